@@ -1,0 +1,48 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+import { builtinModules } from 'node:module';
+
+// The layering of DESIGN.md: renderer → shared; electron → shared, service; service → shared.
+// Nothing imports renderer. shared/ is pure TypeScript: no node:*, no DOM-only or Electron imports.
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+const layer = (/** @type {string[]} */ forbiddenFolders, /** @type {string[]} */ extraPaths = []) => ({
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: extraPaths.map((name) => ({ name, message: 'Not allowed in this layer (see DESIGN.md).' })),
+      patterns: forbiddenFolders.map((folder) => ({
+        group: [`**/${folder}/**`, `**/${folder}`],
+        message: `This layer may not import from ${folder}/ (see DESIGN.md, "Allowed imports").`,
+      })),
+    },
+  ],
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'build/out/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', '*.ts', 'bin/*.js', 'build/*.js'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+      globals: { ...globals.node },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+    },
+  },
+  { files: ['shared/**/*.ts'], rules: layer(['renderer', 'electron', 'service'], [...nodeBuiltins, 'electron']) },
+  { files: ['service/**/*.ts'], rules: layer(['renderer', 'electron'], ['electron']) },
+  { files: ['electron/**/*.ts'], rules: layer(['renderer']) },
+  { files: ['renderer/**/*.{ts,tsx}'], rules: layer(['electron', 'service'], [...nodeBuiltins, 'electron']) },
+  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+);

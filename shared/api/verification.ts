@@ -1,0 +1,73 @@
+// E1 (`GET /v5/ev`) responses: the `safe_to_send` and `email_validation` objects of the spec.
+import { z } from 'zod';
+import { LEGACY_STATUSES, SAFE_TO_SEND_STATUSES } from './codes.js';
+
+export const DOMAIN_TYPES = [
+  'biz',
+  'disposable',
+  'edu',
+  'freeisp',
+  'gov',
+  'org',
+  'paidisp',
+  'parked',
+  'privacy',
+  'wireless',
+] as const;
+export type DomainType = (typeof DOMAIN_TYPES)[number];
+
+/** Words for a domain type, as list reports key them (`domain_type` counts). */
+export const DOMAIN_TYPE_REPORT_KEYS: Record<DomainType, string> = {
+  disposable: 'Disposable',
+  freeisp: 'Free ISP',
+  paidisp: 'Paid ISP',
+  wireless: 'Wireless',
+  edu: 'Education',
+  gov: 'Government',
+  biz: 'Business',
+  org: 'Non-profit',
+  parked: 'Parked',
+  privacy: 'Privacy',
+};
+
+// Statuses and domain types are read tolerantly: a newer service may add values (spec: versioning), and a
+// client must not reject a whole answer for one. The enumerations above are what this version produces.
+const knownOr = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.union([z.enum(values), z.string()]);
+
+const verificationFields = {
+  address: z.string(),
+  status_code: z.number().int(),
+  domain_type: knownOr(DOMAIN_TYPES).optional(),
+  role_account: z.boolean().optional(),
+  email_corrections: z.array(z.string()).optional(),
+};
+
+export const safeToSendResultSchema = z.object({
+  ...verificationFields,
+  status: knownOr(SAFE_TO_SEND_STATUSES),
+  engagement_score: z.number().min(0).max(10).optional(),
+});
+export type SafeToSendResult = z.infer<typeof safeToSendResultSchema>;
+
+export const emailValidationResultSchema = z.object({
+  ...verificationFields,
+  status: knownOr(LEGACY_STATUSES),
+});
+export type EmailValidationResult = z.infer<typeof emailValidationResultSchema>;
+
+/** The whole E1 200 body: one member, by the key's configured mode. */
+export const verifyResponseSchema = z.union([
+  z.object({ safe_to_send: safeToSendResultSchema }),
+  z.object({ email_validation: emailValidationResultSchema }),
+]);
+export type VerifyResponse = z.infer<typeof verifyResponseSchema>;
+
+/** The result object of an E1 answer, whichever mode produced it. */
+export function verificationOf(response: VerifyResponse): SafeToSendResult | EmailValidationResult {
+  return 'safe_to_send' in response ? response.safe_to_send : response.email_validation;
+}
+
+/** E1's `timeout` parameter, seconds: default 10, at most 30, fractions allowed. */
+export const E1_TIMEOUT_DEFAULT_S = 10;
+export const E1_TIMEOUT_MAX_S = 30;
