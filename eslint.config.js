@@ -21,13 +21,13 @@ const layer = (/** @type {string[]} */ forbiddenFolders, /** @type {string[]} */
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'build/out/**'] },
+  { ignores: ['vitest.config.ts', 'dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'build/out/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', '*.ts', 'bin/*.js', 'build/*.js'] },
+        project: ['./tsconfig.node.json', './tsconfig.web.json'],
         tsconfigRootDir: import.meta.dirname,
       },
       globals: { ...globals.node },

@@ -35,25 +35,23 @@ export const DOMAIN_TYPE_REPORT_KEYS: Record<DomainType, string> = {
 const knownOr = <T extends readonly [string, ...string[]]>(values: T) =>
   z.union([z.enum(values), z.string()]);
 
-const verificationFields = {
+// Members in the order of the spec's field table; loose objects keep members a newer service may add.
+const verificationFields = (statuses: readonly [string, ...string[]]) => ({
   address: z.string(),
+  status: knownOr(statuses),
   status_code: z.number().int(),
   domain_type: knownOr(DOMAIN_TYPES).optional(),
   role_account: z.boolean().optional(),
   email_corrections: z.array(z.string()).optional(),
-};
+});
 
-export const safeToSendResultSchema = z.object({
-  ...verificationFields,
-  status: knownOr(SAFE_TO_SEND_STATUSES),
+export const safeToSendResultSchema = z.looseObject({
+  ...verificationFields(SAFE_TO_SEND_STATUSES),
   engagement_score: z.number().min(0).max(10).optional(),
 });
 export type SafeToSendResult = z.infer<typeof safeToSendResultSchema>;
 
-export const emailValidationResultSchema = z.object({
-  ...verificationFields,
-  status: knownOr(LEGACY_STATUSES),
-});
+export const emailValidationResultSchema = z.looseObject(verificationFields(LEGACY_STATUSES));
 export type EmailValidationResult = z.infer<typeof emailValidationResultSchema>;
 
 /** The whole E1 200 body: one member, by the key's configured mode. */

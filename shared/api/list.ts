@@ -1,0 +1,340 @@
+// List processing (E7–E10): the list resource (status document, also the callback payload), its
+// per-service reporting, the E7 query parameters and 202 body, and the E9 purchase body.
+//
+// Documents from a service are read tolerantly: objects keep members this version does not know (our own
+// `reason` is one, a newer service may add more), and status strings outside the spec's tables are kept as
+// strings rather than failing the whole document. Count members of a report are optional, since a report
+// may leave out a zero.
+import { z } from 'zod';
+import { CALLBACK_URL_MAX_LENGTH } from './limits.js';
+
+/** A schema accepting the known values and, tolerantly, any other string; the type keeps the known ones. */
+function knownOr<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.union([z.enum(values), z.custom<string & {}>((value) => typeof value === 'string')]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Services
+
+/** Keys of `services` in the list resource. */
+export const LIST_SERVICE_KEYS = [
+  'email_validation',
+  'email_intelligence',
+  'email_append',
+  'alternate_email_append',
+] as const;
+export type ListServiceKey = (typeof LIST_SERVICE_KEYS)[number];
+
+export const LIST_STATUSES = [
+  'Pending',
+  'Processed',
+  'Processing',
+  'Results',
+  'Cancelled',
+  'Invalid',
+  'Error',
+] as const;
+export type ListStatus = (typeof LIST_STATUSES)[number];
+
+/** List statuses after which the list no longer changes: polling stops there. */
+export const LIST_FINAL_STATUSES = [
+  'Results',
+  'Cancelled',
+  'Invalid',
+  'Error',
+] as const satisfies readonly ListStatus[];
+
+export function isFinalListStatus(status: string): boolean {
+  return (LIST_FINAL_STATUSES as readonly string[]).includes(status);
+}
+
+export const SERVICE_STATUSES = ['Pending', 'Processing', 'Completed', 'Cancelled', 'Error'] as const;
+export type ServiceStatus = (typeof SERVICE_STATUSES)[number];
+
+// ---------------------------------------------------------------------------------------------------------
+// Reporting
+
+const count = z.number().int().nonnegative();
+
+function countsKeyedBy<const K extends readonly string[]>(keys: K) {
+  const shape = Object.fromEntries(keys.map((key) => [key, count.optional()])) as {
+    [P in K[number]]: z.ZodOptional<typeof count>;
+  };
+  return z.looseObject(shape);
+}
+
+export const REPORT_STATUS_KEYS = [
+  'Valid',
+  'Invalid',
+  'Risky',
+  'Unknown',
+  'Unverifiable',
+  'Corrected',
+] as const;
+export const REPORT_INVALID_CATEGORY_KEYS = [
+  'Syntax Errors',
+  'Domain Errors',
+  'Mailbox Errors',
+  'Suppressions',
+] as const;
+export const REPORT_DOMAIN_TYPE_KEYS = [
+  'Disposable',
+  'Free ISP',
+  'Paid ISP',
+  'Wireless',
+  'Education',
+  'Government',
+  'Business',
+  'Non-profit',
+  'Parked',
+  'Privacy',
+  'Unknown',
+] as const;
+export const REPORT_EMAIL_MATCH_KEYS = ['Individual match', 'Household match'] as const;
+export const REPORT_ALTERNATE_MATCH_KEYS = [
+  'Individual match',
+  'Household match',
+  '2nd Individual match',
+  '2nd Household match',
+  '3rd Individual match',
+  '3rd Household match',
+  '4th Individual match',
+  '4th Household match',
+  '5th Individual match',
+  '5th Household match',
+] as const;
+
+/** The attribute table of the spec names the domain counts `domain_types`; reports show `domain_type`. */
+function renameDomainTypes(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || !('domain_types' in value)) return value;
+  const { domain_types, ...rest } = value as Record<string, unknown>;
+  return 'domain_type' in rest ? rest : { ...rest, domain_type: domain_types };
+}
+
+export const emailValidationReportingSchema = z.preprocess(
+  renameDomainTypes,
+  z.looseObject({
+    statuses: countsKeyedBy(REPORT_STATUS_KEYS).optional(),
+    invalid_categories: countsKeyedBy(REPORT_INVALID_CATEGORY_KEYS).optional(),
+    domain_type: countsKeyedBy(REPORT_DOMAIN_TYPE_KEYS).optional(),
+    role_accounts: count.optional(),
+    /** Counts keyed by status code as a string; codes this version does not know are kept. */
+    status_codes: z.record(z.string(), count).optional(),
+    trap_hits: z.looseObject({ 'Trap Hits': count }).optional(),
+  }),
+);
+export type EmailValidationReporting = z.infer<typeof emailValidationReportingSchema>;
+
+/** One member per matched field name. */
+export const emailIntelligenceReportingSchema = z.record(z.string(), z.looseObject({ 'Total Count': count }));
+export type EmailIntelligenceReporting = z.infer<typeof emailIntelligenceReportingSchema>;
+
+export const emailAppendReportingSchema = z.looseObject({
+  email_match_type: countsKeyedBy(REPORT_EMAIL_MATCH_KEYS).optional(),
+});
+export type EmailAppendReporting = z.infer<typeof emailAppendReportingSchema>;
+
+export const alternateEmailAppendReportingSchema = z.looseObject({
+  alternate_match_type: countsKeyedBy(REPORT_ALTERNATE_MATCH_KEYS).optional(),
+});
+export type AlternateEmailAppendReporting = z.infer<typeof alternateEmailAppendReportingSchema>;
+
+function serviceSchema<R extends z.ZodType>(reporting: R) {
+  return z.looseObject({
+    input_count: count,
+    /** Compare to `input_count` for progress. */
+    completed_count: count,
+    status: knownOr(SERVICE_STATUSES),
+    /** Present once the service is complete. */
+    reporting: reporting.optional(),
+  });
+}
+
+export const emailValidationServiceSchema = serviceSchema(emailValidationReportingSchema);
+export const emailIntelligenceServiceSchema = serviceSchema(emailIntelligenceReportingSchema);
+export const emailAppendServiceSchema = serviceSchema(emailAppendReportingSchema);
+export const alternateEmailAppendServiceSchema = serviceSchema(alternateEmailAppendReportingSchema);
+export type EmailValidationService = z.infer<typeof emailValidationServiceSchema>;
+export type EmailIntelligenceService = z.infer<typeof emailIntelligenceServiceSchema>;
+export type EmailAppendService = z.infer<typeof emailAppendServiceSchema>;
+export type AlternateEmailAppendService = z.infer<typeof alternateEmailAppendServiceSchema>;
+
+/** One child per service run; a service the list did not run is absent. */
+export const listServicesSchema = z.looseObject({
+  email_validation: emailValidationServiceSchema.optional(),
+  email_intelligence: emailIntelligenceServiceSchema.optional(),
+  email_append: emailAppendServiceSchema.optional(),
+  alternate_email_append: alternateEmailAppendServiceSchema.optional(),
+});
+export type ListServices = z.infer<typeof listServicesSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// The list resource
+
+/** The status document of E8, and the payload of the list-completion callback. */
+export const listResourceSchema = z.looseObject({
+  list_id: z.number().int(),
+  name: z.string(),
+  status: knownOr(LIST_STATUSES),
+  /** Non-blank records with data to process; header row excluded. */
+  records: count,
+  /** Bytes originally in the list. */
+  size_bytes: count,
+  /** Submission time, ISO 8601 UTC. */
+  created_at: z.string(),
+  services: listServicesSchema,
+  /** Our addition: why a list is `Invalid` or `Error`, in words for a person. */
+  reason: z.string().optional(),
+});
+export type ListResource = z.infer<typeof listResourceSchema>;
+
+/** The callback POSTs the same document as E8. */
+export const listCallbackSchema = listResourceSchema;
+export type ListCallback = ListResource;
+
+/** Progress over the services of a list: completed and input counts summed. */
+export function listProgress(list: Pick<ListResource, 'services'>): { completed: number; total: number } {
+  let completed = 0;
+  let total = 0;
+  for (const key of LIST_SERVICE_KEYS) {
+    const service = list.services[key];
+    if (!service) continue;
+    completed += Math.min(service.completed_count, service.input_count);
+    total += service.input_count;
+  }
+  return { completed, total };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// E7: submit a list
+
+export const LIST_NAME_DEFAULT = 'myfile.csv';
+export const LIST_FILE_EXTENSIONS = ['.txt', '.csv', '.zip'] as const;
+export type ListFileExtension = (typeof LIST_FILE_EXTENSIONS)[number];
+/** The delimiter when neither the parameter nor the file's extension says otherwise. */
+export const DELIMITER_DEFAULT = '\t';
+
+/** The extension of a list file name (lower-cased), or undefined when it is not one the spec allows. */
+export function listFileExtension(name: string): ListFileExtension | undefined {
+  const match = /\.(txt|csv|zip)$/i.exec(name);
+  return match ? (`.${match[1].toLowerCase()}` as ListFileExtension) : undefined;
+}
+
+/**
+ * The delimiter a list is read with: the `delimiter` parameter, else by extension (`.csv` comma, `.txt`
+ * tab), else tab. For a `.zip`, pass the name of the file inside.
+ */
+export function effectiveDelimiter(params: { delimiter?: string | undefined }, fileName: string): string {
+  if (params.delimiter !== undefined) return params.delimiter;
+  return listFileExtension(fileName) === '.csv' ? ',' : DELIMITER_DEFAULT;
+}
+
+export const listNameSchema = z
+  .string()
+  .refine((name) => /^.+\.(txt|csv|zip)$/i.test(name), 'The name must end in .txt, .csv or .zip');
+
+/**
+ * One character (one code point). Line breaks and the double quote are refused as well: they would make
+ * the file unreadable as delimited text.
+ */
+export const delimiterSchema = z
+  .string()
+  .refine((value) => [...value].length === 1, 'The delimiter must be one character')
+  .refine((value) => !['\r', '\n', '"'].includes(value), 'The delimiter may not be a line break or a quote');
+
+export const callbackUrlSchema = z
+  .string()
+  .max(CALLBACK_URL_MAX_LENGTH, `The callback URL may have at most ${CALLBACK_URL_MAX_LENGTH} characters`)
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'The callback URL must be an http or https URL');
+
+/** E7's query parameters as typed values. */
+export const submitListParamsSchema = z.object({
+  /** 1-based index of the email column; required when more than one email column exists. */
+  email_column: z.number().int().min(1).optional(),
+  /** Whether the first row is a header (default false); must be true when there are fields beside email. */
+  header: z.boolean().optional(),
+  delimiter: delimiterSchema.optional(),
+  /** Produce only a match report and buy no data (all services but validation). */
+  report: z.boolean().optional(),
+  name: listNameSchema.optional(),
+  fields: z.array(z.string().min(1)).optional(),
+  callback_url: callbackUrlSchema.optional(),
+});
+export type SubmitListParams = z.infer<typeof submitListParamsSchema>;
+
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((field) => field.trim())
+    .filter((field) => field !== ''),
+);
+
+/**
+ * E7's query string as the service receives it (every value a string), parsed to `SubmitListParams` under
+ * the same rules. `action=report` is the spec's other spelling of `report=true`. Other members are ignored.
+ */
+export const submitListQuerySchema = z
+  .object({
+    email_column: z
+      .string()
+      .regex(/^\d+$/, 'email_column must be a whole number')
+      .transform(Number)
+      .pipe(z.number().int().min(1, 'email_column is 1-based'))
+      .optional(),
+    header: z.stringbool().optional(),
+    delimiter: delimiterSchema.optional(),
+    report: z.stringbool().optional(),
+    action: z.literal('report').optional(),
+    name: listNameSchema.optional(),
+    fields: commaList.optional(),
+    callback_url: callbackUrlSchema.optional(),
+  })
+  .transform(({ action, ...params }): SubmitListParams =>
+    action === 'report' && params.report === undefined ? { ...params, report: true } : params,
+  );
+
+/** `SubmitListParams` as query-string pairs (unset members left out). */
+export function submitListQueryPairs(params: SubmitListParams): [string, string][] {
+  const pairs: [string, string][] = [];
+  if (params.email_column !== undefined) pairs.push(['email_column', String(params.email_column)]);
+  if (params.header !== undefined) pairs.push(['header', String(params.header)]);
+  if (params.delimiter !== undefined) pairs.push(['delimiter', params.delimiter]);
+  if (params.report !== undefined) pairs.push(['report', String(params.report)]);
+  if (params.name !== undefined) pairs.push(['name', params.name]);
+  if (params.fields !== undefined) pairs.push(['fields', params.fields.join(',')]);
+  if (params.callback_url !== undefined) pairs.push(['callback_url', params.callback_url]);
+  return pairs;
+}
+
+/** E7's 202 body (the `Location` header carries `{base_url}/v5/list/<list_id>`). */
+export const submitListAcceptedSchema = z.looseObject({
+  list_id: z.number().int(),
+  size_bytes: count,
+});
+export type SubmitListAccepted = z.infer<typeof submitListAcceptedSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// E9: purchase
+
+export const EMAIL_APPEND_PURCHASE_MATCH_TYPES = ['I', 'H'] as const;
+
+/**
+ * E9's optional body. `match_type` `I` buys Individual matches; `H` (as the spec's example uses it) buys
+ * Individual and Household matches. Without `fields`, every matched field is bought.
+ */
+export const purchaseRequestSchema = z.object({
+  fields: z.array(z.string().min(1)).optional(),
+  options: z
+    .object({
+      email_append: z.object({ match_type: z.enum(EMAIL_APPEND_PURCHASE_MATCH_TYPES) }).optional(),
+    })
+    .optional(),
+});
+export type PurchaseRequest = z.infer<typeof purchaseRequestSchema>;
