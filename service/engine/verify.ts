@@ -1,0 +1,75 @@
+// verifyOffline: everything that can be known about one address without the network. Syntax first (an
+// address that does not parse cannot match a list), then the client's suppression list (255) and allow
+// list (55), then unaccepted usernames (500) and disposable domains (525); what remains is syntax OK (10).
+// Role account and domain type are reported on every address that parses, whatever its code.
+import { CODE } from './codes.js';
+import { correctDomain, correctionCandidate } from './corrections.js';
+import { domainTypeOf } from './domainType.js';
+import { usernameKey, usernameKind } from './roles.js';
+import { checkSyntax, standardise } from './syntax.js';
+import type { Verdict, VerifyPolicy } from './types.js';
+
+type MutableVerdict = { -readonly [K in keyof Verdict]: Verdict[K] };
+
+/** Whether a client list names the address (its local part compared case-insensitively) or its domain. */
+function isListed(list: ReadonlySet<string>, local: string, domain: string, asciiDomain: string): boolean {
+  if (list.size === 0) return false;
+  const localKey = local.toLowerCase();
+  if (list.has(domain) || list.has(`${localKey}@${domain}`)) return true;
+  return asciiDomain !== domain && (list.has(asciiDomain) || list.has(`${localKey}@${asciiDomain}`));
+}
+
+/**
+ * The third-party free-mail list also names typo-squatted look-alikes of real providers (gmial.com,
+ * hotmial.com). Those are misspellings to correct, not free ISPs to report; memoised per domain, and
+ * bounded by the size of the free list.
+ */
+const providerTypos = new Map<string, boolean>();
+function isProviderTypo(asciiDomain: string): boolean {
+  let typo = providerTypos.get(asciiDomain);
+  if (typo === undefined) {
+    typo = correctDomain(asciiDomain) !== undefined;
+    providerTypos.set(asciiDomain, typo);
+  }
+  return typo;
+}
+
+/** A correction is offered only if it passes every check itself: syntax OK (10) or allowed (55). */
+function isAcceptedCorrection(candidate: Verdict): boolean {
+  return candidate.code === CODE.syntaxOk || candidate.code === CODE.allowed;
+}
+
+/**
+ * The offline verdict on one address. Synchronous and allocation-light: it runs once per row of
+ * million-row lists and once per E1 request. Never throws; every code it gives is in the spec's table.
+ */
+export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
+  const address = standardise(input);
+  const syntax = checkSyntax(address);
+  const verdict: MutableVerdict = { address, code: syntax.ok ? CODE.syntaxOk : syntax.code };
+  if (syntax.ok) {
+    const { local, domain, asciiDomain } = syntax;
+    const kind = usernameKind(usernameKey(local));
+    let domainType = domainTypeOf(asciiDomain);
+    if (domainType === 'freeisp' && isProviderTypo(asciiDomain)) domainType = undefined;
+    if (isListed(policy.suppress, local, domain, asciiDomain)) verdict.code = CODE.suppressed;
+    else if (isListed(policy.allow, local, domain, asciiDomain)) verdict.code = CODE.allowed;
+    else if (kind === 'unaccepted') verdict.code = CODE.unacceptedUsername;
+    else if (domainType === 'disposable') verdict.code = CODE.disposable;
+    if (domainType) verdict.domainType = domainType;
+    if (kind) verdict.roleAccount = true;
+  }
+  // Corrections are for errors of syntax or spelling: not for a client's own list decisions (255, 55) or a
+  // username of the wrong kind (500). A disposable domain may be a squatted typo (gmai.com).
+  if (
+    policy.corrections &&
+    (!syntax.ok || verdict.code === CODE.syntaxOk || verdict.code === CODE.disposable)
+  ) {
+    const candidate = correctionCandidate(address, verdict.code);
+    if (candidate !== undefined) {
+      const checked = verifyOffline(candidate, { ...policy, corrections: false });
+      if (isAcceptedCorrection(checked)) verdict.corrections = [checked.address];
+    }
+  }
+  return verdict;
+}
