@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Builds what runs from dist/: the Node project (electron/, service/, shared/, test/bench) compiled by tsc,
+// the data files the engine reads at run time, and a type check of the web project (renderer/ + shared/).
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+
+function run(args) {
+  const result = spawnSync(process.execPath, [tsc, ...args], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+run(['-p', 'tsconfig.node.json']);
+run(['-p', 'tsconfig.web.json']);
+
+// Copy every `data/` folder below service/ (word lists, domain lists) next to the compiled code.
+function copyDataFolders(folder) {
+  for (const name of readdirSync(folder)) {
+    const path = join(folder, name);
+    if (!statSync(path).isDirectory()) continue;
+    if (name === 'data') cpSync(path, join(root, 'dist', relative(root, path)), { recursive: true });
+    else copyDataFolders(path);
+  }
+}
+if (existsSync(join(root, 'service'))) copyDataFolders(join(root, 'service'));

@@ -1,0 +1,17 @@
+/** A failure the CLI reports as one line and a non-zero exit, never a stack trace. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** Parses a whole number option within bounds, or throws a CliError naming the option. */
+export function intOption(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max)
+    throw new CliError(`${name} takes a whole number from ${min} to ${max}; got '${raw}'.`);
+  return value;
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { openServiceDb } from '../../service/store/db.js';
+import {
+  createKey,
+  DEFAULT_RATE_LIMIT,
+  listKeys,
+  revokeKey,
+  type KeyRecord,
+} from '../../service/store/keys.js';
+import { VERIFICATION_MODES, type VerificationMode } from '../../shared/api/codes.js';
+import { parseServiceList, type ServiceName } from '../../shared/api/services.js';
+import { CliError, intOption } from './errors.js';
+
+export interface CreateOptions {
+  dataDir: string;
+  mode: string;
+  corrections?: boolean;
+  allow?: string;
+  suppress?: string;
+  rateLimit?: string;
+  services?: string;
+  label?: string;
+  legacyAcceptAll?: boolean;
+}
+
+function readListFile(file: string, what: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split(/\r?\n/);
+  } catch {
+    throw new CliError(`Cannot read the ${what} file ${file}.`);
+  }
+}
+
+export function createKeyCommand(options: CreateOptions): void {
+  if (!(VERIFICATION_MODES as readonly string[]).includes(options.mode))
+    throw new CliError(`--mode takes ${VERIFICATION_MODES.join(' or ')}; got '${options.mode}'.`);
+  let services: ServiceName[] = ['validation'];
+  if (options.services !== undefined) {
+    const parsed = parseServiceList(options.services);
+    if (!parsed.ok) throw new CliError(`Unknown service '${parsed.unknown}' in --services.`);
+    services = parsed.services;
+  }
+  if (options.corrections && !services.includes('corrections')) services.push('corrections');
+  const rateLimit =
+    options.rateLimit === undefined
+      ? DEFAULT_RATE_LIMIT
+      : intOption('--rate-limit', options.rateLimit, 0, 1_000_000);
+  const allow = options.allow ? readListFile(options.allow, 'allow list') : [];
+  const suppress = options.suppress ? readListFile(options.suppress, 'suppression list') : [];
+  const db = openServiceDb(options.dataDir);
+  try {
+    const { key } = createKey(db, {
+      mode: options.mode as VerificationMode,
+      services,
+      rateLimit,
+      allow,
+      suppress,
+      legacyAcceptAll: options.legacyAcceptAll ?? false,
+      ...(options.label ? { label: options.label } : {}),
+    });
+    process.stdout.write(`${key}\n`);
+  } finally {
+    db.close();
+  }
+}
+
+function describeKey(key: KeyRecord) {
+  return {
+    id: key.id,
+    key: `…${key.hint}`,
+    label: key.label,
+    mode: key.mode,
+    services: [...key.services],
+    rate_limit: key.rateLimit,
+    allow_entries: key.allow.size,
+    suppress_entries: key.suppress.size,
+    legacy_accept_all: key.legacyAcceptAll,
+    created_at: key.createdAt,
+    revoked_at: key.revokedAt,
+  };
+}
+
+export function listKeysCommand(options: { dataDir: string; json?: boolean }): void {
+  const db = openServiceDb(options.dataDir);
+  try {
+    const keys = listKeys(db).map(describeKey);
+    if (options.json) {
+      for (const key of keys) process.stdout.write(`${JSON.stringify(key)}\n`);
+      return;
+    }
+    if (keys.length === 0) {
+      process.stdout.write('No keys. Create one with `mailsieve keys create`.\n');
+      return;
+    }
+    for (const key of keys) {
+      const state = key.revoked_at ? `revoked ${key.revoked_at}` : 'active';
+      const limit = key.rate_limit === 0 ? 'no rate limit' : `${key.rate_limit}/s`;
+      process.stdout.write(
+        `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  ${limit}  ${state}` +
+          `${key.label ? `  "${key.label}"` : ''}\n`,
+      );
+    }
+  } finally {
+    db.close();
+  }
+}
+
+export function revokeKeyCommand(keyOrId: string, options: { dataDir: string }): void {
+  const db = openServiceDb(options.dataDir);
+  try {
+    if (!revokeKey(db, keyOrId.trim())) throw new CliError('No active key matches that key or id.');
+    process.stdout.write('Key revoked.\n');
+  } finally {
+    db.close();
+  }
+}

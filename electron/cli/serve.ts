@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { startService, UnsafeBindError, type TlsOption } from '../../service/server.js';
+import { CliError, intOption } from './errors.js';
+
+export interface ServeOptions {
+  host: string;
+  port: string;
+  dataDir: string;
+  tlsSelfSigned?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+function tlsFrom(options: ServeOptions): TlsOption {
+  if (options.tlsSelfSigned && (options.tlsCert || options.tlsKey))
+    throw new CliError('Give either --tls-self-signed or --tls-cert with --tls-key, not both.');
+  if (options.tlsSelfSigned) return { kind: 'self-signed' };
+  if (!options.tlsCert !== !options.tlsKey) throw new CliError('--tls-cert and --tls-key go together.');
+  if (options.tlsCert && options.tlsKey) {
+    const read = (file: string, what: string) => {
+      try {
+        return readFileSync(file);
+      } catch {
+        throw new CliError(`Cannot read the TLS ${what} file ${file}.`);
+      }
+    };
+    return { kind: 'files', cert: read(options.tlsCert, 'certificate'), key: read(options.tlsKey, 'key') };
+  }
+  return { kind: 'none' };
+}
+
+export async function serve(options: ServeOptions): Promise<void> {
+  const port = intOption('--port', options.port, 0, 65535);
+  const tls = tlsFrom(options);
+  let running;
+  try {
+    running = await startService({ dataDir: options.dataDir, host: options.host, port, tls });
+  } catch (error) {
+    if (error instanceof UnsafeBindError) throw new CliError(error.message);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliError(`Port ${port} on ${options.host} is already in use.`);
+    if (code === 'EADDRNOTAVAIL')
+      throw new CliError(`Cannot bind to ${options.host}: no such local address.`);
+    throw error;
+  }
+  process.stdout.write(
+    `Mailsieve Email Data Service listening on ${running.url} (data: ${options.dataDir})\n`,
+  );
+  if (tls.kind === 'self-signed')
+    process.stdout.write(
+      'Serving a self-signed certificate: clients must trust it (e.g. NODE_EXTRA_CA_CERTS).\n',
+    );
+  const stop = () => {
+    process.stdout.write('Stopping…\n');
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,76 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
+import type { ServiceDb } from '../store/db.js';
+import { KeyRegistry } from '../store/keys.js';
+import { HttpError, sendError } from './errors.js';
+import { RateLimiter } from './rateLimit.js';
+import { methodsFor } from './routes.js';
+import { registerEv } from './routes/ev.js';
+
+export interface ServiceOptions {
+  readonly db: ServiceDb;
+  /** Extra Fastify options, e.g. `https` for TLS. */
+  readonly fastify?: Partial<FastifyServerOptions> & { https?: { key: string | Buffer; cert: string | Buffer } };
+}
+
+export interface Service {
+  readonly app: FastifyInstance;
+  readonly keys: KeyRegistry;
+}
+
+/** Headers larger than this are refused with 431; generous enough for any parameter we accept. */
+const MAX_HEADER_BYTES = 64 * 1024;
+
+function writeRawError(socket: Socket, status: number, message: string): void {
+  const body = JSON.stringify({ error_code: status, error_msg: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Builds the Email Data Service (not yet listening). */
+export function buildService(options: ServiceOptions): Service {
+  const app = Fastify({
+    // No request logging: it would print URLs, and E1–E6 carry the key in the query string.
+    logger: false,
+    routerOptions: { maxParamLength: 200 },
+    bodyLimit: 1024 * 1024,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
+      if (!socket.writable) return;
+      if (error.code === 'HPE_HEADER_OVERFLOW')
+        writeRawError(socket, 431, `Request headers or URL too large (at most ${MAX_HEADER_BYTES} bytes).`);
+      else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') writeRawError(socket, 408, 'Request timed out.');
+      else writeRawError(socket, 400, 'Malformed HTTP request.');
+    },
+    frameworkErrors(error, _request, reply) {
+      sendError(reply, 400, `Malformed request: ${error.message}`);
+    },
+    ...options.fastify,
+  } as FastifyServerOptions);
+
+  const keys = new KeyRegistry(options.db);
+  const auth = { keys, limiter: new RateLimiter() };
+
+  app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
+    if (error instanceof HttpError) return sendError(reply, error.status, error.message);
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return sendError(reply, status, error.message);
+    return sendError(reply, 500, 'Internal server error. The request was not processed; try again.');
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const methods = methodsFor(app, path);
+    if (methods.length > 0) {
+      reply.header('allow', methods.join(', '));
+      return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`);
+    }
+    return sendError(reply, 404, `No such endpoint: ${request.method} ${path.slice(0, 200)}`);
+  });
+
+  registerEv(app, auth);
+  return { app, keys };
+}

@@ -1,0 +1,42 @@
+import { HttpError } from './errors.js';
+
+/** No parameter value may be longer than this; an address over 254 characters is already code 130. */
+export const MAX_PARAMETER_LENGTH = 4096;
+
+/**
+ * Reads a query string object into single string values, rejecting a parameter given more than once or
+ * longer than MAX_PARAMETER_LENGTH with a 400 a person can act on.
+ */
+export function singleValued(query: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (query === null || typeof query !== 'object') return out;
+  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+    if (Array.isArray(value))
+      throw new HttpError(400, `Parameter '${printable(name)}' was given more than once.`);
+    const text = String(value);
+    if (text.length > MAX_PARAMETER_LENGTH)
+      throw new HttpError(
+        400,
+        `Parameter '${printable(name)}' is too long (${text.length} characters; at most ${MAX_PARAMETER_LENGTH}).`,
+      );
+    out[name] = text;
+  }
+  return out;
+}
+
+/** A parameter name fit to quote back in a message: short, no control characters. */
+export function printable(name: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what must not be echoed
+  const clean = name.replace(/[\u0000-\u001f\u007f]/g, '?');
+  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
+}
+
+/** Parses a number parameter; `undefined` when absent. */
+export function numberParam(params: Record<string, string>, name: string): number | undefined {
+  const raw = params[name];
+  if (raw === undefined) return undefined;
+  const value = raw.trim() === '' ? Number.NaN : Number(raw);
+  if (!Number.isFinite(value))
+    throw new HttpError(400, `Parameter '${name}' must be a number; got '${printable(raw)}'.`);
+  return value;
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance, HTTPMethods, RouteHandlerMethod } from 'fastify';
+
+interface KnownRoute {
+  readonly pattern: RegExp;
+  readonly methods: Set<string>;
+}
+
+const knownRoutes = new WeakMap<FastifyInstance, KnownRoute[]>();
+
+function patternOf(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}
+
+/**
+ * Registers a route and remembers its path, so a request with the wrong method gets 405 naming the right
+ * one instead of a 404 that suggests the path does not exist.
+ */
+export function registerRoute(
+  app: FastifyInstance,
+  method: HTTPMethods,
+  url: string,
+  handler: RouteHandlerMethod,
+  options: { bodyLimit?: number } = {},
+): void {
+  app.route({ method, url, handler, ...options });
+  const routes = knownRoutes.get(app) ?? [];
+  knownRoutes.set(app, routes);
+  const pattern = patternOf(url);
+  const existing = routes.find((r) => r.pattern.source === pattern.source);
+  if (existing) existing.methods.add(method);
+  else routes.push({ pattern, methods: new Set([method, ...(method === 'GET' ? ['HEAD'] : [])]) });
+}
+
+/** The methods a path accepts, or an empty list when no route has that path. */
+export function methodsFor(app: FastifyInstance, path: string): string[] {
+  const route = (knownRoutes.get(app) ?? []).find((r) => r.pattern.test(path));
+  return route ? [...route.methods] : [];
+}

@@ -1,0 +1,91 @@
+import { isIP } from 'node:net';
+import { generate } from 'selfsigned';
+import { buildService, type Service } from './http/app.js';
+import { openServiceDb, type ServiceDb } from './store/db.js';
+
+export type TlsOption =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'self-signed' }
+  | { readonly kind: 'files'; readonly cert: string | Buffer; readonly key: string | Buffer };
+
+export interface StartOptions {
+  readonly dataDir: string;
+  readonly host?: string;
+  /** 0 for an ephemeral port. */
+  readonly port?: number;
+  readonly tls?: TlsOption;
+  /** An already-open database (the embedded service shares one); otherwise opened from dataDir. */
+  readonly db?: ServiceDb;
+}
+
+export interface RunningService extends Service {
+  readonly db: ServiceDb;
+  /** Base URL with the bound port, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  /** PEM certificate when serving TLS (self-signed or given), for clients that must trust it. */
+  readonly certificate?: string;
+  close(): Promise<void>;
+}
+
+export class UnsafeBindError extends Error {}
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1' || host === '[::1]';
+}
+
+async function selfSignedFor(host: string): Promise<{ key: string; cert: string }> {
+  const altNames: { type: 2 | 7; value?: string; ip?: string }[] = [
+    { type: 2, value: 'localhost' },
+    { type: 7, ip: '127.0.0.1' },
+    { type: 7, ip: '::1' },
+  ];
+  if (isIP(host)) altNames.push({ type: 7, ip: host });
+  else if (host !== 'localhost') altNames.push({ type: 2, value: host });
+  const pems = await generate([{ name: 'commonName', value: host }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [{ name: 'subjectAltName', altNames }],
+  });
+  return { key: pems.private, cert: pems.cert };
+}
+
+/**
+ * Starts the Email Data Service. The spec requires HTTPS; plain HTTP is allowed only on a loopback address,
+ * where nothing crosses a network.
+ */
+export async function startService(options: StartOptions): Promise<RunningService> {
+  const host = options.host ?? '127.0.0.1';
+  const tlsOption = options.tls ?? { kind: 'none' };
+  if (tlsOption.kind === 'none' && !isLoopback(host))
+    throw new UnsafeBindError(
+      `Refusing to serve plain HTTP on ${host}: the API requires HTTPS off this machine. ` +
+        'Use --tls-self-signed or --tls-cert/--tls-key, or bind to 127.0.0.1.',
+    );
+  const tls =
+    tlsOption.kind === 'self-signed'
+      ? await selfSignedFor(host)
+      : tlsOption.kind === 'files'
+        ? { key: tlsOption.key, cert: tlsOption.cert }
+        : undefined;
+  const db = options.db ?? openServiceDb(options.dataDir);
+  const service = buildService({
+    db,
+    fastify: tls ? { https: tls } : {},
+  });
+  await service.app.listen({ host, port: options.port ?? 0 });
+  const address = service.app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  const hostPart = isIP(host) === 6 ? `[${host.replace(/^\[|\]$/g, '')}]` : host;
+  return {
+    ...service,
+    db,
+    url: `${tls ? 'https' : 'http'}://${hostPart}:${port}`,
+    ...(tls ? { certificate: String(tls.cert) } : {}),
+    async close() {
+      await service.app.close();
+      if (!options.db) db.close();
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { ServiceDb } from './db.js';
+import type { ServiceName } from '../../shared/api/services.js';
+import type { VerificationMode } from '../../shared/api/codes.js';
+
+export interface KeyConfig {
+  readonly label?: string;
+  readonly mode: VerificationMode;
+  readonly services: readonly ServiceName[];
+  /** Report accept-all domains as catchall / unverifiable instead of valid (DESIGN.md). */
+  readonly legacyAcceptAll?: boolean;
+  /** Calls per second on E1–E6; 0 for no limit. */
+  readonly rateLimit?: number;
+  /** Allow-list entries (code 55): whole addresses or domains. */
+  readonly allow?: Iterable<string>;
+  /** Suppression entries (code 255): whole addresses or domains. */
+  readonly suppress?: Iterable<string>;
+}
+
+export interface KeyRecord {
+  readonly id: number;
+  /** The last four characters, to tell keys apart without showing them. */
+  readonly hint: string;
+  readonly label: string;
+  readonly mode: VerificationMode;
+  readonly services: ReadonlySet<ServiceName>;
+  readonly legacyAcceptAll: boolean;
+  readonly rateLimit: number;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+  readonly allow: ReadonlySet<string>;
+  readonly suppress: ReadonlySet<string>;
+}
+
+interface KeyRow {
+  id: number;
+  key_hash: string;
+  key_hint: string;
+  label: string;
+  mode: VerificationMode;
+  services: string;
+  legacy_accept_all: number;
+  rate_limit: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export const DEFAULT_RATE_LIMIT = 500;
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Normalises a list entry: lower case, trimmed; blank lines and `#` comments give null. */
+export function normaliseListEntry(line: string): string | null {
+  const entry = line.trim().toLowerCase();
+  if (entry === '' || entry.startsWith('#')) return null;
+  return entry.startsWith('@') ? entry.slice(1) : entry;
+}
+
+/** Creates a key and returns it: the only time the key itself is known to the service. */
+export function createKey(db: ServiceDb, config: KeyConfig): { key: string; record: KeyRecord } {
+  const key = `msk_${randomBytes(24).toString('base64url')}`;
+  const insertEntry = db.prepare(
+    'INSERT OR IGNORE INTO key_list_entries (key_id, kind, entry) VALUES (?, ?, ?)',
+  );
+  const id = db.transaction(() => {
+    const result = db
+      .prepare(
+        `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        hashKey(key),
+        key.slice(-4),
+        config.label ?? '',
+        config.mode,
+        JSON.stringify([...new Set(config.services)]),
+        config.legacyAcceptAll ? 1 : 0,
+        config.rateLimit ?? DEFAULT_RATE_LIMIT,
+        new Date().toISOString(),
+      );
+    const keyId = Number(result.lastInsertRowid);
+    for (const [kind, entries] of [
+      ['allow', config.allow],
+      ['suppress', config.suppress],
+    ] as const) {
+      for (const line of entries ?? []) {
+        const entry = normaliseListEntry(line);
+        if (entry) insertEntry.run(keyId, kind, entry);
+      }
+    }
+    return keyId;
+  })();
+  return { key, record: getKeyById(db, id)! };
+}
+
+function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
+  const allow = new Set<string>();
+  const suppress = new Set<string>();
+  const entries = db.prepare('SELECT kind, entry FROM key_list_entries WHERE key_id = ?').all(row.id) as {
+    kind: 'allow' | 'suppress';
+    entry: string;
+  }[];
+  for (const { kind, entry } of entries) (kind === 'allow' ? allow : suppress).add(entry);
+  return {
+    id: row.id,
+    hint: row.key_hint,
+    label: row.label,
+    mode: row.mode,
+    services: new Set(JSON.parse(row.services) as ServiceName[]),
+    legacyAcceptAll: row.legacy_accept_all === 1,
+    rateLimit: row.rate_limit,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    allow,
+    suppress,
+  };
+}
+
+export function getKeyById(db: ServiceDb, id: number): KeyRecord | undefined {
+  const row = db.prepare('SELECT * FROM keys WHERE id = ?').get(id) as KeyRow | undefined;
+  return row ? toRecord(db, row) : undefined;
+}
+
+/** The active (not revoked) key with this value, if any. */
+export function findActiveKey(db: ServiceDb, key: string): KeyRecord | undefined {
+  const row = db.prepare('SELECT * FROM keys WHERE key_hash = ? AND revoked_at IS NULL').get(hashKey(key)) as
+    KeyRow | undefined;
+  return row ? toRecord(db, row) : undefined;
+}
+
+export function listKeys(db: ServiceDb): KeyRecord[] {
+  const rows = db.prepare('SELECT * FROM keys ORDER BY id').all() as KeyRow[];
+  return rows.map((row) => toRecord(db, row));
+}
+
+/** Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. */
+export function revokeKey(db: ServiceDb, keyOrId: string): boolean {
+  const now = new Date().toISOString();
+  const byId = /^\d+$/.test(keyOrId);
+  const result = db
+    .prepare(`UPDATE keys SET revoked_at = ? WHERE ${byId ? 'id' : 'key_hash'} = ? AND revoked_at IS NULL`)
+    .run(now, byId ? Number(keyOrId) : hashKey(keyOrId));
+  return result.changes > 0;
+}
+
+/**
+ * Key lookups for the request path. Hits are cached; the cache is dropped whenever the database changed,
+ * checked at most every `recheckMs` — so a key revoked by `mailsieve keys revoke` in another process stops
+ * working within that time, without a database read on every request.
+ */
+export class KeyRegistry {
+  private readonly cache = new Map<string, KeyRecord>();
+  private lastCheck = 0;
+  private lastVersion = '';
+  private readonly versionStatement;
+
+  constructor(
+    private readonly db: ServiceDb,
+    private readonly recheckMs = 250,
+  ) {
+    this.versionStatement = db.prepare('SELECT total_changes() AS changes');
+  }
+
+  lookup(key: string): KeyRecord | undefined {
+    this.refreshIfChanged();
+    const hash = hashKey(key);
+    const hit = this.cache.get(hash);
+    if (hit) return hit;
+    const record = findActiveKey(this.db, key);
+    if (record) this.cache.set(hash, record);
+    return record;
+  }
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  private refreshIfChanged(): void {
+    const now = Date.now();
+    if (now - this.lastCheck < this.recheckMs) return;
+    this.lastCheck = now;
+    // data_version moves when another connection commits; total_changes() when this one writes.
+    const dataVersion = this.db.pragma('data_version', { simple: true }) as number;
+    const { changes } = this.versionStatement.get() as { changes: number };
+    const version = `${dataVersion}:${changes}`;
+    if (version !== this.lastVersion) {
+      this.lastVersion = version;
+      this.cache.clear();
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openServiceDb, SERVICE_DB_FILE } from '../../../service/store/db.js';
+import { createKey, findActiveKey, KeyRegistry, listKeys, revokeKey } from '../../../service/store/keys.js';
+import { tempDir } from '../../helpers/service.js';
+
+describe('keys', () => {
+  const dirs: { remove(): void }[] = [];
+  afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+  const open = () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    return { db: openServiceDb(dir.path), dir: dir.path };
+  };
+
+  it('stores only a hash of the key, with its configuration and lists', () => {
+    const { db } = open();
+    const { key, record } = createKey(db, {
+      mode: 'email_validation',
+      services: ['validation', 'corrections'],
+      allow: ['VIP@Example.com', '', '# comment', '@partner.org'],
+      suppress: ['blocked.com'],
+      rateLimit: 0,
+    });
+    expect(key).toMatch(/^msk_[A-Za-z0-9_-]{32}$/);
+    const dump = JSON.stringify(db.prepare('SELECT * FROM keys').all());
+    expect(dump).not.toContain(key);
+    expect(record.hint).toBe(key.slice(-4));
+    const found = findActiveKey(db, key)!;
+    expect(found.mode).toBe('email_validation');
+    expect([...found.services]).toEqual(['validation', 'corrections']);
+    expect([...found.allow].sort()).toEqual(['partner.org', 'vip@example.com']);
+    expect([...found.suppress]).toEqual(['blocked.com']);
+    expect(found.rateLimit).toBe(0);
+    db.close();
+  });
+
+  it('revokes by key or by id, and a revoked key is not found', () => {
+    const { db } = open();
+    const a = createKey(db, { mode: 'safe_to_send', services: ['validation'] });
+    const b = createKey(db, { mode: 'safe_to_send', services: ['validation'] });
+    expect(revokeKey(db, a.key)).toBe(true);
+    expect(revokeKey(db, a.key)).toBe(false);
+    expect(revokeKey(db, String(b.record.id))).toBe(true);
+    expect(findActiveKey(db, a.key)).toBeUndefined();
+    expect(findActiveKey(db, b.key)).toBeUndefined();
+    expect(listKeys(db).every((k) => k.revokedAt !== null)).toBe(true);
+    db.close();
+  });
+
+  it('registry notices a key revoked through another connection', () => {
+    const { db, dir } = open();
+    const { key } = createKey(db, { mode: 'safe_to_send', services: ['validation'] });
+    const registry = new KeyRegistry(db, 0);
+    expect(registry.lookup(key)).toBeDefined();
+    const other = new Database(join(dir, SERVICE_DB_FILE));
+    other.prepare(`UPDATE keys SET revoked_at = 'now'`).run();
+    other.close();
+    expect(registry.lookup(key)).toBeUndefined();
+    expect(registry.lookup('msk_not-a-key')).toBeUndefined();
+    db.close();
+  });
+});

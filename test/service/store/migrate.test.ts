@@ -1,0 +1,66 @@
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { migrate, NewerDatabaseError, type Migration } from '../../../service/store/migrate.js';
+import { openServiceDb } from '../../../service/store/db.js';
+import { SERVICE_MIGRATIONS } from '../../../service/store/migrations/index.js';
+import { tempDir } from '../../helpers/service.js';
+
+describe('migrations', () => {
+  const dirs: { remove(): void }[] = [];
+  afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+
+  it('bring a new database to the latest version, in WAL mode, and are idempotent', () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const db = openServiceDb(dir.path);
+    const latest = Math.max(...SERVICE_MIGRATIONS.map((m) => m.version));
+    expect(db.pragma('user_version', { simple: true })).toBe(latest);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+    const again = openServiceDb(dir.path);
+    expect(again.pragma('user_version', { simple: true })).toBe(latest);
+    again.close();
+  });
+
+  it('0010 creates strict key tables that refuse a wrong mode', () => {
+    const db = new Database(':memory:');
+    migrate(
+      db,
+      SERVICE_MIGRATIONS.filter((m) => m.version === 10),
+    );
+    expect(() =>
+      db
+        .prepare(
+          `INSERT INTO keys (key_hash, key_hint, mode, services, created_at) VALUES ('h', 'abcd', 'bogus', '[]', 'now')`,
+        )
+        .run(),
+    ).toThrow(/CHECK constraint/);
+    db.close();
+  });
+
+  it('refuse a database written by a newer version', () => {
+    const db = new Database(':memory:');
+    db.pragma('user_version = 9990');
+    expect(() => migrate(db, SERVICE_MIGRATIONS)).toThrow(NewerDatabaseError);
+    db.close();
+  });
+
+  it('roll back a failing step whole, leaving the previous version', () => {
+    const db = new Database(':memory:');
+    const steps: Migration[] = [
+      { version: 10, name: 'a', up: (d) => d.exec('CREATE TABLE a (x INTEGER) STRICT') },
+      {
+        version: 20,
+        name: 'b',
+        up: (d) => {
+          d.exec('CREATE TABLE b (x INTEGER) STRICT');
+          throw new Error('boom');
+        },
+      },
+    ];
+    expect(() => migrate(db, steps)).toThrow('boom');
+    expect(db.pragma('user_version', { simple: true })).toBe(10);
+    expect(db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name = 'b'`).get()).toEqual({ n: 0 });
+    db.close();
+  });
+});
