@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, startCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/service.js';
+
+describe('mailsieve serve + keys (acceptance)', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('serves E1 with a key from `keys create --corrections`: gmial.com gets a correction, a wrong key 401', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const created = await runCli(['keys', 'create', '--data-dir', dir.path, '--corrections']);
+    expect(created.code).toBe(0);
+    const key = created.stdout.trim();
+    expect(created.stdout).toBe(`${key}\n`);
+    const server = await startCli(
+      ['serve', '--port', '0', '--data-dir', dir.path],
+      /listening on (http:\/\/\S+)/,
+    );
+    cleanups.push(() => server.stop());
+    const base = server.match[1];
+
+    const ok = await fetch(`${base}/v5/ev?email=jane.doe%40gmial.com&api_key=${key}`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({
+      safe_to_send: {
+        address: 'jane.doe@gmial.com',
+        status: 'valid',
+        status_code: 10,
+        email_corrections: ['jane.doe@gmail.com'],
+      },
+    });
+    const wrong = await fetch(`${base}/v5/ev?email=jane.doe%40gmial.com&api_key=${key}x`);
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toBe('Invalid API key.');
+
+    // A key revoked from another process stops working on the running service.
+    expect((await runCli(['keys', 'revoke', key, '--data-dir', dir.path])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await fetch(`${base}/v5/ev?email=a%40example.com&api_key=${key}`)).status).toBe(401);
+  });
+
+  it('serves HTTPS with a self-signed certificate', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const server = await startCli(
+      ['serve', '--port', '0', '--data-dir', dir.path, '--tls-self-signed'],
+      /listening on (https:\/\/\S+)/,
+    );
+    cleanups.push(() => server.stop());
+    expect(server.match[1]).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('refuses plain HTTP off loopback, and bad options, with one line', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const offLoopback = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--data-dir', dir.path]);
+    expect(offLoopback.code).not.toBe(0);
+    expect(offLoopback.stderr).toMatch(/^mailsieve: Refusing to serve plain HTTP on 0\.0\.0\.0/);
+    expect(offLoopback.stderr.trim().split('\n')).toHaveLength(1);
+    for (const args of [
+      ['serve', '--port', 'http', '--data-dir', dir.path],
+      ['serve', '--tls-cert', '/nonexistent.pem', '--tls-key', '/nonexistent.key', '--data-dir', dir.path],
+      ['keys', 'create', '--mode', 'loose', '--data-dir', dir.path],
+      ['keys', 'create', '--rate-limit', '-3', '--data-dir', dir.path],
+      ['keys', 'create', '--services', 'validation,telepathy', '--data-dir', dir.path],
+      ['keys', 'create', '--allow', '/nonexistent/list.txt', '--data-dir', dir.path],
+      ['keys', 'revoke', 'msk_nope', '--data-dir', dir.path],
+    ]) {
+      const result = await runCli(args);
+      expect(result.code, args.join(' ')).not.toBe(0);
+      expect(result.stderr, args.join(' ')).toMatch(/^mailsieve: .+\n$/);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('lists keys masked, never whole', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const key = (await runCli(['keys', 'create', '--data-dir', dir.path, '--label', 'shop'])).stdout.trim();
+    const listed = await runCli(['keys', 'list', '--data-dir', dir.path]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`…${key.slice(-4)}`);
+    expect(listed.stdout).toContain('"shop"');
+    expect(listed.stdout).not.toContain(key);
+    const json = await runCli(['keys', 'list', '--json', '--data-dir', dir.path]);
+    expect(JSON.parse(json.stdout.trim())).toMatchObject({
+      id: 1,
+      mode: 'safe_to_send',
+      services: ['validation'],
+    });
+  });
+});
