@@ -633,6 +633,16 @@ export function createClient(options: ClientOptions): Client {
       const attempt = startAttempt(timeoutMs, call.signal);
       spec.onAttempt?.(attempt);
       let keepLinked = false;
+      /** The answer when the caller aborted or this attempt timed out, rather than the network failing. */
+      const interruption = (): ApiResult<T> | undefined => {
+        if (call.signal?.aborted) return aborted();
+        if (attempt.isTimedOut())
+          return fail({
+            kind: 'timeout',
+            message: `${spec.method} ${spec.path}: no answer within ${timeoutMs} ms`,
+          });
+        return undefined;
+      };
       try {
         const init: StreamingInit = { method: spec.method, headers, signal: attempt.signal };
         if (spec.body) {
@@ -644,12 +654,8 @@ export function createClient(options: ClientOptions): Client {
         try {
           response = await fetchImpl(url, init);
         } catch (error) {
-          if (call.signal?.aborted) return aborted();
-          if (attempt.isTimedOut())
-            return fail({
-              kind: 'timeout',
-              message: `${spec.method} ${spec.path}: no answer within ${timeoutMs} ms`,
-            });
+          const stopped = interruption();
+          if (stopped) return stopped;
           const words = describeError(error);
           if (spec.retry.network && canRetry) {
             attempt.done();
@@ -684,12 +690,8 @@ export function createClient(options: ClientOptions): Client {
         return result;
       } catch (error) {
         // Reading the body failed: the connection dropped, or a timer or the caller aborted mid-body.
-        if (call.signal?.aborted) return aborted();
-        if (attempt.isTimedOut())
-          return fail({
-            kind: 'timeout',
-            message: `${spec.method} ${spec.path}: no answer within ${timeoutMs} ms`,
-          });
+        const stopped = interruption();
+        if (stopped) return stopped;
         return fail({ kind: 'network', message: `${spec.method} ${spec.path}: ${describeError(error)}` });
       } finally {
         if (keepLinked) attempt.stopTimer();
