@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import { builtinModules } from 'node:module';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 // The layering of DESIGN.md: renderer → shared; electron → shared, service; service → shared.
 // Nothing imports renderer. shared/ is pure TypeScript: no node:*, no DOM-only or Electron imports.
@@ -27,7 +28,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.node.json', './tsconfig.web.json'],
+        project: ['./tsconfig.node.json', './tsconfig.web.json', './tsconfig.e2e.json'],
         tsconfigRootDir: import.meta.dirname,
       },
       globals: { ...globals.node },
@@ -44,5 +45,12 @@ export default tseslint.config(
   { files: ['service/**/*.ts'], rules: layer(['renderer', 'electron'], ['electron']) },
   { files: ['electron/**/*.ts'], rules: layer(['renderer']) },
   { files: ['renderer/**/*.{ts,tsx}'], rules: layer(['electron', 'service'], [...nodeBuiltins, 'electron']) },
+  // The renderer runs in a browser: DOM globals, not Node's; React's rules of hooks.
+  {
+    files: ['renderer/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
+  },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
 );

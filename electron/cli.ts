@@ -5,6 +5,10 @@ import { CliError } from './cli/errors.js';
 import { serve } from './cli/serve.js';
 import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './cli/keys.js';
 import { verify } from './cli/verify.js';
+import { doctor } from './cli/doctor.js';
+import { clean, collect } from './cli/clean.js';
+import { addCheckOptions, addNetworkOptions } from './cli/onlineOptions.js';
+import { registerDataCommands } from './cli/data.js';
 
 const dataDirOption = () =>
   new Option('--data-dir <dir>', 'service data folder (default: the app home’s service/)').default(
@@ -18,7 +22,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 
-  program
+  const serveCommand = program
     .command('serve')
     .description('Run the Email Data Service.')
     .option('--host <host>', 'address to bind', '127.0.0.1')
@@ -26,8 +30,12 @@ export function buildProgram(): Command {
     .addOption(dataDirOption())
     .option('--tls-self-signed', 'serve HTTPS with a freshly generated self-signed certificate')
     .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate')
-    .option('--tls-key <file>', 'the PEM private key of --tls-cert')
-    .action(serve);
+    .option('--tls-key <file>', 'the PEM private key of --tls-cert');
+  addCheckOptions(
+    serveCommand,
+    'smtp',
+    'highest checks level any key gets: offline, dns or smtp (each key has its own level, see keys create --checks)',
+  ).action(serve);
 
   const keys = program.command('keys').description('Manage the API keys of a local service.');
   keys
@@ -42,6 +50,23 @@ export function buildProgram(): Command {
     .option('--rate-limit <n>', 'calls per second on E1–E6; 0 for none', '500')
     .option('--legacy-accept-all', 'report accept-all domains as catchall/unverifiable instead of valid')
     .option('--label <text>', 'a note to tell keys apart')
+    .option(
+      '--fields <list>',
+      'intelligence fields (and month_last_open) the key gets, comma-separated, or all (default)',
+    )
+    .option('--alternate-max <n>', 'alternate email matches per answer (E2), 1 to 5', '1')
+    .option(
+      '--bulk-limit <n>',
+      'records per E6 request for an activity-metrics key (eam without intelligence), up to 10000',
+    )
+    .addOption(
+      new Option(
+        '--checks <level>',
+        'how far E1 checks go: offline (syntax and lists), dns (+ mail domain), smtp (+ mailbox)',
+      )
+        .choices(['offline', 'dns', 'smtp'])
+        .default('offline'),
+    )
     .action(createKeyCommand);
   keys
     .command('list')
@@ -56,7 +81,7 @@ export function buildProgram(): Command {
     .addOption(dataDirOption())
     .action((key: string, options: { dataDir: string }) => revokeKeyCommand(key.replace(/^#/, ''), options));
 
-  program
+  const verifyCommand = program
     .command('verify')
     .description('Verify email addresses (E1), on the embedded service unless --base-url is given.')
     .argument('<email...>', 'addresses to verify')
@@ -64,8 +89,48 @@ export function buildProgram(): Command {
     .option('--base-url <url>', 'a provider’s service instead of the embedded one')
     .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
     .option('--timeout <seconds>', 'E1 timeout, up to 30')
+    .option('--explain', 'show how each answer was reached: DNS answers and the SMTP conversation')
+    .addOption(dataDirOption());
+  addCheckOptions(
+    verifyCommand,
+    undefined,
+    'on the embedded service: offline (default), dns or smtp; with --base-url the key decides',
+  ).action(verify);
+
+  addNetworkOptions(
+    program
+      .command('doctor')
+      .description(
+        'Tell whether DNS answers and mail servers (port 25) can be reached from here, for online checks.',
+      )
+      .addOption(dataDirOption())
+      .option('--probe-domain <domain>', 'domain whose mail server is tried', 'gmail.com')
+      .option('--json', 'print the result as one JSON object'),
+  ).action(doctor);
+
+  program
+    .command('clean')
+    .description(
+      'Clean a list file (E7–E10): results and exports written beside it, on the embedded service unless --base-url is given.',
+    )
+    .argument('<file>', 'the list: .csv, .txt (tab-delimited) or .zip holding one of those')
+    .option('--email-column <n>', '1-based column of the addresses (detected when not given)')
+    .option('--header', 'the first row is a header (detected when neither --header nor --no-header is given)')
+    .option('--no-header', 'the first row is a record')
+    .option(
+      '--delimiter <c>',
+      'column separator: one character, or tab, comma, semicolon, pipe (detected when not given)',
+    )
+    .option('--name <name>', 'the list’s name at the service (default: the file’s name)')
+    .option('--out <dir>', 'folder for the results and exports (default: the file’s folder)')
+    .option('--export <kind>', 'write an export: safe, invalid, clean or all (repeatable)', collect, [])
+    .option('--base-url <url>', 'a provider’s service instead of the embedded one')
+    .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
+    .option('--json', 'print the outcome as one JSON object')
     .addOption(dataDirOption())
-    .action(verify);
+    .action(clean);
+
+  registerDataCommands(program, dataDirOption);
 
   return program;
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import { generate } from 'selfsigned';
-import { buildService, type Service } from './http/app.js';
+import { buildService, type OnlineServiceOptions, type Service } from './http/app.js';
+import type { ListServiceOptions } from './lists/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
 
 export type TlsOption =
@@ -16,6 +16,10 @@ export interface StartOptions {
   readonly tls?: TlsOption;
   /** An already-open database (the embedded service shares one); otherwise opened from dataDir. */
   readonly db?: ServiceDb;
+  /** DNS/SMTP checks: the service's ceiling level and the verifier's settings (DNS servers, SMTP port…). */
+  readonly online?: OnlineServiceOptions;
+  /** List processing (E7–E10): limits, worker threads, callback retries. */
+  readonly lists?: ListServiceOptions;
 }
 
 export interface RunningService extends Service {
@@ -43,6 +47,8 @@ async function selfSignedFor(host: string): Promise<{ key: string; cert: string 
   ];
   if (isIP(host)) altNames.push({ type: 7, ip: host });
   else if (host !== 'localhost') altNames.push({ type: 2, value: host });
+  // Loaded only when needed: the certificate library costs ~80 ms of start-up to every command otherwise.
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: host }], {
     keySize: 2048,
     algorithm: 'sha256',
@@ -73,8 +79,13 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const service = buildService({
     db,
     fastify: tls ? { https: tls } : {},
+    ...(options.online ? { online: options.online } : {}),
+    dataDir: options.dataDir,
+    ...(options.lists ? { lists: options.lists } : {}),
   });
   await service.app.listen({ host, port: options.port ?? 0 });
+  // Lists that were waiting or running when the service last stopped are taken up again (or given up).
+  service.lists?.recover();
   const address = service.app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   const hostPart = isIP(host) === 6 ? `[${host.replace(/^\[|\]$/g, '')}]` : host;

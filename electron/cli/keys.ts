@@ -10,6 +10,13 @@ import {
 import { VERIFICATION_MODES, type VerificationMode } from '../../shared/api/codes.js';
 import { parseServiceList, type ServiceName } from '../../shared/api/services.js';
 import { CliError, intOption } from './errors.js';
+import { parseChecks } from './onlineOptions.js';
+import { parseKeyFieldList } from '../../service/identity/fields.js';
+import {
+  ALTERNATE_EMAIL_MATCHES_MAX,
+  BULK_INTELLIGENCE_LIMIT,
+  BULK_INTELLIGENCE_LIMIT_EAM,
+} from '../../shared/api/limits.js';
 
 export interface CreateOptions {
   dataDir: string;
@@ -21,6 +28,10 @@ export interface CreateOptions {
   services?: string;
   label?: string;
   legacyAcceptAll?: boolean;
+  checks?: string;
+  fields?: string;
+  alternateMax?: string;
+  bulkLimit?: string;
 }
 
 function readListFile(file: string, what: string): string[] {
@@ -45,6 +56,27 @@ export function createKeyCommand(options: CreateOptions): void {
     options.rateLimit === undefined
       ? DEFAULT_RATE_LIMIT
       : intOption('--rate-limit', options.rateLimit, 0, 1_000_000);
+  const checks = parseChecks(options.checks, 'offline');
+  let fields = null;
+  if (options.fields !== undefined) {
+    const parsed = parseKeyFieldList(options.fields);
+    if (!parsed.ok) throw new CliError(`Unknown field '${parsed.unknown}' in --fields.`);
+    fields = parsed.fields;
+  }
+  const alternateMax =
+    options.alternateMax === undefined
+      ? 1
+      : intOption('--alternate-max', options.alternateMax, 1, ALTERNATE_EMAIL_MATCHES_MAX);
+  // DESIGN.md: only an activity-metrics key (eam without intelligence) may be raised to 10,000 records.
+  const isActivityMetrics = services.includes('eam') && !services.includes('intelligence');
+  const bulkLimit =
+    options.bulkLimit === undefined
+      ? BULK_INTELLIGENCE_LIMIT
+      : intOption('--bulk-limit', options.bulkLimit, 1, BULK_INTELLIGENCE_LIMIT_EAM);
+  if (bulkLimit > BULK_INTELLIGENCE_LIMIT && !isActivityMetrics)
+    throw new CliError(
+      `--bulk-limit above ${BULK_INTELLIGENCE_LIMIT} is for activity-metrics keys only (--services with eam and without intelligence).`,
+    );
   const allow = options.allow ? readListFile(options.allow, 'allow list') : [];
   const suppress = options.suppress ? readListFile(options.suppress, 'suppression list') : [];
   const db = openServiceDb(options.dataDir);
@@ -56,6 +88,10 @@ export function createKeyCommand(options: CreateOptions): void {
       allow,
       suppress,
       legacyAcceptAll: options.legacyAcceptAll ?? false,
+      checks,
+      fields,
+      alternateMax,
+      bulkLimit,
       ...(options.label ? { label: options.label } : {}),
     });
     process.stdout.write(`${key}\n`);
@@ -75,6 +111,10 @@ function describeKey(key: KeyRecord) {
     allow_entries: key.allow.size,
     suppress_entries: key.suppress.size,
     legacy_accept_all: key.legacyAcceptAll,
+    checks: key.checks,
+    fields: key.fields === null ? 'all' : [...key.fields],
+    alternate_max: key.alternateMax,
+    bulk_limit: key.bulkLimit,
     created_at: key.createdAt,
     revoked_at: key.revokedAt,
   };
@@ -96,7 +136,7 @@ export function listKeysCommand(options: { dataDir: string; json?: boolean }): v
       const state = key.revoked_at ? `revoked ${key.revoked_at}` : 'active';
       const limit = key.rate_limit === 0 ? 'no rate limit' : `${key.rate_limit}/s`;
       process.stdout.write(
-        `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  ${limit}  ${state}` +
+        `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}  ${state}` +
           `${key.label ? `  "${key.label}"` : ''}\n`,
       );
     }

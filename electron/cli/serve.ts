@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { startService, UnsafeBindError, type TlsOption } from '../../service/server.js';
 import { CliError, intOption } from './errors.js';
+import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 
-export interface ServeOptions {
+export interface ServeOptions extends OnlineCliOptions {
   host: string;
   port: string;
   dataDir: string;
@@ -32,9 +33,10 @@ function tlsFrom(options: ServeOptions): TlsOption {
 export async function serve(options: ServeOptions): Promise<void> {
   const port = intOption('--port', options.port, 0, 65535);
   const tls = tlsFrom(options);
+  const online = onlineOptionsFrom(options, 'smtp');
   let running;
   try {
-    running = await startService({ dataDir: options.dataDir, host: options.host, port, tls });
+    running = await startService({ dataDir: options.dataDir, host: options.host, port, tls, online });
   } catch (error) {
     if (error instanceof UnsafeBindError) throw new CliError(error.message);
     const code = (error as NodeJS.ErrnoException).code;

@@ -2,7 +2,8 @@ import { chmodSync, existsSync, readFileSync, writeFileSync, renameSync } from '
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../service/server.js';
 import { openServiceDb, type ServiceDb } from '../../service/store/db.js';
-import { createKey, findActiveKey } from '../../service/store/keys.js';
+import { createKey, findActiveKey, setKeyChecks } from '../../service/store/keys.js';
+import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
 
 /** The embedded key lives beside the service data it opens, in a file only the user can read. */
@@ -23,13 +24,20 @@ export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
   const file = join(dataDir, EMBEDDED_KEY_FILE);
   if (existsSync(file)) {
     const stored = readFileSync(file, 'utf8').trim();
-    if (stored && findActiveKey(db, stored)) return stored;
+    const record = stored ? findActiveKey(db, stored) : undefined;
+    if (record) {
+      // Keys made before online checks existed: the app's own key may go as far as the service allows.
+      if (record.checks !== 'smtp') setKeyChecks(db, record.id, 'smtp');
+      return stored;
+    }
   }
   const { key } = createKey(db, {
     label: 'embedded (this app)',
     mode: 'safe_to_send',
     services: SERVICE_NAMES,
     rateLimit: 0,
+    // The app's own key allows every check; how far checks go is the service's setting (startEmbeddedService).
+    checks: 'smtp',
   });
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, `${key}\n`, { mode: 0o600 });
@@ -38,12 +46,24 @@ export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
   return key;
 }
 
-/** Starts the embedded Email Data Service on an ephemeral loopback port with its provisioned key. */
-export async function startEmbeddedService(dataDir: string): Promise<EmbeddedService> {
-  const db = openServiceDb(dataDir);
+/**
+ * Starts the embedded Email Data Service on an ephemeral loopback port with its provisioned key. Online
+ * checks are off unless `options.online.checks` turns them on (the app works offline by default).
+ */
+export async function startEmbeddedService(
+  dataDir: string,
+  options: { readonly online?: OnlineServiceOptions; readonly nativeBinding?: string } = {},
+): Promise<EmbeddedService> {
+  const db = openServiceDb(dataDir, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
   try {
     const apiKey = provisionEmbeddedKey(db, dataDir);
-    const service = await startService({ dataDir, db, host: '127.0.0.1', port: 0 });
+    const service = await startService({
+      dataDir,
+      db,
+      host: '127.0.0.1',
+      port: 0,
+      online: { checks: 'offline', ...options.online },
+    });
     return {
       baseUrl: service.url,
       apiKey,

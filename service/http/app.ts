@@ -7,16 +7,42 @@ import { HttpError, sendError } from './errors.js';
 import { RateLimiter } from './rateLimit.js';
 import { methodsFor } from './routes.js';
 import { registerEv } from './routes/ev.js';
+import { registerStatus } from './routes/status.js';
+import { registerLists } from './routes/list.js';
+import { registerIdentityRoutes } from './routes/identity.js';
+import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
+import {
+  createOnlineVerifier,
+  type ChecksLevel,
+  type OnlineOptions,
+  type OnlineVerifier,
+} from '../engine/online/index.js';
+
+/** Online checks of a service run: the verifier's settings and the highest level any key gets. */
+export interface OnlineServiceOptions extends OnlineOptions {
+  /** The ceiling of every key's checks level (`serve --checks`; default smtp: as far as each key allows). */
+  readonly checks?: ChecksLevel;
+}
 
 export interface ServiceOptions {
   readonly db: ServiceDb;
   /** Extra Fastify options, e.g. `https` for TLS. */
-  readonly fastify?: Partial<FastifyServerOptions> & { https?: { key: string | Buffer; cert: string | Buffer } };
+  readonly fastify?: Partial<FastifyServerOptions> & {
+    https?: { key: string | Buffer; cert: string | Buffer };
+  };
+  readonly online?: OnlineServiceOptions;
+  /** Where lists are kept (E7–E10, under `<dataDir>/lists/`); without it the list endpoints are not served. */
+  readonly dataDir?: string;
+  readonly lists?: ListServiceOptions;
 }
 
 export interface Service {
   readonly app: FastifyInstance;
   readonly keys: KeyRegistry;
+  /** DNS/SMTP checks, shared by every request of this service (caches, per-host limits). */
+  readonly online: OnlineVerifier;
+  /** The list processor (E7–E10): call `recover()` once listening; it stops when the app closes. */
+  readonly lists?: ListProcessor;
 }
 
 /** Headers larger than this are refused with 431; generous enough for any parameter we accept. */
@@ -66,11 +92,27 @@ export function buildService(options: ServiceOptions): Service {
     const methods = methodsFor(app, path);
     if (methods.length > 0) {
       reply.header('allow', methods.join(', '));
-      return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`);
+      return sendError(
+        reply,
+        405,
+        `Method ${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`,
+      );
     }
     return sendError(reply, 404, `No such endpoint: ${request.method} ${path.slice(0, 200)}`);
   });
 
-  registerEv(app, auth);
-  return { app, keys };
+  const { checks: ceiling = 'smtp', ...onlineOptions } = options.online ?? {};
+  const online = { verifier: createOnlineVerifier(onlineOptions), ceiling };
+  app.addHook('onClose', () => online.verifier.close());
+  const identity = registerIdentityRoutes(app, auth, options.db);
+  registerEv(app, auth, online, identity);
+  registerStatus(app, auth, online);
+  let lists: ListProcessor | undefined;
+  if (options.dataDir !== undefined) {
+    const processor = new ListProcessor(options.db, options.dataDir, options.lists);
+    app.addHook('onClose', () => processor.close());
+    registerLists(app, auth, { db: options.db, dataDir: options.dataDir, processor });
+    lists = processor;
+  }
+  return { app, keys, online: online.verifier, ...(lists ? { lists } : {}) };
 }

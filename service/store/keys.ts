@@ -2,6 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ServiceDb } from './db.js';
 import type { ServiceName } from '../../shared/api/services.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
+import { DEFAULT_KEY_CHECKS, type ChecksLevel } from '../engine/online/levels.js';
+import type { KeyField } from '../identity/fields.js';
+import { ALTERNATE_EMAIL_MATCHES_DEFAULT, BULK_INTELLIGENCE_LIMIT } from '../../shared/api/limits.js';
 
 export interface KeyConfig {
   readonly label?: string;
@@ -15,6 +18,14 @@ export interface KeyConfig {
   readonly allow?: Iterable<string>;
   /** Suppression entries (code 255): whole addresses or domains. */
   readonly suppress?: Iterable<string>;
+  /** How far E1 checks go for this key: offline (default), dns or smtp (docs/online-checks.md). */
+  readonly checks?: ChecksLevel;
+  /** Intelligence fields (and `month_last_open`) the key is enabled for; null or absent: every field. */
+  readonly fields?: readonly KeyField[] | null;
+  /** Alternate email matches per answer (E2), 1 to 5; default 1. */
+  readonly alternateMax?: number;
+  /** Records per E6 request for an activity-metrics key, up to 10,000; default 5,000 (docs/identity.md). */
+  readonly bulkLimit?: number;
 }
 
 export interface KeyRecord {
@@ -30,6 +41,11 @@ export interface KeyRecord {
   readonly revokedAt: string | null;
   readonly allow: ReadonlySet<string>;
   readonly suppress: ReadonlySet<string>;
+  readonly checks: ChecksLevel;
+  /** Enabled intelligence fields and `month_last_open`; null: every field. */
+  readonly fields: ReadonlySet<KeyField> | null;
+  readonly alternateMax: number;
+  readonly bulkLimit: number;
 }
 
 interface KeyRow {
@@ -43,6 +59,10 @@ interface KeyRow {
   rate_limit: number;
   created_at: string;
   revoked_at: string | null;
+  checks: ChecksLevel;
+  fields: string | null;
+  alternate_max: number;
+  bulk_limit: number;
 }
 
 export const DEFAULT_RATE_LIMIT = 500;
@@ -67,8 +87,9 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
   const id = db.transaction(() => {
     const result = db
       .prepare(
-        `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
+                           fields, alternate_max, bulk_limit)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         hashKey(key),
@@ -79,6 +100,10 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
         config.legacyAcceptAll ? 1 : 0,
         config.rateLimit ?? DEFAULT_RATE_LIMIT,
         new Date().toISOString(),
+        config.checks ?? DEFAULT_KEY_CHECKS,
+        config.fields ? JSON.stringify([...new Set(config.fields)]) : null,
+        config.alternateMax ?? ALTERNATE_EMAIL_MATCHES_DEFAULT,
+        config.bulkLimit ?? BULK_INTELLIGENCE_LIMIT,
       );
     const keyId = Number(result.lastInsertRowid);
     for (const [kind, entries] of [
@@ -115,6 +140,10 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     revokedAt: row.revoked_at,
     allow,
     suppress,
+    checks: row.checks,
+    fields: row.fields === null ? null : new Set(JSON.parse(row.fields) as KeyField[]),
+    alternateMax: row.alternate_max,
+    bulkLimit: row.bulk_limit,
   };
 }
 
@@ -133,6 +162,11 @@ export function findActiveKey(db: ServiceDb, key: string): KeyRecord | undefined
 export function listKeys(db: ServiceDb): KeyRecord[] {
   const rows = db.prepare('SELECT * FROM keys ORDER BY id').all() as KeyRow[];
   return rows.map((row) => toRecord(db, row));
+}
+
+/** Sets how far E1 checks go for a key (docs/online-checks.md). Returns whether the key exists. */
+export function setKeyChecks(db: ServiceDb, id: number, checks: ChecksLevel): boolean {
+  return db.prepare('UPDATE keys SET checks = ? WHERE id = ?').run(checks, id).changes > 0;
 }
 
 /** Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. */

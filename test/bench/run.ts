@@ -4,9 +4,25 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchE1 } from './e1.js';
+import { benchIdentity } from './identity.js';
+import { benchOnline } from './online.js';
+import { benchList } from './list.js';
+import { benchApp } from './app.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () => benchE1({ seconds: Number(process.env.BENCH_SECONDS ?? 10) }),
+  identity: () =>
+    benchIdentity({ people: Number(process.env.BENCH_PEOPLE ?? 1_000_000), records: 5_000, runs: 20 }),
+  online: () =>
+    benchOnline({
+      rows: Number(process.env.BENCH_ROWS ?? 100_000),
+      domains: 2_000,
+      inFlight: Number(process.env.BENCH_IN_FLIGHT ?? 1_000),
+      grouped: process.env.BENCH_ORDER !== 'list',
+    }),
+  list: () => benchList({ runs: Number(process.env.BENCH_RUNS ?? 3) }),
+  app: () =>
+    benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

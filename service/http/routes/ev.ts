@@ -4,12 +4,19 @@ import { verifyOffline } from '../../engine/index.js';
 import type { Verdict, VerifyPolicy } from '../../engine/types.js';
 import type { KeyRecord } from '../../store/keys.js';
 import { statusForCode } from '../../../shared/api/codes.js';
-import { E1_TIMEOUT_MAX_S } from '../../../shared/api/verification.js';
-import type { EmailValidationResult, SafeToSendResult, VerifyResponse } from '../../../shared/api/verification.js';
+import { E1_TIMEOUT_DEFAULT_S, E1_TIMEOUT_MAX_S } from '../../../shared/api/verification.js';
+import { minLevel, type ChecksLevel, type OnlineVerifier } from '../../engine/online/index.js';
+import type {
+  EmailValidationResult,
+  SafeToSendResult,
+  VerifyResponse,
+} from '../../../shared/api/verification.js';
 import { authorise, type AuthContext } from '../auth.js';
 import { HttpError } from '../errors.js';
 import { numberParam, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
+import { withEngagementScore } from '../../identity/engagement.js';
+import type { IdentityStore } from '../../identity/store.js';
 
 const policies = new WeakMap<KeyRecord, VerifyPolicy>();
 
@@ -38,13 +45,41 @@ export function verificationResponse(verdict: Verdict, key: KeyRecord): VerifyRe
   return key.mode === 'safe_to_send' ? { safe_to_send: result } : { email_validation: result };
 }
 
-export function registerEv(app: FastifyInstance, auth: AuthContext): void {
-  registerRoute(app, 'GET', '/v5/ev', (request, reply) => {
+/** The online verifier of a service, and the highest checks level the service allows (`serve --checks`). */
+export interface OnlineContext {
+  readonly verifier: OnlineVerifier;
+  readonly ceiling: ChecksLevel;
+}
+
+/**
+ * The time an online check may take, of E1's `timeout`: all of it but a margin for answering, so that the
+ * answer arrives within `timeout` (spec: a timeout gives a normal 200 with code 5).
+ */
+export function checkBudgetMs(timeoutS: number): number {
+  const ms = timeoutS * 1000;
+  return ms - Math.min(150, ms * 0.1);
+}
+
+/** `explain=1|true|0|false`: a Mailsieve extension adding the check's conversation as `explain` (strings). */
+function explainParam(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new HttpError(400, "Parameter 'explain' takes 1, true, 0 or false.");
+}
+
+export function registerEv(
+  app: FastifyInstance,
+  auth: AuthContext,
+  online?: OnlineContext,
+  identity?: IdentityStore,
+): void {
+  registerRoute(app, 'GET', '/v5/ev', async (request, reply) => {
     const key = authorise(auth, request, reply, 'query', 'validation', { rateLimited: true });
     if (!key) return reply;
     const params = singleValued(request.query);
     const email = params.email;
-    if (email === undefined) throw new HttpError(400, "Missing parameter 'email': give the address to verify.");
+    if (email === undefined)
+      throw new HttpError(400, "Missing parameter 'email': give the address to verify.");
     // A blank address is present but says nothing: that is a verdict (100, general syntax error), as for a
     // blank cell in a list, not a malformed request.
     const timeout = numberParam(params, 'timeout');
@@ -53,7 +88,30 @@ export function registerEv(app: FastifyInstance, auth: AuthContext): void {
         400,
         `Parameter 'timeout' must be more than 0 and at most ${E1_TIMEOUT_MAX_S} seconds; got ${timeout}.`,
       );
-    const verdict = verifyOffline(email, policyOf(key));
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(verificationResponse(verdict, key)));
+    const explain = explainParam(params.explain);
+    const level = online ? minLevel(key.checks, online.ceiling) : 'offline';
+    let body: VerifyResponse & { explain?: readonly string[] };
+    if (level === 'offline' || !online) {
+      body = verificationResponse(verifyOffline(email, policyOf(key)), key);
+      if (explain)
+        body = {
+          ...body,
+          explain: [
+            `Checked offline only: DNS and SMTP checks are not enabled for this key or service (key: ${key.checks}, service: ${online?.ceiling ?? 'offline'})`,
+          ],
+        };
+    } else {
+      // E1's timeout bounds the whole online check (DNS, SMTP, greylisting retries, the catch-all probe).
+      const verdict = await online.verifier.verify(email, policyOf(key), {
+        level,
+        budgetMs: checkBudgetMs(timeout ?? E1_TIMEOUT_DEFAULT_S),
+        explain,
+      });
+      body = verificationResponse(verdict, key);
+      if (explain) body = { ...body, explain: verdict.explain ?? [] };
+    }
+    // engagement_score from the reference data's activity (docs/identity.md), for eam/intelligence keys.
+    body = withEngagementScore(body, key, identity);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
   });
 }

@@ -1,4 +1,7 @@
 import type { Migration } from '../migrate.js';
 import { createKeys } from './0010-create-keys.js';
+import { createLists } from './0020-create-lists.js';
+import { keyChecks } from './0030-key-checks.js';
+import { identity } from './0040-identity.js';
 
-export const SERVICE_MIGRATIONS: readonly Migration[] = [createKeys];
+export const SERVICE_MIGRATIONS: readonly Migration[] = [createKeys, createLists, keyChecks, identity];

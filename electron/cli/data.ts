@@ -1,0 +1,233 @@
+// `mailsieve data …`: the reference data identity matching, intelligence and activity metrics answer from
+// (docs/identity.md): import people and activity CSV files, load synthetic demo data, show what is stored.
+import { mkdirSync } from 'node:fs';
+import { basename } from 'node:path';
+import {
+  DEFAULT_MAX_ERRORS,
+  ImportFileError,
+  importActivityFile,
+  importPeopleFile,
+  type ImportReport,
+} from '../../service/identity/import.js';
+import { loadDemo, writeDemoCsv } from '../../service/identity/demo.js';
+import { clearReferenceData, referenceDataStatus } from '../../service/identity/status.js';
+import { openServiceDb } from '../../service/store/db.js';
+import type { Command, Option } from 'commander';
+import { CliError, intOption } from './errors.js';
+
+export interface ImportCommandOptions {
+  dataDir: string;
+  json?: boolean;
+  maxErrors?: string;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+function printReport(report: ImportReport): void {
+  const name = basename(report.file);
+  const what =
+    report.kind === 'people'
+      ? `people: ${count(report.added)} added, ${count(report.updated)} updated`
+      : `events: ${count(report.added)} added, ${count(report.updated)} already stored`;
+  const lines = [
+    `Imported ${count(report.imported)} of ${count(report.rows)} rows from ${name} (${what}) in ${report.seconds.toFixed(1)} s.`,
+  ];
+  if (report.rejected > 0) {
+    lines.push(`Rejected ${count(report.rejected)} row${report.rejected === 1 ? '' : 's'}:`);
+    for (const error of report.errors) lines.push(`  line ${error.line}: ${error.message}`);
+    const unlisted = report.rejected - report.errors.length;
+    if (unlisted > 0) lines.push(`  … and ${count(unlisted)} more (--max-errors N lists more)`);
+  }
+  for (const warning of report.warnings) lines.push(`Note: ${warning}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+function reportJson(report: ImportReport) {
+  return {
+    kind: report.kind,
+    file: report.file,
+    dataset_id: report.datasetId,
+    rows: report.rows,
+    imported: report.imported,
+    rejected: report.rejected,
+    errors: report.errors,
+    warnings: report.warnings,
+    added: report.added,
+    updated: report.updated,
+    seconds: Number(report.seconds.toFixed(3)),
+  };
+}
+
+/** Progress on a terminal only: a line rewritten in place on stderr. */
+function progress(): { onProgress?: (rows: number) => void; done(): void } {
+  if (!process.stderr.isTTY) return { done: () => undefined };
+  let shown = false;
+  return {
+    onProgress: (rows) => {
+      shown = true;
+      process.stderr.write(`\r  ${count(rows)} rows…`);
+    },
+    done: () => {
+      if (shown) process.stderr.write('\r\x1b[K');
+    },
+  };
+}
+
+export async function importCommand(
+  kind: string,
+  file: string,
+  options: ImportCommandOptions,
+): Promise<void> {
+  if (kind !== 'people' && kind !== 'activity')
+    throw new CliError(`data import takes people or activity; got '${kind}'.`);
+  const maxErrors =
+    options.maxErrors === undefined
+      ? DEFAULT_MAX_ERRORS
+      : intOption('--max-errors', options.maxErrors, 0, 1_000_000);
+  const db = openServiceDb(options.dataDir);
+  // Ctrl+C stops after the current batch, so the store is left with its indexes built.
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  process.once('SIGINT', stop);
+  const shown = progress();
+  let report: ImportReport;
+  try {
+    const run = kind === 'people' ? importPeopleFile : importActivityFile;
+    report = await run(db, file, {
+      maxErrors,
+      signal: abort.signal,
+      ...(shown.onProgress ? { onProgress: shown.onProgress } : {}),
+    });
+  } catch (error) {
+    if (error instanceof ImportFileError) throw new CliError(error.message);
+    throw error;
+  } finally {
+    shown.done();
+    process.off('SIGINT', stop);
+    db.close();
+  }
+  if (options.json) process.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
+  else printReport(report);
+  if (report.imported === 0)
+    throw new CliError(
+      report.rows === 0
+        ? `Nothing imported: ${basename(file)} has a header but no data rows.`
+        : `Nothing imported: all ${count(report.rows)} rows of ${basename(file)} were rejected.`,
+    );
+}
+
+export interface DemoCommandOptions {
+  dataDir: string;
+  people: string;
+  seed?: string;
+  csv?: string;
+  json?: boolean;
+}
+
+export async function demoCommand(options: DemoCommandOptions): Promise<void> {
+  const people = intOption('--people', options.people, 1, 10_000_000);
+  const seed = options.seed === undefined ? 1 : intOption('--seed', options.seed, 0, 2 ** 31);
+  if (options.csv !== undefined) {
+    try {
+      mkdirSync(options.csv, { recursive: true });
+    } catch {
+      throw new CliError(`Cannot create the folder ${options.csv}.`);
+    }
+    const files = await writeDemoCsv(options.csv, { people, seed });
+    if (options.json) process.stdout.write(`${JSON.stringify({ people, files })}\n`);
+    else
+      process.stdout.write(
+        `Wrote synthetic demo data for ${count(people)} people: ${files.people} and ${files.activity}.\n` +
+          'Import them with `mailsieve data import people` and `mailsieve data import activity`.\n',
+      );
+    return;
+  }
+  const db = openServiceDb(options.dataDir);
+  try {
+    const summary = await loadDemo(db, { people, seed });
+    if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else
+      process.stdout.write(
+        `Loaded synthetic demo data (dataset mailsieve-demo): ${count(summary.people)} people, ` +
+          `${count(summary.emails)} addresses at demo.example.com/.org/.net, ${count(summary.events)} activity ` +
+          `events from mailsieve-demo/… sources, in ${summary.seconds.toFixed(1)} s.\n`,
+      );
+  } finally {
+    db.close();
+  }
+}
+
+export function statusCommand(options: { dataDir: string; json?: boolean }): void {
+  const db = openServiceDb(options.dataDir);
+  try {
+    const status = referenceDataStatus(db);
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(status)}\n`);
+      return;
+    }
+    const lines = [
+      `People ${count(status.people)}, addresses ${count(status.emails)}, activity events ${count(status.events)} from ${count(status.sources)} sources.`,
+    ];
+    for (const dataset of status.datasets)
+      lines.push(
+        `  #${dataset.id}  ${dataset.kind.padEnd(8)} ${dataset.name}  ${count(dataset.rows_imported)} rows` +
+          `${dataset.rows_rejected ? ` (${count(dataset.rows_rejected)} rejected)` : ''}  ${dataset.started_at}`,
+      );
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    db.close();
+  }
+}
+
+export function clearCommand(options: { dataDir: string; yes?: boolean }): void {
+  if (!options.yes)
+    throw new CliError('data clear deletes every imported person, address and event: add --yes.');
+  const db = openServiceDb(options.dataDir);
+  try {
+    clearReferenceData(db);
+    process.stdout.write('Reference data cleared.\n');
+  } finally {
+    db.close();
+  }
+}
+
+/** The `mailsieve data` command tree. */
+export function registerDataCommands(program: Command, dataDirOption: () => Option): void {
+  const data = program
+    .command('data')
+    .description('Reference data for identity matching, intelligence and activity metrics (E2–E6).');
+  data
+    .command('import')
+    .description(
+      'Import a CSV file: people (names, postal addresses, emails, attributes) or activity events.',
+    )
+    .argument('<kind>', 'people or activity')
+    .argument('<file>', 'the CSV file (docs/identity.md lists its columns)')
+    .option('--json', 'print the import report as one JSON object')
+    .option('--max-errors <n>', 'rejected rows to list (all are counted)', '20')
+    .addOption(dataDirOption())
+    .action(importCommand);
+  data
+    .command('demo')
+    .description(
+      'Load synthetic demo people and activity (at demo.example.com/.org/.net), or write them as CSV.',
+    )
+    .requiredOption('--people <n>', 'how many people')
+    .option('--seed <n>', 'the random seed: the same seed gives the same data', '1')
+    .option('--csv <dir>', 'write people.csv and activity.csv to this folder instead of loading them')
+    .option('--json', 'print the outcome as one JSON object')
+    .addOption(dataDirOption())
+    .action(demoCommand);
+  data
+    .command('status')
+    .description('Show how many people, addresses and events are stored, and each import.')
+    .option('--json', 'print the status as one JSON object')
+    .addOption(dataDirOption())
+    .action(statusCommand);
+  data
+    .command('clear')
+    .description('Delete all reference data (people, addresses, activity).')
+    .option('--yes', 'confirm')
+    .addOption(dataDirOption())
+    .action(clearCommand);
+}

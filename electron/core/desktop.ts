@@ -1,0 +1,650 @@
+// The desktop core: the one implementation of the desktop contract (shared/desktop/contract.ts), free of
+// Electron. Electron main wires it to IPC, browser mode to loopback HTTP; tests call it directly. Inputs are
+// parsed with the contract's schemas here and nowhere else; every reply is a value.
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { createClient, redact, type Client } from '../../shared/api/client.js';
+import { verificationOf } from '../../shared/api/verification.js';
+import { listFileExtension } from '../../shared/api/list.js';
+import {
+  CHANNELS,
+  isChannel,
+  isExportedStatus,
+  type AppEvent,
+  type AppInfo,
+  type Channel,
+  type ChannelOutput,
+  type ChannelParsedInput,
+  type ConnectionInfo,
+  type ConnectionInput,
+  type EventPayload,
+  type JobDetail,
+  type Reply,
+  type StagedFile,
+} from '../../shared/desktop/contract.js';
+import type { EmbeddedService } from './embedded.js';
+import { serviceDataDir } from './home.js';
+import { inspectFile } from './files/inspect.js';
+import { FileProblem, formatOf } from './files/source.js';
+import {
+  deleteJob,
+  getExport,
+  getJob,
+  getPreset,
+  getSetting,
+  HISTORY_DB_FILE,
+  insertExport,
+  insertJob,
+  jobExports,
+  jobTimeline,
+  listJobs,
+  openHistoryDb,
+  recentFiles,
+  savePreset,
+  setJobFileFacts,
+  setSetting,
+  touchRecentFile,
+  type HistoryDb,
+  type JobRecord,
+} from './history/db.js';
+import { JobManager } from './jobManager.js';
+import { previewRows, writeExport } from './results.js';
+import { maskSecret, type SecretStore } from './secrets.js';
+
+/** The secret name of the provider's API key. */
+export const PROVIDER_KEY = 'provider-api-key';
+/** A harmless address for a connection test (E1 on the reserved example domain). */
+const TEST_ADDRESS = 'postmaster@example.com';
+
+export class ReplyFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface DesktopCoreOptions {
+  /** The app home: history.sqlite, results/, staging/, service/. */
+  readonly home: string;
+  readonly secrets: SecretStore;
+  readonly mode: AppInfo['mode'];
+  readonly hasNativeDialogs: boolean;
+  readonly version: string;
+  /** better-sqlite3's addon for this runtime (Electron). */
+  readonly nativeBinding?: string;
+  /** Starts the embedded service (default: the real one in `<home>/service`). Tests may point elsewhere. */
+  readonly startEmbedded?: () => Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>>;
+  /** How often the embedded service is polled (it is on loopback; the provider always gets 5 s). */
+  readonly localPollIntervalMs?: number;
+  /** Don't take up unfinished jobs at start (tests that look at them first). */
+  readonly isResumeDeferred?: boolean;
+}
+
+type Listener = <E extends AppEvent>(event: E, payload: EventPayload<E>) => void;
+
+type Handlers = {
+  [C in Channel]: (input: ChannelParsedInput<C>) => Promise<ChannelOutput<C>> | ChannelOutput<C>;
+};
+
+interface StoredConnection {
+  readonly kind: 'embedded' | 'provider';
+  readonly baseUrl?: string;
+}
+
+export interface DesktopCore {
+  /** Runs one channel on untrusted input; always answers a reply. */
+  handle(channel: string, input: unknown): Promise<Reply<unknown>>;
+  on(listener: Listener): () => void;
+  /** A file the user picked: staged by reference (Electron, recent files) … */
+  addPath(path: string): StagedFile;
+  /** … or copied into the staging folder first (browser mode uploads). */
+  stagingPathFor(name: string): { fileId: string; path: string };
+  registerStaged(fileId: string, path: string, name: string): StagedFile;
+  /** The file of an export, for the shell to save or the web host to send. */
+  exportFile(exportId: number): { path: string; fileName: string } | undefined;
+  /** Takes up jobs left unfinished by the last run (when deferred at creation). */
+  resumeJobs(): number[];
+  readonly db: HistoryDb;
+  close(): Promise<void>;
+}
+
+export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
+  const home = options.home;
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const resultsDir = join(home, 'results');
+  const stagingDir = join(home, 'staging');
+  // Staged uploads of an earlier run are no one's: jobs keep their own copies.
+  rmSync(stagingDir, { recursive: true, force: true });
+  const db = openHistoryDb(
+    join(home, HISTORY_DB_FILE),
+    options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
+  );
+  const listeners = new Set<Listener>();
+  const emit: Listener = (event, payload) => {
+    for (const listener of listeners) listener(event, payload);
+  };
+  const staged = new Map<string, { path: string; name: string; size: number }>();
+
+  // ---------------------------------------------------------------------------------------------------
+  // The embedded service: started when first needed, so the app is usable at once and offline.
+
+  let embedded: Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> | undefined;
+  let embeddedStarting: Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> | undefined;
+  let embeddedState: ConnectionInfo['embedded'] = { state: 'stopped' };
+  // Loaded when first needed: the service's modules take a good part of a second to load, and the window
+  // should be usable before that.
+  const startEmbedded =
+    options.startEmbedded ??
+    (async () =>
+      (await import('./embedded.js')).startEmbeddedService(
+        serviceDataDir(home),
+        options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
+      ));
+  /** The pre-check and upload preparation load the verification engine: also on first use. */
+  const preparation = () => import('./files/prepare.js');
+
+  function ensureEmbedded(): Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> {
+    if (embedded) return Promise.resolve(embedded);
+    if (!embeddedStarting) {
+      embeddedState = { state: 'starting' };
+      emit('connection:changed', connectionInfo());
+      embeddedStarting = startEmbedded().then(
+        (service) => {
+          embedded = service;
+          embeddedState = { state: 'running' };
+          emit('connection:changed', connectionInfo());
+          return service;
+        },
+        (error: unknown) => {
+          embeddedStarting = undefined;
+          embeddedState = {
+            state: 'failed',
+            message: `The local service did not start: ${(error as Error).message}`,
+          };
+          emit('connection:changed', connectionInfo());
+          throw new ReplyFailure('connection-failed', embeddedState.message!);
+        },
+      );
+    }
+    return embeddedStarting;
+  }
+
+  function storedConnection(): StoredConnection {
+    return getSetting<StoredConnection>(db, 'connection') ?? { kind: 'embedded' };
+  }
+
+  function connectionInfo(): ConnectionInfo {
+    const stored = storedConnection();
+    const key = options.secrets.has(PROVIDER_KEY) ? options.secrets.get(PROVIDER_KEY) : undefined;
+    return {
+      kind: stored.kind,
+      embedded: embeddedState,
+      provider:
+        stored.baseUrl !== undefined
+          ? { baseUrl: stored.baseUrl, keyMask: key ? maskSecret(key) : null }
+          : null,
+      vault: {
+        storage: options.secrets.storage,
+        isAvailable: options.secrets.availability.isAvailable,
+        ...(options.secrets.availability.message ? { message: options.secrets.availability.message } : {}),
+      },
+    };
+  }
+
+  async function clientFor(
+    kind: 'embedded' | 'provider',
+    baseUrl?: string | null,
+    apiKey?: string,
+  ): Promise<Client> {
+    if (kind === 'embedded') {
+      const service = await ensureEmbedded();
+      return createClient({
+        baseUrl: service.baseUrl,
+        apiKey: service.apiKey,
+        userAgent: 'Mailsieve desktop',
+      });
+    }
+    const key = apiKey ?? options.secrets.get(PROVIDER_KEY);
+    if (!baseUrl)
+      throw new ReplyFailure(
+        'not-configured',
+        'No provider address is set: enter it on the Connection screen.',
+      );
+    if (!key)
+      throw new ReplyFailure(
+        'not-configured',
+        'No API key is stored for the provider: enter it on the Connection screen.',
+      );
+    return createClient({ baseUrl, apiKey: key, userAgent: 'Mailsieve desktop' });
+  }
+
+  async function currentClient(): Promise<{
+    client: Client;
+    kind: 'embedded' | 'provider';
+    baseUrl: string | null;
+  }> {
+    const stored = storedConnection();
+    const client = await clientFor(stored.kind, stored.baseUrl);
+    return {
+      client,
+      kind: stored.kind,
+      baseUrl: stored.kind === 'provider' ? (stored.baseUrl ?? null) : null,
+    };
+  }
+
+  async function testConnection(input: ConnectionInput) {
+    const started = Date.now();
+    const client =
+      input.kind === 'embedded'
+        ? await clientFor('embedded')
+        : await clientFor('provider', input.baseUrl, input.apiKey);
+    const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
+    if (!result.ok) {
+      const error = result.error;
+      const why =
+        error.kind === 'http' && error.status === 401
+          ? 'the service refused the API key (401)'
+          : error.kind === 'http'
+            ? `the service answered HTTP ${error.status}: ${error.message}`
+            : error.message;
+      throw new ReplyFailure('connection-failed', `The test call failed: ${why}. Nothing was saved.`);
+    }
+    return {
+      mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
+      latencyMs: Date.now() - started,
+      baseUrl: client.baseUrl,
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Jobs
+
+  const jobs = new JobManager({
+    db,
+    resultsDir,
+    connect: async (job) => {
+      const client = await clientFor(job.connectionKind, job.connectionUrl);
+      return {
+        client,
+        pollIntervalMs: job.connectionKind === 'embedded' ? (options.localPollIntervalMs ?? 250) : 5000,
+      };
+    },
+    onProgress: (progress) => emit('job:progress', progress),
+    onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
+  });
+
+  function jobOrFail(jobId: number): JobRecord {
+    const job = getJob(db, jobId);
+    if (!job)
+      throw new ReplyFailure('not-found', `Job ${jobId} is not in the history (it may have been deleted).`);
+    return job;
+  }
+
+  function stagedOrFail(fileId: string) {
+    const file = staged.get(fileId);
+    if (!file) throw new ReplyFailure('not-found', 'That file is no longer open: add it again.');
+    if (!existsSync(file.path))
+      throw new ReplyFailure('file-unreadable', `“${file.name}” is no longer where it was: add it again.`);
+    return file;
+  }
+
+  function detail(job: JobRecord): JobDetail {
+    const reporting =
+      job.lastDocument && typeof job.lastDocument === 'object'
+        ? ((job.lastDocument as { services?: { email_validation?: { reporting?: unknown } } }).services
+            ?.email_validation?.reporting ?? job.reporting)
+        : job.reporting;
+    return {
+      id: job.id,
+      createdAt: job.createdAt,
+      updatedAt: job.updatedAt,
+      status: job.status,
+      message: job.message,
+      file: {
+        name: job.fileName,
+        size: job.fileSize,
+        sha256: job.fileSha256,
+        format: job.fileFormat,
+        encoding: job.fileEncoding,
+      },
+      mapping: job.mapping,
+      options: job.options,
+      connection: { kind: job.connectionKind, baseUrl: job.connectionUrl },
+      part:
+        job.partIndex !== null && job.partCount !== null
+          ? { index: job.partIndex, count: job.partCount }
+          : null,
+      listId: job.listId,
+      rows: job.rows,
+      timeline: jobTimeline(db, job.id),
+      lastDocument: job.lastDocument,
+      reporting: reporting ?? null,
+      hasResults: job.resultsPath !== null && existsSync(job.resultsPath),
+      duplicates: job.duplicates,
+      resultsName: job.resultsName,
+      exports: jobExports(db, job.id).map(({ path: _path, ...info }) => info),
+      progress: jobs.progress(job.id) ?? null,
+      checks: job.connectionKind === 'embedded' ? 'offline' : 'provider',
+    };
+  }
+
+  function resultsOf(job: JobRecord): { path: string; name: string } {
+    if (!job.resultsPath || !job.resultsName || !existsSync(job.resultsPath))
+      throw new ReplyFailure(
+        'no-results',
+        job.status === 'completed'
+          ? 'The results file of this job is missing from disk.'
+          : 'This job has no results yet.',
+      );
+    return { path: job.resultsPath, name: job.resultsName };
+  }
+
+  const handlers: Handlers = {
+    'app:get-info': () => ({
+      mode: options.mode,
+      version: options.version,
+      platform: process.platform,
+      hasNativeDialogs: options.hasNativeDialogs,
+      home,
+    }),
+    'connection:get': () => connectionInfo(),
+    'connection:test': (input) => testConnection(input),
+    'connection:set': async (input) => {
+      if (input.kind === 'provider') {
+        if (input.apiKey !== undefined && !options.secrets.availability.isAvailable)
+          throw new ReplyFailure(
+            'secrets-unavailable',
+            options.secrets.availability.message ?? 'Keys cannot be stored here.',
+          );
+        await testConnection(input);
+        if (input.apiKey !== undefined) options.secrets.set(PROVIDER_KEY, input.apiKey);
+        setSetting(db, 'connection', { kind: 'provider', baseUrl: input.baseUrl });
+      } else {
+        const stored = storedConnection();
+        setSetting(db, 'connection', {
+          kind: 'embedded',
+          ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
+        });
+      }
+      const info = connectionInfo();
+      emit('connection:changed', info);
+      return info;
+    },
+    'keys:clear': () => {
+      options.secrets.delete(PROVIDER_KEY);
+      const stored = storedConnection();
+      if (stored.kind === 'provider')
+        setSetting(db, 'connection', { kind: 'embedded', baseUrl: stored.baseUrl });
+      const info = connectionInfo();
+      emit('connection:changed', info);
+      return info;
+    },
+    'files:add-path': (input) => core.addPath(input.path),
+    'files:list-recent': () => recentFiles(db),
+    'files:inspect': async (input) => {
+      const file = stagedOrFail(input.fileId);
+      return inspectFile({
+        fileId: input.fileId,
+        ...file,
+        ...(input.delimiter !== undefined ? { delimiter: input.delimiter } : {}),
+        ...(input.header !== undefined ? { header: input.header } : {}),
+        presetFor: (signature) => getPreset(db, signature),
+      });
+    },
+    'files:precheck': async (input) => {
+      const file = stagedOrFail(input.fileId);
+      if (input.mapping.roles.length === 0) throw new ReplyFailure('invalid-input', 'No columns.');
+      return (await preparation()).precheck(file, input.mapping, input.split);
+    },
+    'jobs:start': async (input) => {
+      const file = stagedOrFail(input.fileId);
+      const format = formatOf(file.name);
+      if (!format)
+        throw new ReplyFailure('invalid-input', `“${file.name}” is not a .csv, .txt or .zip file.`);
+      const stored = storedConnection();
+      if (stored.kind === 'provider') await clientFor('provider', stored.baseUrl); // fails early without a key
+      const inspection = await inspectFile({
+        fileId: input.fileId,
+        ...file,
+        delimiter: input.mapping.delimiter,
+        header: input.mapping.header,
+      });
+      if (inspection.columns.length !== input.mapping.roles.length)
+        throw new ReplyFailure(
+          'invalid-input',
+          'The mapping does not match the file’s columns: inspect the file again.',
+        );
+      savePreset(db, inspection.signature, {
+        roles: input.mapping.roles,
+        delimiter: input.mapping.delimiter,
+        header: input.mapping.header,
+      });
+      const prepareDir = join(stagingDir, `prepared-${randomUUID()}`);
+      const { prepareUpload, sha256File } = await preparation();
+      const parts = await prepareUpload(file, input.mapping, {
+        split: input.options.split,
+        dir: prepareDir,
+        headerNames: inspection.columns.map((column) => column.name),
+      });
+      const sha256 = await sha256File(file.path);
+      const jobIds: number[] = [];
+      for (const [index, part] of parts.entries()) {
+        const id = insertJob(db, {
+          fileName: file.name,
+          filePath: part.path,
+          uploadName: part.name,
+          uploadHeader: part.header,
+          fileSize: file.size,
+          fileSha256: sha256,
+          fileFormat: format,
+          fileEncoding: inspection.encoding,
+          mapping: input.mapping,
+          options: input.options,
+          connectionKind: stored.kind,
+          connectionUrl: stored.kind === 'provider' ? (stored.baseUrl ?? null) : null,
+          ...(parts.length > 1 ? { partIndex: index + 1, partCount: parts.length } : {}),
+          ...(part.rows !== null
+            ? { rows: part.rows }
+            : inspection.isRowCountEstimate
+              ? {}
+              : { rows: inspection.rowCount }),
+        });
+        // The job keeps its own copy of what it uploads, so a restart can upload it again. A file picked by
+        // path (Electron) is read where it is; staged and prepared copies move into the job's folder.
+        const dir = join(resultsDir, String(id), 'input');
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const isOwnCopy = part.path.startsWith(stagingDir);
+        if (isOwnCopy) {
+          const target = join(dir, basename(part.path));
+          try {
+            linkSync(part.path, target);
+          } catch {
+            copyFileSync(part.path, target);
+          }
+          db.prepare('UPDATE jobs SET file_path = ? WHERE id = ?').run(target, id);
+        }
+        setJobFileFacts(db, id, { sha256, rows: part.rows });
+        jobIds.push(id);
+      }
+      rmSync(prepareDir, { recursive: true, force: true });
+      for (const id of jobIds) jobs.start(id);
+      emit('jobs:changed', { jobIds });
+      return { jobIds };
+    },
+    'jobs:list': (input) => listJobs(db, input),
+    'jobs:get': (input) => detail(jobOrFail(input.jobId)),
+    'jobs:cancel': async (input) => {
+      jobOrFail(input.jobId);
+      await jobs.cancel(input.jobId);
+      return detail(jobOrFail(input.jobId));
+    },
+    'jobs:delete': async (input) => {
+      const job = jobOrFail(input.jobId);
+      if (jobs.isRunning(job.id)) await jobs.cancel(job.id);
+      const deleted = deleteJob(db, job.id);
+      rmSync(join(resultsDir, String(job.id)), { recursive: true, force: true });
+      emit('jobs:changed', { jobIds: [job.id] });
+      return { deleted };
+    },
+    'jobs:preview': async (input) => {
+      const job = jobOrFail(input.jobId);
+      const results = resultsOf(job);
+      return previewRows(results.path, results.name, job.mapping.delimiter, input.status, input.limit);
+    },
+    'jobs:export': async (input) => {
+      const job = jobOrFail(input.jobId);
+      const results = resultsOf(job);
+      const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
+      const dir = join(resultsDir, String(job.id), 'exports');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const stem = results.name.replace(/\.(csv|txt|zip)$/i, '');
+      const textExtension = listFileExtension(job.uploadName) === '.txt' ? '.txt' : '.csv';
+      const suffix = input.kind === 'custom' ? statuses.join('+') : input.kind;
+      const fileName = `${stem}-${suffix}${results.name.toLowerCase().endsWith('.zip') ? textExtension : (/\.[^.]+$/.exec(results.name)?.[0] ?? '.csv')}`;
+      const path = join(dir, `${Date.now()}-${fileName}`);
+      const written = await writeExport(
+        results.path,
+        results.name,
+        job.mapping.delimiter,
+        (status) => isExportedStatus(input.kind, status, statuses),
+        path,
+      );
+      const record = insertExport(db, {
+        jobId: job.id,
+        kind: input.kind,
+        statuses,
+        path,
+        fileName,
+        rows: written.rows,
+        bytes: written.bytes,
+      });
+      emit('jobs:changed', { jobIds: [job.id] });
+      const { path: _path, ...info } = record;
+      return info;
+    },
+    'verify:address': async (input) => {
+      const { client, kind } = await currentClient();
+      const result = await client.verify(input.email, { timeout: 10 });
+      if (!result.ok)
+        throw new ReplyFailure('connection-failed', `The service did not answer: ${result.error.message}`);
+      const answer = verificationOf(result.value);
+      return {
+        mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
+        address: answer.address,
+        status: answer.status,
+        statusCode: answer.status_code,
+        domainType: answer.domain_type ?? null,
+        isRoleAccount: answer.role_account === true,
+        corrections: answer.email_corrections ?? [],
+        engagementScore:
+          'engagement_score' in answer && typeof answer.engagement_score === 'number'
+            ? answer.engagement_score
+            : null,
+        connection: kind,
+        checks: kind === 'embedded' ? ('offline' as const) : ('provider' as const),
+      };
+    },
+  };
+
+  function redactSecrets(message: string): string {
+    const key = options.secrets.availability.isAvailable ? options.secrets.get(PROVIDER_KEY) : undefined;
+    let out = key ? redact(message, key) : message;
+    if (embedded) out = redact(out, embedded.apiKey);
+    return out;
+  }
+
+  const core: DesktopCore = {
+    db,
+    async handle(channel, input) {
+      if (!isChannel(channel))
+        return { ok: false, error: { code: 'unknown-channel', message: `No such operation: ${channel}` } };
+      const parsed = CHANNELS[channel].input.safeParse(input ?? {});
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return {
+          ok: false,
+          error: {
+            code: 'invalid-input',
+            message: issue ? `${issue.path.join('.') || 'input'}: ${issue.message}` : 'Invalid input.',
+          },
+        };
+      }
+      try {
+        const handler = handlers[channel] as (input: unknown) => unknown;
+        return { ok: true, value: await handler(parsed.data) };
+      } catch (error) {
+        if (error instanceof ReplyFailure)
+          return { ok: false, error: { code: error.code, message: redactSecrets(error.message) } };
+        if (error instanceof FileProblem)
+          return { ok: false, error: { code: error.code, message: error.message } };
+        const code = (error as { code?: unknown }).code;
+        const message = error instanceof Error ? error.message : String(error);
+        return {
+          ok: false,
+          error: {
+            code:
+              code === 'ENOENT'
+                ? 'file-unreadable'
+                : typeof code === 'string' && /^[a-z-]+$/.test(code)
+                  ? code
+                  : 'internal',
+            message: redactSecrets(message),
+          },
+        };
+      }
+    },
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    addPath(path) {
+      let size: number;
+      try {
+        const stat = statSync(path);
+        if (!stat.isFile()) throw new ReplyFailure('file-unreadable', `“${basename(path)}” is not a file.`);
+        size = stat.size;
+      } catch (error) {
+        if (error instanceof ReplyFailure) throw error;
+        throw new ReplyFailure('file-unreadable', `“${basename(path)}” cannot be read.`);
+      }
+      const name = basename(path);
+      if (!formatOf(name))
+        throw new ReplyFailure(
+          'file-unreadable',
+          `“${name}” is not a list file: choose a .csv, .txt or .zip file.`,
+        );
+      touchRecentFile(db, { path, name, size });
+      return core.registerStaged(randomUUID(), path, name);
+    },
+    stagingPathFor(name) {
+      const fileId = randomUUID();
+      const dir = join(stagingDir, fileId);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const safe = basename(name).replace(/[^\w.\- ()+]/g, '_') || 'list.csv';
+      return { fileId, path: join(dir, safe) };
+    },
+    registerStaged(fileId, path, name) {
+      const size = statSync(path).size;
+      staged.set(fileId, { path, name, size });
+      return { fileId, name, size };
+    },
+    exportFile(exportId) {
+      const record = getExport(db, exportId);
+      return record && existsSync(record.path) ? { path: record.path, fileName: record.fileName } : undefined;
+    },
+    resumeJobs: () => jobs.resume(),
+    async close() {
+      await jobs.close();
+      if (embeddedStarting) {
+        const service = await embeddedStarting.catch(() => undefined);
+        await service?.close();
+      }
+      db.close();
+    },
+  };
+  if (!options.isResumeDeferred) jobs.resume();
+  return core;
+}

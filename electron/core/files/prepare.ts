@@ -1,0 +1,212 @@
+// Before a list is sent: the offline pre-check (rows to send, how many fail the syntax check, how many are
+// duplicates), and the file(s) to upload: the original when it can go as it is, else a UTF-8 copy whose header
+// row names the roles the user chose, split into parts of at most the service's per-list limit when asked.
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdirSync, renameSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { statusForCode } from '../../../shared/api/codes.js';
+import { columnKindOf } from '../../../shared/columns.js';
+import {
+  COLUMN_ROLE_HEADERS,
+  PART_LIMIT,
+  type Mapping,
+  type Precheck,
+} from '../../../shared/desktop/contract.js';
+import { NO_POLICY, verifyOffline } from '../../../service/engine/index.js';
+import { quoteField, readRecordBatches, splitFields } from './records.js';
+import { decodeStream, detectEncoding, openListSource, readHead, type ListSource } from './source.js';
+
+export interface FileRef {
+  readonly path: string;
+  readonly name: string;
+  readonly size: number;
+}
+
+async function encodingOf(source: ListSource) {
+  const head = await readHead(await source.open(), 64 * 1024);
+  return detectEncoding(head.bytes, head.isWhole).encoding;
+}
+
+async function* records(source: ListSource): AsyncGenerator<string[]> {
+  const encoding = await encodingOf(source);
+  yield* readRecordBatches(decodeStream(await source.open(), encoding));
+}
+
+function isBlank(raw: string, delimiter: string): boolean {
+  return raw.trim() === '' || raw.split(delimiter).every((field) => field.trim() === '' || field === '""');
+}
+
+/** A 52-bit hash of a string, for counting duplicates without holding a million strings. */
+function hash52(text: string): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
+  }
+  return (h1 >>> 0) * 0x100000 + ((h2 >>> 0) & 0xfffff);
+}
+
+/** The offline pre-check: what the service will be sent, and what the syntax check already says of it. */
+export async function precheck(
+  file: FileRef,
+  mapping: Mapping,
+  split: boolean,
+  partLimit = PART_LIMIT,
+): Promise<Precheck> {
+  const source = await openListSource(file.path, file.name, file.size);
+  const emailIndex = mapping.roles.indexOf('email');
+  const counts = new Map<number, number>();
+  let rowsToSend = 0;
+  let invalid = 0;
+  let blank = 0;
+  let isHeaderRow = mapping.header;
+  for await (const batch of records(source)) {
+    for (const raw of batch) {
+      if (isHeaderRow) {
+        isHeaderRow = false;
+        continue;
+      }
+      if (isBlank(raw, mapping.delimiter)) {
+        blank++;
+        continue;
+      }
+      rowsToSend++;
+      const value = splitFields(raw, mapping.delimiter)[emailIndex] ?? '';
+      const verdict = verifyOffline(value, NO_POLICY);
+      if (statusForCode(verdict.code, 'email_validation') === 'invalid') invalid++;
+      const key = hash52((verdict.address || value.trim()).toLowerCase());
+      if (verdict.address !== '') counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  let duplicates = 0;
+  for (const count of counts.values()) if (count > 1) duplicates += count;
+  const parts = split ? Math.max(1, Math.ceil(rowsToSend / partLimit)) : 1;
+  return {
+    rowsToSend,
+    invalid,
+    duplicates,
+    blank,
+    overLimit: split ? 0 : Math.max(0, rowsToSend - partLimit),
+    parts,
+  };
+}
+
+/** The header row to send: the file's own names where they already say the role, the role's name otherwise. */
+export function headerFor(
+  mapping: Mapping,
+  names: readonly string[],
+): { cells: string[]; isChanged: boolean } {
+  let isChanged = !mapping.header;
+  const cells = mapping.roles.map((role, c) => {
+    const own = mapping.header ? (names[c] ?? '') : '';
+    if (role === 'ignore') return own || `Column ${c + 1}`;
+    if (role === 'email') return own || COLUMN_ROLE_HEADERS.email;
+    if (mapping.header && columnKindOf(own) === role) return own;
+    isChanged = true;
+    return COLUMN_ROLE_HEADERS[role];
+  });
+  // A file without a header whose only role is email needs none.
+  if (!mapping.header && mapping.roles.every((role) => role === 'email' || role === 'ignore'))
+    isChanged = false;
+  return { cells, isChanged };
+}
+
+export interface UploadPart {
+  readonly path: string;
+  /** The name the list is submitted under. */
+  readonly name: string;
+  readonly size: number;
+  readonly header: boolean;
+  readonly rows: number | null;
+}
+
+/**
+ * The file(s) to submit. The original goes as it is when it can; otherwise copies are written to `dir`
+ * (named after the original, `-part2` etc. when split). Each part repeats the header row.
+ */
+export async function prepareUpload(
+  file: FileRef,
+  mapping: Mapping,
+  options: { split: boolean; dir: string; headerNames: readonly string[]; partLimit?: number },
+): Promise<UploadPart[]> {
+  const source = await openListSource(file.path, file.name, file.size);
+  const { cells, isChanged } = headerFor(mapping, options.headerNames);
+  const encoding = await encodingOf(source);
+  const needsCopy = isChanged || options.split || encoding !== 'utf-8';
+  if (!needsCopy)
+    return [{ path: file.path, name: file.name, size: file.size, header: mapping.header, rows: null }];
+
+  mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+  const stem = source.textName.replace(/\.(csv|txt)$/i, '');
+  const extension = /\.txt$/i.test(source.textName) ? '.txt' : '.csv';
+  const writesHeader = mapping.header || isChanged;
+  const partLimit = options.partLimit ?? PART_LIMIT;
+  const headerLine = cells.map((cell) => quoteField(cell, mapping.delimiter)).join(mapping.delimiter);
+  const parts: UploadPart[] = [];
+  let lineBreak = '\n';
+  let out: ReturnType<typeof createWriteStream> | undefined;
+  let partPath = '';
+  let partName = '';
+  let partRows = 0;
+  let isHeaderRow = mapping.header;
+
+  const close = async () => {
+    if (!out) return;
+    out.end();
+    await once(out, 'finish');
+    renameSync(`${partPath}.tmp`, partPath);
+    parts.push({
+      path: partPath,
+      name: partName,
+      size: statSync(partPath).size,
+      header: writesHeader,
+      rows: partRows,
+    });
+    out = undefined;
+  };
+  const open = () => {
+    const index = parts.length + 1;
+    partName = options.split ? `${stem}-part${index}${extension}` : `${stem}${extension}`;
+    partPath = join(options.dir, partName);
+    out = createWriteStream(`${partPath}.tmp`, { mode: 0o600 });
+    partRows = 0;
+    if (writesHeader) out.write(headerLine + lineBreak);
+  };
+
+  for await (const batch of readRecordBatches(
+    decodeStream(await source.open(), encoding),
+    (sequence) => (lineBreak = sequence),
+  )) {
+    let text = '';
+    for (const raw of batch) {
+      if (isHeaderRow) {
+        isHeaderRow = false;
+        continue;
+      }
+      if (isBlank(raw, mapping.delimiter)) continue;
+      if (!out || (options.split && partRows >= partLimit)) {
+        if (text && out) out.write(text);
+        text = '';
+        await close();
+        open();
+      }
+      text += raw + lineBreak;
+      partRows++;
+    }
+    if (text && out && !out.write(text)) await once(out, 'drain');
+  }
+  if (!out) open();
+  await close();
+  return parts;
+}
+
+/** SHA-256 of a file, hex. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

@@ -1,0 +1,124 @@
+// Browser mode: the desktop core behind the loopback web host, with the UI opened in Chromium or Chrome as an
+// app window (or the address printed when no such browser or display is there). `npm start` runs this when
+// Electron cannot be had. Stops on Ctrl+C, or when the app window it opened is closed.
+//
+//   node dist/electron/web/main.js [--no-open] [--port N]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDesktopCore } from '../core/desktop.js';
+import { appHome } from '../core/home.js';
+import { FileSecretStore } from '../core/secrets.js';
+import { startWebHost } from './host.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const distDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+function argValue(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+}
+
+/** Chromium or Chrome: /usr/bin/chromium first, then the usual names on PATH. */
+export function findBrowser(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const names = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable', 'chrome'];
+  const candidates = [
+    ...(env.MAILSIEVE_BROWSER ? [env.MAILSIEVE_BROWSER] : []),
+    '/usr/bin/chromium',
+    ...(env.PATH ?? '').split(delimiter).flatMap((dir) => names.map((name) => join(dir, name))),
+    '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+    '/Applications/Chromium.app/Contents/MacOS/Chromium',
+  ];
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function hasDisplay(env: NodeJS.ProcessEnv = process.env): boolean {
+  return process.platform !== 'linux' || Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
+}
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const home = appHome();
+const portArg = argValue('--port');
+const core = createDesktopCore({
+  home,
+  secrets: new FileSecretStore(home),
+  mode: 'browser',
+  hasNativeDialogs: false,
+  version: version(),
+});
+const host = await startWebHost({
+  core,
+  rendererDir: join(distDir, 'renderer'),
+  ...(portArg ? { port: Number(portArg) } : {}),
+});
+
+const reason = process.env.MAILSIEVE_MODE_REASON ?? 'Electron is not available here';
+process.stdout.write(`Mailsieve: browser mode (${reason}). History and results in ${home}\n`);
+process.stdout.write(`MAILSIEVE_URL=${host.launchUrl}\n`);
+
+let browser: ChildProcess | undefined;
+const isOpenWanted = !process.argv.includes('--no-open') && process.env.MAILSIEVE_NO_BROWSER !== '1';
+const executable = isOpenWanted ? findBrowser() : undefined;
+if (isOpenWanted && executable && hasDisplay()) {
+  const profile = join(home, 'browser-profile');
+  mkdirSync(profile, { recursive: true, mode: 0o700 });
+  const args = [
+    `--app=${host.launchUrl}`,
+    `--user-data-dir=${profile}`,
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--window-size=1280,860',
+  ];
+  // Chromium refuses to run as root with its sandbox.
+  if (process.getuid?.() === 0) args.push('--no-sandbox');
+  const started = Date.now();
+  browser = spawn(executable, args, { stdio: 'ignore' });
+  process.stdout.write(
+    `Opened the app window in ${executable}. Close it (or press Ctrl+C) to stop Mailsieve.\n`,
+  );
+  browser.once('exit', () => {
+    // An exit within a few seconds means an existing browser took the window over: keep serving it.
+    if (Date.now() - started > 5000) void shutdown();
+  });
+  browser.once('error', () => {
+    process.stdout.write(`Could not open ${executable}: open the address above in a browser.\n`);
+  });
+} else if (isOpenWanted) {
+  process.stdout.write(
+    executable
+      ? 'No display to open a window on: open the address above in a browser on this machine.\n'
+      : 'No Chromium or Chrome found: open the address above in a browser on this machine.\n',
+  );
+}
+process.stdout.write('Press Ctrl+C to stop.\n');
+
+let isStopping = false;
+async function shutdown(): Promise<void> {
+  if (isStopping) return;
+  isStopping = true;
+  browser?.kill();
+  await host.close();
+  await core.close();
+  process.exit(0);
+}
+process.once('SIGINT', () => void shutdown());
+process.once('SIGTERM', () => void shutdown());

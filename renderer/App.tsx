@@ -1,0 +1,61 @@
+import { useEffect } from 'react';
+import { handleShortcut } from './commands.js';
+import { Sidebar } from './components/Sidebar.js';
+import { NoticeBar } from './components/NoticeBar.js';
+import { ConnectionScreen } from './screens/ConnectionScreen.js';
+import { HistoryScreen } from './screens/HistoryScreen.js';
+import { JobScreen } from './screens/JobScreen.js';
+import { NewJobScreen } from './screens/NewJobScreen.js';
+import { VerifyScreen } from './screens/VerifyScreen.js';
+import { useAppStore } from './store/index.js';
+
+function CurrentScreen() {
+  const screen = useAppStore((state) => state.screen);
+  switch (screen.name) {
+    case 'new':
+      return <NewJobScreen />;
+    case 'job':
+      return <JobScreen jobId={screen.jobId} />;
+    case 'history':
+      return <HistoryScreen />;
+    case 'verify':
+      return <VerifyScreen />;
+    case 'connection':
+      return <ConnectionScreen />;
+  }
+}
+
+export function App() {
+  const appState = useAppStore((state) => state.appState);
+  const startupError = useAppStore((state) => state.startupError);
+
+  useEffect(() => {
+    const root = document.getElementById('root');
+    root?.setAttribute('data-app-state', appState);
+  }, [appState]);
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      handleShortcut(event, useAppStore.getState());
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  if (appState === 'failed')
+    return (
+      <main className="startup-error">
+        <h1>Mailsieve could not start</h1>
+        <p role="alert">{startupError}</p>
+      </main>
+    );
+  return (
+    <div className="shell" aria-busy={appState === 'loading'}>
+      <Sidebar />
+      <main className="content" id="main">
+        {appState === 'loading' ? <p className="muted">Starting…</p> : <CurrentScreen />}
+      </main>
+      <NoticeBar />
+    </div>
+  );
+}

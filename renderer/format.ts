@@ -1,0 +1,122 @@
+// Words and numbers for people.
+
+const number = new Intl.NumberFormat('en-US');
+export function formatCount(value: number): string {
+  return number.format(value);
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+export function formatPercent(part: number, whole: number): string {
+  if (whole === 0) return '0%';
+  const share = (part / whole) * 100;
+  return `${share < 1 && share > 0 ? share.toFixed(1) : Math.round(share)}%`;
+}
+
+export function formatDuration(seconds: number): string {
+  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+export function formatDate(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : dateTime.format(date);
+}
+
+/** `2026-11-21 06:38` in local time: compact, sortable by eye, for tables. */
+export function formatShortDate(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+export function describeDelimiterName(delimiter: string): string {
+  switch (delimiter) {
+    case ',':
+      return 'Comma';
+    case ';':
+      return 'Semicolon';
+    case '\t':
+      return 'Tab';
+    case '|':
+      return 'Pipe';
+    case ' ':
+      return 'Space';
+    default:
+      return `“${delimiter}”`;
+  }
+}
+
+export const JOB_STATUS_LABELS: Readonly<Record<string, string>> = {
+  queued: 'Queued',
+  uploading: 'Uploading',
+  processing: 'Processing',
+  downloading: 'Downloading results',
+  completed: 'Completed',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+/** The list statuses of results (legacy vocabulary), in the order the Results screen shows them. */
+export const STATUS_ORDER = ['valid', 'corrected', 'unknown', 'unverifiable', 'risky', 'invalid'] as const;
+
+export const STATUS_LABELS: Readonly<Record<string, string>> = {
+  valid: 'Valid',
+  corrected: 'Corrected',
+  unknown: 'Unknown',
+  unverifiable: 'Unverifiable',
+  risky: 'Risky',
+  invalid: 'Invalid',
+  safetosend: 'Safe to send',
+  trap: 'Trap',
+  catchall: 'Catch-all',
+};
+
+/** What a status means in the safe_to_send vocabulary of E1 answers (spec: verification statuses). */
+export const SAFE_TO_SEND_MEANINGS: Readonly<Record<string, string>> = {
+  safetosend: 'Passed all checks; safe to mail and covered by the provider’s deliverability guarantee.',
+  valid:
+    'Passed the checks that could be made, but delivery was not confirmed: it may bounce, and no guarantee covers it.',
+  invalid: 'Do not mail: bad syntax, a dead domain, or no such mailbox.',
+  trap: 'Deliverable but high risk: spam trap, honeypot, disposable address or complainer. Do not mail.',
+  catchall: 'The domain accepts every address, so the mailbox cannot be checked; some bounces expected.',
+  unknown: 'No check could be completed (for example a timeout); a later try may say valid or invalid.',
+};
+
+/** What a list status means, in words (spec: statuses; list results use the legacy vocabulary). */
+export const STATUS_MEANINGS: Readonly<Record<string, string>> = {
+  valid: 'Passed the checks; safe to mail.',
+  corrected: 'Had a syntax or spelling error that was fixed; the corrected address is in “Valid Email”.',
+  unknown:
+    'No check could confirm delivery (offline: the syntax is fine). Mail with care or check again online.',
+  unverifiable: 'The domain accepts every address, so the mailbox cannot be checked; some bounces expected.',
+  risky: 'Deliverable but high risk: spam trap, disposable address or complainer. Do not mail.',
+  invalid: 'Do not mail: bad syntax, a dead domain, or no such mailbox.',
+  safetosend: 'Passed all checks and is covered by the provider’s deliverability guarantee.',
+  trap: 'Deliverable but high risk: spam trap, honeypot, disposable address or complainer. Do not mail.',
+  catchall: 'The domain accepts every address; the mailbox cannot be checked.',
+};
+
+/** Keys of a report's `statuses` member, by list status. */
+export const REPORT_KEY_OF_STATUS: Readonly<Record<(typeof STATUS_ORDER)[number], string>> = {
+  valid: 'Valid',
+  corrected: 'Corrected',
+  unknown: 'Unknown',
+  unverifiable: 'Unverifiable',
+  risky: 'Risky',
+  invalid: 'Invalid',
+};

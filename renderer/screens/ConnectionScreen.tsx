@@ -1,0 +1,168 @@
+import { useEffect, useState } from 'react';
+import type { ConnectionInput } from '../../shared/desktop/contract.js';
+import { useAppStore } from '../store/index.js';
+
+export function ConnectionScreen() {
+  const connection = useAppStore((s) => s.connection);
+  const appInfo = useAppStore((s) => s.appInfo);
+  const action = useAppStore((s) => s.connectionAction);
+  const testConnection = useAppStore((s) => s.testConnection);
+  const saveConnection = useAppStore((s) => s.saveConnection);
+  const clearKey = useAppStore((s) => s.clearKey);
+  const [kind, setKind] = useState<'embedded' | 'provider'>(connection?.kind ?? 'embedded');
+  const [baseUrl, setBaseUrl] = useState(connection?.provider?.baseUrl ?? '');
+  const [apiKey, setApiKey] = useState('');
+
+  useEffect(() => {
+    if (action.status === 'saved') setApiKey('');
+  }, [action.status]);
+
+  if (!connection) return null;
+  const input: ConnectionInput =
+    kind === 'embedded'
+      ? { kind }
+      : { kind, baseUrl: baseUrl.trim(), ...(apiKey.trim() ? { apiKey: apiKey.trim() } : {}) };
+  const isWorking = action.status === 'working';
+  const embedded = connection.embedded;
+  const embeddedText =
+    embedded.state === 'running'
+      ? 'Running on this computer. Checks are offline: syntax, typos, role accounts, disposable and other domain types, duplicates.'
+      : embedded.state === 'starting'
+        ? 'Starting…'
+        : embedded.state === 'failed'
+          ? (embedded.message ?? 'It failed to start.')
+          : 'Not running: it starts when a job or a verification needs it. Works offline, with no account.';
+  return (
+    <section className="screen narrow" aria-labelledby="connection-heading">
+      <header className="screen-head">
+        <h1 id="connection-heading">Connection</h1>
+        <p className="muted">
+          Where lists are cleaned: the local service on this computer, or a provider’s service with an API
+          key.
+        </p>
+      </header>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void saveConnection(input);
+        }}
+      >
+        <fieldset className="choice">
+          <legend>Service</legend>
+          <label className="radio card">
+            <input
+              type="radio"
+              name="kind"
+              value="embedded"
+              checked={kind === 'embedded'}
+              onChange={() => setKind('embedded')}
+            />
+            <span>
+              <strong>Local service</strong> (default, offline)
+              <span className="muted small block">{embeddedText}</span>
+            </span>
+          </label>
+          <label className="radio card">
+            <input
+              type="radio"
+              name="kind"
+              value="provider"
+              checked={kind === 'provider'}
+              onChange={() => setKind('provider')}
+            />
+            <span>
+              <strong>Provider’s service</strong>
+              <span className="muted small block">
+                DNS and mailbox checks, intelligence and identity data, as your key allows.
+              </span>
+            </span>
+          </label>
+        </fieldset>
+        {kind === 'provider' ? (
+          <fieldset className="provider-fields">
+            <legend>Provider</legend>
+            <label htmlFor="base-url">Service address</label>
+            <input
+              id="base-url"
+              type="url"
+              placeholder="https://api.example.com"
+              value={baseUrl}
+              autoComplete="off"
+              spellCheck={false}
+              onChange={(event) => setBaseUrl(event.target.value)}
+            />
+            <label htmlFor="api-key">API key</label>
+            <input
+              id="api-key"
+              type="password"
+              autoComplete="off"
+              spellCheck={false}
+              placeholder={
+                connection.provider?.keyMask
+                  ? `Stored: ${connection.provider.keyMask} (leave empty to keep it)`
+                  : 'Paste the key'
+              }
+              value={apiKey}
+              onChange={(event) => setApiKey(event.target.value)}
+              disabled={!connection.vault.isAvailable}
+              aria-describedby="key-help"
+            />
+            <p id="key-help" className="muted small">
+              {connection.vault.isAvailable
+                ? connection.vault.storage === 'safeStorage'
+                  ? 'The key is encrypted by your system’s keyring and never shown again; only its last 4 characters are.'
+                  : 'The key is kept in a file only your user account can read, and never shown again; only its last 4 characters are.'
+                : connection.vault.message}
+            </p>
+            {connection.provider?.keyMask ? (
+              <p>
+                Stored key: <code>{connection.provider.keyMask}</code>{' '}
+                <button
+                  type="button"
+                  className="small-button"
+                  onClick={() => void clearKey()}
+                  disabled={isWorking}
+                >
+                  Clear key
+                </button>
+              </p>
+            ) : null}
+          </fieldset>
+        ) : null}
+        <div aria-live="polite">
+          {action.status === 'failed' ? (
+            <p className="error" role="alert">
+              {action.error}
+            </p>
+          ) : null}
+          {action.status === 'tested' ? (
+            <p className="success" role="status">
+              The test call worked ({action.value.latencyMs} ms; the key answers in{' '}
+              {action.value.mode === 'safe_to_send' ? 'safe-to-send' : 'legacy validation'} mode).
+            </p>
+          ) : null}
+          {action.status === 'saved' ? (
+            <p className="success" role="status">
+              Saved. New jobs use this connection.
+            </p>
+          ) : null}
+        </div>
+        <div className="actions">
+          <button type="button" disabled={isWorking} onClick={() => void testConnection(input)}>
+            {isWorking && action.what === 'test' ? 'Testing…' : 'Test connection'}
+          </button>
+          <button type="submit" className="primary" disabled={isWorking}>
+            {isWorking && action.what === 'save' ? 'Checking and saving…' : 'Save'}
+          </button>
+        </div>
+        <p className="muted small">A provider connection is checked with a test call before it is saved.</p>
+      </form>
+      {appInfo ? (
+        <p className="muted small about">
+          Mailsieve {appInfo.version} · {appInfo.mode === 'electron' ? 'desktop app' : 'browser mode'} · data
+          in {appInfo.home}
+        </p>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,307 @@
+import { memo, useCallback, useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { JOB_STATUSES, type HistorySort } from '../../shared/desktop/constants.js';
+import type { JobSummary } from '../../shared/desktop/contract.js';
+import { formatCount, formatShortDate, JOB_STATUS_LABELS } from '../format.js';
+import { useAppStore } from '../store/index.js';
+
+/** Rows are of one height, so only those in view (and a few around) are in the DOM. */
+export const HISTORY_ROW_HEIGHT = 44;
+const OVERSCAN = 6;
+
+const COLUMNS: readonly { key: HistorySort | null; label: string; className: string }[] = [
+  { key: 'name', label: 'File', className: 'col-file' },
+  { key: 'created', label: 'Date', className: 'col-date' },
+  { key: 'status', label: 'Status', className: 'col-status' },
+  { key: 'rows', label: 'Rows', className: 'col-num' },
+  { key: null, label: 'Safe', className: 'col-num' },
+  { key: null, label: 'Invalid', className: 'col-num' },
+  { key: null, label: 'Connection', className: 'col-conn' },
+  { key: null, label: 'Actions', className: 'col-actions' },
+];
+
+function Filters() {
+  const query = useAppStore((s) => s.historyQuery);
+  const setQuery = useAppStore((s) => s.setHistoryQuery);
+  const [search, setSearch] = useState(query.search);
+  useEffect(() => {
+    if (search === query.search) return;
+    const timer = setTimeout(() => setQuery({ search }), 200);
+    return () => clearTimeout(timer);
+  }, [search, query.search, setQuery]);
+  return (
+    <form
+      className="filters"
+      role="search"
+      aria-label="Filter history"
+      onSubmit={(event) => event.preventDefault()}
+    >
+      <label>
+        <span className="visually-hidden">Search history</span>
+        <input
+          type="search"
+          placeholder="Search by file name or list number"
+          value={search}
+          aria-label="Search history"
+          onChange={(event) => setSearch(event.target.value)}
+        />
+      </label>
+      <label>
+        Status{' '}
+        <select
+          value={query.status}
+          onChange={(event) => setQuery({ status: event.target.value as typeof query.status })}
+        >
+          <option value="">Any</option>
+          {JOB_STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {JOB_STATUS_LABELS[status]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        From{' '}
+        <input type="date" value={query.from} onChange={(event) => setQuery({ from: event.target.value })} />
+      </label>
+      <label>
+        To <input type="date" value={query.to} onChange={(event) => setQuery({ to: event.target.value })} />
+      </label>
+    </form>
+  );
+}
+
+/** Rows keep their identity while the list scrolls: only those entering the view render. */
+const Row = memo(function Row({
+  job,
+  index,
+  onOpen,
+  onDelete,
+}: Readonly<{
+  job: JobSummary;
+  index: number;
+  onOpen: (jobId: number) => void;
+  onDelete: (job: JobSummary) => void;
+}>) {
+  return (
+    <div
+      role="row"
+      className="history-row"
+      aria-rowindex={index + 2}
+      style={{ transform: `translateY(${index * HISTORY_ROW_HEIGHT}px)` }}
+    >
+      <div role="gridcell" className="col-file">
+        <button
+          type="button"
+          className="link-button"
+          title={job.fileName}
+          onClick={() => onOpen(job.id)}
+          aria-label={`Open ${job.fileName}, job ${job.id}`}
+        >
+          {job.fileName}
+        </button>
+      </div>
+      <div role="gridcell" className="col-date">
+        <time dateTime={job.createdAt}>{formatShortDate(job.createdAt)}</time>
+      </div>
+      <div role="gridcell" className="col-status">
+        <span className={`badge job-${job.status}`}>{JOB_STATUS_LABELS[job.status]}</span>
+      </div>
+      <div role="gridcell" className="col-num">
+        {job.rows === null ? '—' : formatCount(job.rows)}
+      </div>
+      <div role="gridcell" className="col-num">
+        {job.safe === null ? '—' : formatCount(job.safe)}
+      </div>
+      <div role="gridcell" className="col-num">
+        {job.invalid === null ? '—' : formatCount(job.invalid)}
+      </div>
+      <div role="gridcell" className="col-conn" title={job.connection}>
+        {job.connection === 'Local service' ? 'Local' : job.connection}
+      </div>
+      <div role="gridcell" className="col-actions">
+        <button
+          type="button"
+          className="small-button"
+          aria-label={`Delete job ${job.id} (${job.fileName})`}
+          onClick={() => onDelete(job)}
+        >
+          Delete
+        </button>
+      </div>
+    </div>
+  );
+});
+
+function ConfirmDelete({ job, onClose }: Readonly<{ job: JobSummary; onClose: () => void }>) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const deleteJob = useAppStore((s) => s.deleteJob);
+  useEffect(() => {
+    if (dialog.current && !dialog.current.open) dialog.current.showModal();
+  }, []);
+  return (
+    <dialog ref={dialog} className="dialog" aria-labelledby="delete-heading" onClose={onClose}>
+      <h2 id="delete-heading">Delete this job?</h2>
+      <p>
+        “{job.fileName}” (job {job.id}) and its downloaded results and exports are removed from this computer.
+        This cannot be undone.
+      </p>
+      <div className="actions">
+        <button type="button" onClick={() => dialog.current?.close()}>
+          Keep it
+        </button>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            void deleteJob(job.id).then(() => dialog.current?.close());
+          }}
+        >
+          Delete job
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+export function HistoryScreen() {
+  const history = useAppStore((s) => s.history);
+  const query = useAppStore((s) => s.historyQuery);
+  const setQuery = useAppStore((s) => s.setHistoryQuery);
+  const loadHistory = useAppStore((s) => s.loadHistory);
+  const navigate = useAppStore((s) => s.navigate);
+  const openJob = useCallback((jobId: number) => navigate({ name: 'job', jobId }), [navigate]);
+  const viewport = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [height, setHeight] = useState(600);
+  const [toDelete, setToDelete] = useState<JobSummary | null>(null);
+
+  useEffect(() => {
+    if (history.status === 'idle') void loadHistory();
+  }, [history.status, loadHistory]);
+
+  useEffect(() => {
+    const element = viewport.current;
+    if (!element) return;
+    const observer = new ResizeObserver(() => setHeight(element.clientHeight));
+    observer.observe(element);
+    setHeight(element.clientHeight);
+    return () => observer.disconnect();
+  }, [history.status]);
+
+  const frame = useRef(0);
+  const onScroll = useCallback(() => {
+    if (frame.current) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      setScrollTop(viewport.current?.scrollTop ?? 0);
+    });
+  }, []);
+
+  const items = history.status === 'ready' ? history.value.items : [];
+  const first = Math.max(0, Math.floor(scrollTop / HISTORY_ROW_HEIGHT) - OVERSCAN);
+  const last = Math.min(items.length, Math.ceil((scrollTop + height) / HISTORY_ROW_HEIGHT) + OVERSCAN);
+
+  // Arrow keys, Page Up/Down, Home and End move through the list from any control inside it.
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const element = viewport.current;
+    if (!element) return;
+    const steps: Record<string, number> = {
+      ArrowDown: HISTORY_ROW_HEIGHT,
+      ArrowUp: -HISTORY_ROW_HEIGHT,
+      PageDown: element.clientHeight - HISTORY_ROW_HEIGHT,
+      PageUp: -(element.clientHeight - HISTORY_ROW_HEIGHT),
+    };
+    if (event.key in steps) {
+      element.scrollTop += steps[event.key];
+      event.preventDefault();
+    } else if (event.key === 'Home' && event.ctrlKey) element.scrollTop = 0;
+    else if (event.key === 'End' && event.ctrlKey) element.scrollTop = element.scrollHeight;
+  };
+
+  return (
+    <section className="screen history-screen" aria-labelledby="history-heading">
+      <header className="screen-head">
+        <h1 id="history-heading">History</h1>
+        <p className="muted">Every job on this computer. Results open and export offline.</p>
+      </header>
+      <Filters />
+      {history.status === 'failed' ? (
+        <p className="error" role="alert">
+          {history.error}
+        </p>
+      ) : null}
+      <p className="muted small" role="status">
+        {history.status === 'ready'
+          ? `${formatCount(history.value.total)} ${history.value.total === 1 ? 'job' : 'jobs'}`
+          : 'Loading…'}
+      </p>
+      <div
+        role="grid"
+        className="history-grid"
+        aria-label="Jobs"
+        aria-rowcount={items.length + 1}
+        aria-colcount={COLUMNS.length}
+      >
+        <div role="rowgroup" className="history-head">
+          <div role="row" className="history-row is-head" aria-rowindex={1}>
+            {COLUMNS.map((column) => {
+              const isSorted = column.key !== null && query.sort === column.key;
+              return (
+                <div
+                  key={column.label}
+                  role="columnheader"
+                  className={column.className}
+                  aria-sort={isSorted ? (query.direction === 'asc' ? 'ascending' : 'descending') : undefined}
+                >
+                  {column.key ? (
+                    <button
+                      type="button"
+                      className="sort-button"
+                      onClick={() =>
+                        setQuery(
+                          isSorted
+                            ? { direction: query.direction === 'asc' ? 'desc' : 'asc' }
+                            : { sort: column.key!, direction: column.key === 'name' ? 'asc' : 'desc' },
+                        )
+                      }
+                    >
+                      {column.label}
+                      <span aria-hidden="true" className="sort-mark">
+                        {isSorted ? (query.direction === 'asc' ? '▲' : '▼') : ''}
+                      </span>
+                    </button>
+                  ) : (
+                    column.label
+                  )}
+                </div>
+              );
+            })}
+          </div>
+        </div>
+        <div
+          role="rowgroup"
+          className="history-viewport"
+          ref={viewport}
+          onScroll={onScroll}
+          onKeyDown={onKeyDown}
+          tabIndex={0}
+          aria-label="Jobs, scrollable"
+        >
+          <div className="history-spacer" style={{ height: items.length * HISTORY_ROW_HEIGHT }}>
+            {items.slice(first, last).map((job, i) => (
+              <Row key={job.id} job={job} index={first + i} onOpen={openJob} onDelete={setToDelete} />
+            ))}
+          </div>
+          {history.status === 'ready' && items.length === 0 ? (
+            <p className="empty muted">
+              {query.search || query.status || query.from || query.to
+                ? 'No job matches these filters.'
+                : 'No jobs yet: add a list on New job.'}
+            </p>
+          ) : null}
+        </div>
+      </div>
+      {toDelete ? <ConfirmDelete job={toDelete} onClose={() => setToDelete(null)} /> : null}
+    </section>
+  );
+}

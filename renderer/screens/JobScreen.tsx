@@ -1,0 +1,220 @@
+import { useEffect } from 'react';
+import { ACTIVE_JOB_STATUSES } from '../../shared/desktop/constants.js';
+import type { JobDetail, JobProgress } from '../../shared/desktop/contract.js';
+import {
+  formatBytes,
+  formatCount,
+  formatDate,
+  formatDuration,
+  formatPercent,
+  JOB_STATUS_LABELS,
+} from '../format.js';
+import { useAppStore } from '../store/index.js';
+import { ResultsView } from './ResultsView.js';
+
+const STEPS = [
+  { status: 'uploading', label: 'Upload' },
+  { status: 'processing', label: 'Processing at the service' },
+  { status: 'downloading', label: 'Download results' },
+  { status: 'completed', label: 'Done' },
+] as const;
+
+function Steps({ status }: Readonly<{ status: JobDetail['status'] }>) {
+  const order = ['queued', 'uploading', 'processing', 'downloading', 'completed'];
+  const at = order.indexOf(status);
+  return (
+    <ol className="steps" aria-label="Steps">
+      {STEPS.map((step) => {
+        const index = order.indexOf(step.status);
+        const state = at > index ? 'done' : at === index ? 'current' : 'todo';
+        return (
+          <li
+            key={step.status}
+            className={`step is-${state}`}
+            aria-current={state === 'current' ? 'step' : undefined}
+          >
+            <span className="step-dot" aria-hidden="true" />
+            {step.label}
+            <span className="visually-hidden">
+              {state === 'done' ? ' (done)' : state === 'current' ? ' (in progress)' : ''}
+            </span>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function rateText(progress: JobProgress): string | null {
+  if (progress.rate === null || progress.rate === 0) return null;
+  if (progress.status === 'uploading' || progress.status === 'downloading')
+    return `${formatBytes(progress.rate)}/s`;
+  return `${formatCount(Math.round(progress.rate))} rows/s`;
+}
+
+function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: JobProgress | undefined }>) {
+  const cancelJob = useAppStore((s) => s.cancelJob);
+  const isTransfer = progress?.status === 'uploading' || progress?.status === 'downloading';
+  const rate = progress ? rateText(progress) : null;
+  return (
+    <section className="screen" aria-labelledby="progress-heading">
+      <header className="screen-head">
+        <h1 id="progress-heading">Progress</h1>
+        <p className="muted">
+          {job.file.name}
+          {job.part ? ` (part ${job.part.index} of ${job.part.count})` : ''} · started{' '}
+          {formatDate(job.createdAt)}
+        </p>
+      </header>
+      <Steps status={job.status} />
+      <div className="progress-panel">
+        {isTransfer && progress ? (
+          <div className="meter">
+            <label htmlFor="transfer-progress">
+              {progress.status === 'uploading' ? 'Uploaded' : 'Downloaded'}
+            </label>
+            <progress
+              id="transfer-progress"
+              max={Math.max(progress.totalBytes, 1)}
+              value={progress.sentBytes}
+            />
+            <span>
+              {formatBytes(progress.sentBytes)} of {formatBytes(progress.totalBytes)}
+            </span>
+          </div>
+        ) : null}
+        {job.status === 'processing' ? (
+          <div className="meter">
+            <label htmlFor="rows-progress">Rows checked</label>
+            {progress && progress.total > 0 ? (
+              <>
+                <progress id="rows-progress" max={progress.total} value={progress.completed} />
+                <span>
+                  {formatCount(progress.completed)} of {formatCount(progress.total)} (
+                  {formatPercent(progress.completed, progress.total)})
+                </span>
+              </>
+            ) : (
+              <>
+                {/* No value: an indeterminate bar while the service reads the list. */}
+                <progress id="rows-progress" />
+                <span>{job.rows ? `Reading ${formatCount(job.rows)} rows…` : 'Reading the list…'}</span>
+              </>
+            )}
+          </div>
+        ) : null}
+        <dl className="stats">
+          <div>
+            <dt>Status</dt>
+            <dd>{JOB_STATUS_LABELS[job.status]}</dd>
+          </div>
+          <div>
+            <dt>List at the service</dt>
+            <dd>
+              {progress?.listStatus ?? (job.listId !== null ? `List ${job.listId}` : 'Not submitted yet')}
+            </dd>
+          </div>
+          <div>
+            <dt>Rate</dt>
+            <dd>{rate ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>Time left</dt>
+            <dd>{progress?.etaSeconds != null ? formatDuration(progress.etaSeconds) : '—'}</dd>
+          </div>
+        </dl>
+        {progress && progress.services.length > 0 ? (
+          <table className="plain-table" aria-label="Services">
+            <thead>
+              <tr>
+                <th scope="col">Service</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="num">
+                  Done
+                </th>
+                <th scope="col" className="num">
+                  Of
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {progress.services.map((service) => (
+                <tr key={service.name}>
+                  <th scope="row">{service.name.replace(/_/g, ' ')}</th>
+                  <td>{service.status}</td>
+                  <td className="num">{formatCount(service.completed)}</td>
+                  <td className="num">{formatCount(service.input)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
+        {job.message ? <p className="muted">{job.message}</p> : null}
+      </div>
+      <p className="muted small">
+        You can leave this screen: the job goes on, and History shows where it stands.
+      </p>
+      <div className="actions">
+        <button type="button" onClick={() => void cancelJob(job.id)}>
+          Cancel job
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function EndedView({ job }: Readonly<{ job: JobDetail }>) {
+  const navigate = useAppStore((s) => s.navigate);
+  return (
+    <section className="screen" aria-labelledby="ended-heading">
+      <header className="screen-head">
+        <h1 id="ended-heading">{job.status === 'failed' ? 'The job failed' : 'The job was cancelled'}</h1>
+        <p className="muted">
+          {job.file.name} · {formatDate(job.createdAt)}
+        </p>
+      </header>
+      <p
+        className={job.status === 'failed' ? 'error' : undefined}
+        role={job.status === 'failed' ? 'alert' : undefined}
+      >
+        {job.message ?? (job.status === 'failed' ? 'No reason was given.' : 'Cancelled.')}
+      </p>
+      <h2>Timeline</h2>
+      <ol className="timeline">
+        {job.timeline.map((entry, i) => (
+          <li key={i}>
+            <time dateTime={entry.at}>{formatDate(entry.at)}</time>{' '}
+            {JOB_STATUS_LABELS[entry.status] ?? entry.status}
+            {entry.message ? ` — ${entry.message}` : ''}
+          </li>
+        ))}
+      </ol>
+      <div className="actions">
+        <button type="button" className="primary" onClick={() => navigate({ name: 'new' })}>
+          New job
+        </button>
+      </div>
+    </section>
+  );
+}
+
+export function JobScreen({ jobId }: Readonly<{ jobId: number }>) {
+  const view = useAppStore((state) => state.jobs[jobId]);
+  const progress = useAppStore((state) => state.progress[jobId]);
+  const loadJob = useAppStore((state) => state.loadJob);
+  useEffect(() => {
+    if (!view) void loadJob(jobId);
+  }, [jobId, view, loadJob]);
+  if (!view || view.status === 'loading' || view.status === 'idle')
+    return <p className="muted">Loading the job…</p>;
+  if (view.status === 'failed')
+    return (
+      <p className="error" role="alert">
+        {view.error}
+      </p>
+    );
+  const job = view.value;
+  if (ACTIVE_JOB_STATUSES.includes(job.status)) return <ProgressView job={job} progress={progress} />;
+  if (job.status === 'completed') return <ResultsView job={job} />;
+  return <EndedView job={job} />;
+}

@@ -1,0 +1,392 @@
+import { useRef, useState, type DragEvent } from 'react';
+import { COLUMN_ROLES, COLUMN_ROLE_LABELS, type ColumnRole } from '../../shared/desktop/constants.js';
+import type { Inspection } from '../../shared/desktop/contract.js';
+import { OPEN_LIST_COMMAND } from '../commands.js';
+import { describeDelimiterName, formatBytes, formatCount, formatDate } from '../format.js';
+import { useAppStore } from '../store/index.js';
+import type { NewJobState } from '../store/types.js';
+
+type MappingState = Extract<NewJobState, { status: 'mapping' }>;
+
+const DELIMITERS = [',', ';', '\t', '|', ' '];
+
+function DropZone({ isCompact }: Readonly<{ isCompact: boolean }>) {
+  const addFile = useAppStore((state) => state.addFile);
+  const openListDialog = useAppStore((state) => state.openListDialog);
+  const hasNativeDialogs = useAppStore((state) => state.appInfo?.hasNativeDialogs ?? false);
+  const input = useRef<HTMLInputElement>(null);
+  const [isOver, setIsOver] = useState(false);
+
+  const onDrop = (event: DragEvent) => {
+    event.preventDefault();
+    setIsOver(false);
+    const file = event.dataTransfer.files[0];
+    if (file) void addFile(file);
+  };
+  return (
+    <section
+      className={`drop-zone ${isOver ? 'is-over' : ''} ${isCompact ? 'is-compact' : ''}`}
+      aria-label="Add a list"
+      onDragOver={(event) => {
+        event.preventDefault();
+        setIsOver(true);
+      }}
+      onDragLeave={() => setIsOver(false)}
+      onDrop={onDrop}
+    >
+      <svg
+        viewBox="0 0 48 48"
+        width={isCompact ? 28 : 44}
+        height={isCompact ? 28 : 44}
+        aria-hidden="true"
+        className="drop-icon"
+      >
+        <path
+          d="M12 30v8h24v-8"
+          fill="none"
+          stroke="currentColor"
+          strokeWidth="3"
+          strokeLinecap="round"
+          strokeLinejoin="round"
+        />
+        <path
+          d="M24 8v22M15 17l9-9 9 9"
+          fill="none"
+          stroke="currentColor"
+          strokeWidth="3"
+          strokeLinecap="round"
+          strokeLinejoin="round"
+        />
+      </svg>
+      <p>{isCompact ? 'Drop another list here, or' : 'Drop a .csv, .txt or .zip list here, or'}</p>
+      <button
+        type="button"
+        className="primary"
+        aria-keyshortcuts="Control+O"
+        onClick={() => (hasNativeDialogs ? void openListDialog() : input.current?.click())}
+      >
+        Add list
+      </button>
+      <input
+        ref={input}
+        id="add-list-input"
+        type="file"
+        accept=".csv,.txt,.zip,text/csv,text/plain,application/zip"
+        className="visually-hidden"
+        tabIndex={-1}
+        aria-hidden="true"
+        onChange={(event) => {
+          const file = event.target.files?.[0];
+          event.target.value = '';
+          if (file) void addFile(file);
+        }}
+      />
+    </section>
+  );
+}
+
+function RecentFiles() {
+  const recent = useAppStore((state) => state.recentFiles);
+  const openRecent = useAppStore((state) => state.openRecent);
+  if (recent.length === 0) return null;
+  return (
+    <section className="recent" aria-labelledby="recent-heading">
+      <h2 id="recent-heading">Open recent</h2>
+      <ul>
+        {recent.map((file) => (
+          <li key={file.path}>
+            <button type="button" className="link-button" onClick={() => void openRecent(file.path)}>
+              {file.name}
+            </button>
+            <span className="muted">
+              {' '}
+              {formatBytes(file.size)} · {formatDate(file.openedAt)}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function FileFacts({ inspection }: Readonly<{ inspection: Inspection }>) {
+  const facts = [
+    inspection.format === 'zip'
+      ? `${inspection.name} (holds ${inspection.innerName ?? 'one file'})`
+      : inspection.name,
+    formatBytes(inspection.size),
+    inspection.encoding.toUpperCase(),
+    `${inspection.isRowCountEstimate ? 'about ' : ''}${formatCount(inspection.rowCount)} rows`,
+    `${inspection.columns.length} ${inspection.columns.length === 1 ? 'column' : 'columns'}`,
+  ];
+  return <p className="file-facts">{facts.join(' · ')}</p>;
+}
+
+function LayoutControls({ state }: Readonly<{ state: MappingState }>) {
+  const reinspect = useAppStore((s) => s.reinspect);
+  const { inspection } = state;
+  const delimiters = DELIMITERS.includes(inspection.delimiter)
+    ? DELIMITERS
+    : [...DELIMITERS, inspection.delimiter];
+  return (
+    <fieldset className="layout-controls" disabled={state.isReinspecting}>
+      <legend className="visually-hidden">File layout</legend>
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          checked={inspection.header}
+          onChange={(event) => void reinspect({ header: event.target.checked })}
+        />
+        First row is a header
+      </label>
+      <label>
+        Delimiter{' '}
+        <select
+          value={inspection.delimiter}
+          onChange={(event) => void reinspect({ delimiter: event.target.value })}
+        >
+          {delimiters.map((d) => (
+            <option key={d} value={d}>
+              {describeDelimiterName(d)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <span className="muted small">
+        {inspection.delimiterHow === 'content'
+          ? 'Delimiter detected from the contents.'
+          : inspection.delimiterHow === 'extension'
+            ? 'Delimiter from the file name.'
+            : ''}{' '}
+        {inspection.isPresetApplied ? 'Roles from the mapping you used last time for this header.' : ''}
+      </span>
+    </fieldset>
+  );
+}
+
+function Warnings({ state }: Readonly<{ state: MappingState }>) {
+  const emailColumns = state.roles.filter((role) => role === 'email').length;
+  const warnings = state.inspection.warnings.filter(
+    (w) => w.code !== 'no-email-column' || emailColumns === 0,
+  );
+  const messages: { key: string; text: string }[] = warnings.map((w) => ({ key: w.code, text: w.message }));
+  if (emailColumns === 0 && !warnings.some((w) => w.code === 'no-email-column'))
+    messages.push({
+      key: 'mark-email',
+      text: 'No column is marked Email: choose the column that holds the addresses.',
+    });
+  if (messages.length === 0) return null;
+  return (
+    <section className="warnings" aria-label="Warnings">
+      <ul>
+        {messages.map((message) => (
+          <li key={message.key}>{message.text}</li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Mapper({ state }: Readonly<{ state: MappingState }>) {
+  const setRole = useAppStore((s) => s.setRole);
+  const { inspection } = state;
+  return (
+    <div className="table-scroll mapper" role="region" aria-label="Preview of the first rows" tabIndex={0}>
+      <table className="data-table">
+        <thead>
+          <tr>
+            {inspection.columns.map((column) => (
+              <th key={column.index} scope="col">
+                <span className="column-name" title={column.name}>
+                  {column.name}
+                </span>
+                <select
+                  aria-label={`Role of column “${column.name}”`}
+                  value={state.roles[column.index] ?? 'ignore'}
+                  className={state.roles[column.index] === 'email' ? 'is-email' : undefined}
+                  onChange={(event) => setRole(column.index, event.target.value as ColumnRole)}
+                >
+                  {COLUMN_ROLES.map((role) => (
+                    <option key={role} value={role}>
+                      {COLUMN_ROLE_LABELS[role]}
+                    </option>
+                  ))}
+                </select>
+                <span className="column-hint">
+                  {column.emailShare > 0 ? `${Math.round(column.emailShare * 100)}% addresses` : ' '}
+                </span>
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {inspection.rows.map((row, r) => (
+            <tr key={r}>
+              {inspection.columns.map((column) => (
+                <td key={column.index}>{row[column.index] ?? ''}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Precheck({ state }: Readonly<{ state: MappingState }>) {
+  const precheck = state.precheck;
+  let text: string;
+  switch (precheck.status) {
+    case 'idle':
+      text = 'Mark the email column to see what will be sent.';
+      break;
+    case 'loading':
+      text = 'Checking the file offline…';
+      break;
+    case 'failed':
+      text = `The offline pre-check failed: ${precheck.error}`;
+      break;
+    case 'ready': {
+      const p = precheck.value;
+      text = '';
+      return (
+        <section className="precheck" aria-label="Before sending" aria-live="polite">
+          <dl className="stats">
+            <div>
+              <dt>Rows to send</dt>
+              <dd>{formatCount(p.rowsToSend - p.overLimit)}</dd>
+            </div>
+            <div>
+              <dt>Invalid by the offline check</dt>
+              <dd>{formatCount(p.invalid)}</dd>
+            </div>
+            <div>
+              <dt>Duplicates</dt>
+              <dd>{formatCount(p.duplicates)}</dd>
+            </div>
+            {p.parts > 1 ? (
+              <div>
+                <dt>Parts</dt>
+                <dd>{p.parts}</dd>
+              </div>
+            ) : null}
+          </dl>
+          <p className="muted small">
+            {p.blank > 0 ? `${formatCount(p.blank)} blank rows are left out. ` : ''}
+            {p.overLimit > 0
+              ? `${formatCount(p.overLimit)} rows are over the service’s limit of ${formatCount(state.inspection.partLimit)} and would be refused: split the file. `
+              : ''}
+            The pre-check reads syntax and duplicates only; the service decides each row’s status.
+          </p>
+        </section>
+      );
+    }
+  }
+  return (
+    <section className="precheck" aria-label="Before sending" aria-live="polite">
+      <p className="muted">{text}</p>
+    </section>
+  );
+}
+
+function Options({ state }: Readonly<{ state: MappingState }>) {
+  const setReportOnly = useAppStore((s) => s.setReportOnly);
+  const setSplit = useAppStore((s) => s.setSplit);
+  const connection = useAppStore((s) => s.connection);
+  const isOverLimit = state.inspection.rowCount > state.inspection.partLimit;
+  const parts = Math.ceil(state.inspection.rowCount / state.inspection.partLimit);
+  return (
+    <fieldset className="options">
+      <legend>Services and options</legend>
+      <p className="small">
+        {connection?.kind === 'provider'
+          ? 'Email validation, plus the intelligence and identity services your key allows; their columns are appended to the results.'
+          : 'Email validation on the local service: syntax, typos (corrected), role accounts, disposable and other domain types, duplicates. No account needed; nothing leaves this computer.'}
+      </p>
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          checked={state.reportOnly}
+          onChange={(event) => setReportOnly(event.target.checked)}
+        />
+        Report only (match counts for the paid services; buy no data)
+      </label>
+      {isOverLimit ? (
+        <label className="checkbox">
+          <input type="checkbox" checked={state.split} onChange={(event) => setSplit(event.target.checked)} />
+          Split into {parts} parts of up to {formatCount(state.inspection.partLimit)} rows (one job each)
+        </label>
+      ) : null}
+    </fieldset>
+  );
+}
+
+function MappingView({ state }: Readonly<{ state: MappingState }>) {
+  const startCleaning = useAppStore((s) => s.startCleaning);
+  const resetNewJob = useAppStore((s) => s.resetNewJob);
+  const emailColumns = state.roles.filter((role) => role === 'email').length;
+  const isStarting = state.start.status === 'starting';
+  return (
+    <>
+      <div className="section-head">
+        <div>
+          <h2>Map the columns</h2>
+          <FileFacts inspection={state.inspection} />
+        </div>
+        <button type="button" onClick={resetNewJob}>
+          Choose another file
+        </button>
+      </div>
+      <LayoutControls state={state} />
+      <Warnings state={state} />
+      <Mapper state={state} />
+      <div className="two-columns">
+        <Options state={state} />
+        <Precheck state={state} />
+      </div>
+      {state.start.status === 'failed' ? (
+        <p className="error" role="alert">
+          {state.start.error}
+        </p>
+      ) : null}
+      <div className="actions">
+        <button
+          type="button"
+          className="primary large"
+          disabled={emailColumns !== 1 || isStarting || state.isReinspecting}
+          onClick={() => void startCleaning()}
+        >
+          {isStarting ? 'Starting…' : 'Start cleaning'}
+        </button>
+      </div>
+    </>
+  );
+}
+
+export function NewJobScreen() {
+  const newJob = useAppStore((state) => state.newJob);
+  return (
+    <section className="screen" aria-labelledby="new-job-heading">
+      <header className="screen-head">
+        <h1 id="new-job-heading">New job</h1>
+        <p className="muted">Add a list, check how its columns are read, and clean it.</p>
+      </header>
+      <DropZone isCompact={newJob.status === 'mapping'} />
+      {newJob.status === 'adding' ? (
+        <p className="muted" role="status">
+          Reading {newJob.name}…
+        </p>
+      ) : null}
+      {newJob.status === 'failed' ? (
+        <p className="error" role="alert">
+          {newJob.error}
+        </p>
+      ) : null}
+      {newJob.status === 'mapping' ? <MappingView state={newJob} /> : null}
+      {newJob.status === 'empty' || newJob.status === 'failed' ? <RecentFiles /> : null}
+      <p className="muted small shortcut-hint">
+        Tip: {OPEN_LIST_COMMAND.shortcut} opens a list from anywhere.
+      </p>
+    </section>
+  );
+}

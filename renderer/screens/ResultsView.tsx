@@ -1,0 +1,428 @@
+import { useEffect, useRef, useState } from 'react';
+import { describeStatusCode, statusForCode } from '../../shared/api/codes.js';
+import {
+  EXPORT_KINDS,
+  EXPORT_LABELS,
+  RESULT_STATUSES,
+  type ExportKind,
+  type ResultStatus,
+} from '../../shared/desktop/constants.js';
+import type { JobDetail } from '../../shared/desktop/contract.js';
+import { BarTable, type BarRow } from '../components/BarTable.js';
+import {
+  formatBytes,
+  formatCount,
+  formatDate,
+  formatPercent,
+  REPORT_KEY_OF_STATUS,
+  STATUS_LABELS,
+  STATUS_MEANINGS,
+  STATUS_ORDER,
+} from '../format.js';
+import { useAppStore } from '../store/index.js';
+
+interface Reporting {
+  readonly statuses?: Record<string, number | undefined>;
+  readonly invalid_categories?: Record<string, number | undefined>;
+  readonly domain_type?: Record<string, number | undefined>;
+  readonly role_accounts?: number;
+  readonly status_codes?: Record<string, number>;
+}
+
+function asReporting(value: unknown): Reporting {
+  return typeof value === 'object' && value !== null ? value : {};
+}
+
+function sum(record: Record<string, number | undefined> | undefined): number {
+  return Object.values(record ?? {}).reduce<number>((total, n) => total + (n ?? 0), 0);
+}
+
+function OfflineNote({ job }: Readonly<{ job: JobDetail }>) {
+  if (job.checks !== 'offline') return null;
+  return (
+    <aside className="note" aria-label="About offline checks">
+      <p>
+        <strong>Offline checks confirm syntax only.</strong> The local service does not ask DNS or mail
+        servers, so a well-formed address reads <code>unknown</code> (code 10 “Syntax OK”) and its “Valid
+        Email” column stays empty. “Safe to send only” therefore holds just the corrected addresses; export{' '}
+        <strong>Clean</strong> for every row except invalid and risky.
+      </p>
+    </aside>
+  );
+}
+
+function Preview({ jobId }: Readonly<{ jobId: number }>) {
+  const preview = useAppStore((s) => s.preview);
+  const closePreview = useAppStore((s) => s.closePreview);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (preview?.state.status === 'ready') heading.current?.focus();
+  }, [preview?.state.status]);
+  if (!preview || preview.jobId !== jobId) return null;
+  const label = STATUS_LABELS[preview.status] ?? preview.status;
+  return (
+    <section className="preview" aria-labelledby="preview-heading">
+      <div className="section-head">
+        <h2 id="preview-heading" ref={heading} tabIndex={-1}>
+          Rows with status {label}
+        </h2>
+        <button type="button" onClick={closePreview}>
+          Close preview
+        </button>
+      </div>
+      {preview.state.status === 'loading' ? <p className="muted">Reading the results…</p> : null}
+      {preview.state.status === 'failed' ? (
+        <p className="error" role="alert">
+          {preview.state.error}
+        </p>
+      ) : null}
+      {preview.state.status === 'ready' ? (
+        preview.state.value.rows.length === 0 ? (
+          <p className="muted">No rows have this status.</p>
+        ) : (
+          <>
+            <div
+              className="table-scroll"
+              role="region"
+              aria-label={`Table of rows with status ${label}`}
+              tabIndex={0}
+            >
+              <table className="data-table">
+                <thead>
+                  <tr>
+                    {preview.state.value.columns.map((column, i) => (
+                      <th key={i} scope="col">
+                        {column}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {preview.state.value.rows.map((row, r) => (
+                    <tr key={r}>
+                      {preview.state.status === 'ready'
+                        ? preview.state.value.columns.map((_, c) => <td key={c}>{row[c] ?? ''}</td>)
+                        : null}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <p className="muted small">
+              {preview.state.value.hasMore
+                ? `The first ${preview.state.value.rows.length} rows are shown.`
+                : `${preview.state.value.rows.length} rows.`}
+            </p>
+          </>
+        )
+      ) : null}
+    </section>
+  );
+}
+
+function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () => void }>) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const exportState = useAppStore((s) => s.exportState);
+  const exportJob = useAppStore((s) => s.exportJob);
+  const [kind, setKind] = useState<ExportKind>(job.checks === 'offline' ? 'clean' : 'safe');
+  const [custom, setCustom] = useState<ReadonlySet<ResultStatus>>(new Set(['valid', 'corrected']));
+  const statuses = asReporting(job.reporting).statuses ?? {};
+
+  useEffect(() => {
+    const element = dialog.current;
+    if (element && !element.open) element.showModal();
+  }, []);
+
+  const count = (k: ExportKind): number | null => {
+    const of = (status: (typeof STATUS_ORDER)[number]) => statuses[REPORT_KEY_OF_STATUS[status]] ?? 0;
+    switch (k) {
+      case 'safe':
+        return of('valid') + of('corrected');
+      case 'clean':
+        return of('valid') + of('corrected') + of('unknown') + of('unverifiable');
+      case 'invalid':
+        return of('invalid');
+      case 'all':
+        return job.rows;
+      case 'custom':
+        return [...custom].reduce((total, status) => total + of(status), 0);
+    }
+  };
+  const isWorking = exportState.status === 'working';
+  return (
+    <dialog ref={dialog} className="dialog" aria-labelledby="export-heading" onClose={onClose}>
+      <form
+        method="dialog"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void exportJob(job.id, kind, [...custom]);
+        }}
+      >
+        <h2 id="export-heading">Export</h2>
+        <fieldset>
+          <legend>Rows to export</legend>
+          {EXPORT_KINDS.map((k) => {
+            const n = count(k);
+            return (
+              <label key={k} className="radio">
+                <input
+                  type="radio"
+                  name="export-kind"
+                  value={k}
+                  checked={kind === k}
+                  onChange={() => setKind(k)}
+                />
+                {EXPORT_LABELS[k]}
+                {n !== null ? <span className="muted"> · {formatCount(n)} rows</span> : null}
+              </label>
+            );
+          })}
+        </fieldset>
+        {kind === 'custom' ? (
+          <fieldset className="custom-statuses">
+            <legend>Statuses</legend>
+            {RESULT_STATUSES.map((status) => (
+              <label key={status} className="checkbox">
+                <input
+                  type="checkbox"
+                  checked={custom.has(status)}
+                  onChange={(event) => {
+                    const next = new Set(custom);
+                    if (event.target.checked) next.add(status);
+                    else next.delete(status);
+                    setCustom(next);
+                  }}
+                />
+                {STATUS_LABELS[status]}
+              </label>
+            ))}
+          </fieldset>
+        ) : null}
+        <p className="muted small">
+          Every export keeps the file’s own columns and the appended result columns.
+        </p>
+        {exportState.status === 'failed' ? (
+          <p className="error" role="alert">
+            {exportState.error}
+          </p>
+        ) : null}
+        {exportState.status === 'done' ? (
+          <p role="status">
+            Exported {formatCount(exportState.info.rows)} rows to{' '}
+            {exportState.path ?? exportState.info.fileName} ({formatBytes(exportState.info.bytes)}).
+          </p>
+        ) : (
+          <p role="status" className="visually-hidden">
+            {isWorking ? 'Exporting…' : ''}
+          </p>
+        )}
+        <div className="actions">
+          <button type="button" onClick={() => dialog.current?.close()}>
+            {exportState.status === 'done' ? 'Close' : 'Cancel'}
+          </button>
+          <button
+            type="submit"
+            className="primary"
+            disabled={isWorking || (kind === 'custom' && custom.size === 0)}
+          >
+            {isWorking ? 'Exporting…' : 'Save export'}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}
+
+export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
+  const showPreview = useAppStore((s) => s.showPreview);
+  const preview = useAppStore((s) => s.preview);
+  const resetExport = useAppStore((s) => s.resetExport);
+  const navigate = useAppStore((s) => s.navigate);
+  const [isExporting, setIsExporting] = useState(false);
+  const reporting = asReporting(job.reporting);
+  const statuses = reporting.statuses ?? {};
+  const total = job.rows ?? sum(statuses);
+  const safe = (statuses.Valid ?? 0) + (statuses.Corrected ?? 0);
+
+  const statusRows: BarRow[] = STATUS_ORDER.map((status) => ({
+    key: status,
+    label: STATUS_LABELS[status] ?? status,
+    value: statuses[REPORT_KEY_OF_STATUS[status]] ?? 0,
+    tone: `tone-${status}`,
+    detail: STATUS_MEANINGS[status],
+  }));
+  const codes = Object.entries(reporting.status_codes ?? {})
+    .map(([code, value]) => ({ code: Number(code), value }))
+    .sort((a, b) => b.value - a.value || a.code - b.code);
+  const categories: BarRow[] = Object.entries(reporting.invalid_categories ?? {}).map(([key, value]) => ({
+    key,
+    label: key,
+    value: value ?? 0,
+    tone: 'tone-invalid',
+  }));
+  const domainTypes: BarRow[] = Object.entries(reporting.domain_type ?? {})
+    .map(([key, value]) => ({ key, label: key, value: value ?? 0, tone: 'tone-neutral' }))
+    .filter((row) => row.value > 0)
+    .sort((a, b) => b.value - a.value);
+  const invalidTotal = statuses.Invalid ?? 0;
+
+  return (
+    <section className="screen" aria-labelledby="results-heading">
+      <header className="screen-head with-actions">
+        <div>
+          <h1 id="results-heading">Results</h1>
+          <p className="muted">
+            {job.file.name}
+            {job.part ? ` (part ${job.part.index} of ${job.part.count})` : ''} · {formatDate(job.createdAt)}
+            {job.listId !== null ? ` · list ${job.listId}` : ''} ·{' '}
+            {job.connection.kind === 'embedded' ? 'local service' : job.connection.baseUrl}
+          </p>
+        </div>
+        <div className="head-actions">
+          <button type="button" onClick={() => navigate({ name: 'history' })}>
+            History
+          </button>
+          <button
+            type="button"
+            className="primary"
+            disabled={!job.hasResults}
+            onClick={() => {
+              resetExport();
+              setIsExporting(true);
+            }}
+          >
+            Export
+          </button>
+        </div>
+      </header>
+      {!job.hasResults ? (
+        <p className="error" role="alert">
+          The results file of this job is no longer on disk, so rows cannot be previewed or exported.
+        </p>
+      ) : null}
+      <OfflineNote job={job} />
+      <dl className="stats cards" aria-label="Summary">
+        <div>
+          <dt>Rows</dt>
+          <dd>{formatCount(total)}</dd>
+        </div>
+        <div>
+          <dt>Safe to send</dt>
+          <dd>{formatCount(safe)}</dd>
+        </div>
+        <div>
+          <dt>Invalid</dt>
+          <dd>{formatCount(invalidTotal)}</dd>
+        </div>
+        <div>
+          <dt>Role accounts</dt>
+          <dd>{formatCount(reporting.role_accounts ?? 0)}</dd>
+        </div>
+        <div>
+          <dt>Duplicates</dt>
+          <dd>{job.duplicates === null ? '—' : formatCount(job.duplicates)}</dd>
+        </div>
+      </dl>
+      <div className="two-columns">
+        <div className="panel">
+          <BarTable
+            caption="Statuses"
+            labelHeader="Status"
+            rows={statusRows}
+            total={total}
+            onSelect={(key) => void showPreview(job.id, key as ResultStatus)}
+            selectedKey={preview?.jobId === job.id ? preview.status : null}
+            selectLabel={(row) => `${row.label}: show ${formatCount(row.value)} rows`}
+          />
+          <p className="muted small">Choose a status to see its rows.</p>
+        </div>
+        <div className="panel">
+          <BarTable
+            caption="Invalid categories"
+            labelHeader="Category"
+            rows={categories}
+            total={invalidTotal}
+          />
+          {domainTypes.length > 0 ? (
+            <BarTable caption="Domain types" labelHeader="Domain type" rows={domainTypes} total={total} />
+          ) : (
+            <p className="muted small">No domain types were recognised.</p>
+          )}
+        </div>
+      </div>
+      <Preview jobId={job.id} />
+      <div className="panel">
+        <table className="bar-table codes" aria-label="Status codes">
+          <caption>Status codes</caption>
+          <thead>
+            <tr>
+              <th scope="col">Code</th>
+              <th scope="col">Meaning</th>
+              <th scope="col">Status</th>
+              <th scope="col" className="bar-col">
+                <span className="visually-hidden">Bar</span>
+              </th>
+              <th scope="col" className="num">
+                Rows
+              </th>
+              <th scope="col" className="num">
+                Share
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {codes.map(({ code, value }) => {
+              const status = statusForCode(code, 'email_validation');
+              return (
+                <tr key={code}>
+                  <th scope="row" className="num-left">
+                    {code}
+                  </th>
+                  <td>{describeStatusCode(code)}</td>
+                  <td>
+                    <span className={`badge tone-${status}`}>{STATUS_LABELS[status] ?? status}</span>
+                  </td>
+                  <td className="bar-col">
+                    <svg
+                      className="bar"
+                      viewBox="0 0 100 10"
+                      preserveAspectRatio="none"
+                      aria-hidden="true"
+                      focusable="false"
+                    >
+                      <rect className="bar-track" x="0" y="0" width="100" height="10" rx="2" />
+                      <rect
+                        className={`bar-fill tone-${status}`}
+                        x="0"
+                        y="0"
+                        width={total ? Math.max((value / total) * 100, 0.8) : 0}
+                        height="10"
+                        rx="2"
+                      />
+                    </svg>
+                  </td>
+                  <td className="num">{formatCount(value)}</td>
+                  <td className="num">{formatPercent(value, total)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {job.exports.length > 0 ? (
+        <section aria-labelledby="exports-heading" className="panel">
+          <h2 id="exports-heading">Exports</h2>
+          <ul className="exports">
+            {job.exports.map((info) => (
+              <li key={info.id}>
+                {info.fileName} · {formatCount(info.rows)} rows · {formatBytes(info.bytes)} ·{' '}
+                {formatDate(info.createdAt)}
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      {isExporting ? <ExportDialog job={job} onClose={() => setIsExporting(false)} /> : null}
+    </section>
+  );
+}

@@ -1,0 +1,112 @@
+import { useState } from 'react';
+import { describeStatusCode } from '../../shared/api/codes.js';
+import type { VerifyAnswer } from '../../shared/desktop/contract.js';
+import { SAFE_TO_SEND_MEANINGS, STATUS_LABELS, STATUS_MEANINGS } from '../format.js';
+import { useAppStore } from '../store/index.js';
+
+const DOMAIN_TYPE_WORDS: Readonly<Record<string, string>> = {
+  biz: 'a company’s domain',
+  disposable: 'a disposable (throw-away) mail domain',
+  edu: 'an educational institution',
+  freeisp: 'a free mail provider',
+  gov: 'a government domain',
+  org: 'a non-profit organisation',
+  paidisp: 'a paid mail provider',
+  parked: 'a parked domain (no active website)',
+  privacy: 'a privacy-protecting mail service',
+  wireless: 'a wireless carrier’s domain (do not send unsolicited mail)',
+};
+
+/** The E1 answer in sentences. */
+export function explainAnswer(answer: VerifyAnswer): string[] {
+  const lines: string[] = [];
+  const status = STATUS_LABELS[answer.status] ?? answer.status;
+  const meanings = answer.mode === 'safe_to_send' ? SAFE_TO_SEND_MEANINGS : STATUS_MEANINGS;
+  lines.push(`${status}: ${meanings[answer.status] ?? 'a status this version of Mailsieve does not know.'}`);
+  lines.push(`Code ${answer.statusCode}: ${describeStatusCode(answer.statusCode)}.`);
+  if (answer.checks === 'offline' && (answer.statusCode === 10 || answer.statusCode === 55))
+    lines.push(
+      'The local service checks offline, so it confirms syntax only: it did not ask DNS or the mail server whether the mailbox exists.',
+    );
+  if (answer.corrections.length > 0)
+    lines.push(`Did you mean ${answer.corrections.join(' or ')}? The suggestion passes every check itself.`);
+  if (answer.domainType)
+    lines.push(`The domain is ${DOMAIN_TYPE_WORDS[answer.domainType] ?? answer.domainType}.`);
+  if (answer.isRoleAccount)
+    lines.push(
+      'This is a role account (a shared mailbox such as info@ or sales@): fine for transactional mail, often flagged as spam for bulk mail.',
+    );
+  if (answer.engagementScore !== null) lines.push(`Engagement score ${answer.engagementScore} of 10.`);
+  return lines;
+}
+
+export function VerifyScreen() {
+  const verify = useAppStore((s) => s.verify);
+  const verifyAddress = useAppStore((s) => s.verifyAddress);
+  const [email, setEmail] = useState(verify.status === 'checking' ? verify.email : '');
+  return (
+    <section className="screen" aria-labelledby="verify-heading">
+      <header className="screen-head">
+        <h1 id="verify-heading">Verify an address</h1>
+        <p className="muted">Check one address on the current connection and read what the answer means.</p>
+      </header>
+      <form
+        className="verify-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (email.trim()) void verifyAddress(email.trim());
+        }}
+      >
+        <label htmlFor="verify-email">Email address</label>
+        <div className="inline">
+          <input
+            id="verify-email"
+            type="text"
+            inputMode="email"
+            autoComplete="off"
+            spellCheck={false}
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+          />
+          <button
+            type="submit"
+            className="primary"
+            disabled={verify.status === 'checking' || email.trim() === ''}
+          >
+            {verify.status === 'checking' ? 'Verifying…' : 'Verify'}
+          </button>
+        </div>
+      </form>
+      <div aria-live="polite">
+        {verify.status === 'failed' ? (
+          <p className="error" role="alert">
+            {verify.error}
+          </p>
+        ) : null}
+        {verify.status === 'done' ? (
+          <section
+            className={`answer panel tone-border-${verify.answer.status}`}
+            aria-labelledby="answer-heading"
+          >
+            <h2 id="answer-heading">
+              {verify.answer.address || '(empty)'}{' '}
+              <span className={`badge tone-${verify.answer.status}`}>
+                {STATUS_LABELS[verify.answer.status] ?? verify.answer.status}
+              </span>
+            </h2>
+            <ul>
+              {explainAnswer(verify.answer).map((line) => (
+                <li key={line}>{line}</li>
+              ))}
+            </ul>
+            <p className="muted small">
+              Answered by the{' '}
+              {verify.answer.connection === 'embedded' ? 'local service' : 'provider’s service'} in{' '}
+              {verify.answer.mode === 'safe_to_send' ? 'safe-to-send' : 'legacy validation'} mode.
+            </p>
+          </section>
+        ) : null}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,25 @@
+// Core events, wired once: progress into the jobs slice, changed rows into the views that show them.
+import { app } from '../platform/app.js';
+import { useAppStore } from './index.js';
+
+let historyTimer: ReturnType<typeof setTimeout> | undefined;
+
+export function wireEvents(): () => void {
+  const store = useAppStore;
+  const offs = [
+    app.on('job:progress', (progress) => store.getState().setProgress(progress)),
+    app.on('connection:changed', (info) => store.getState().setConnectionInfo(info)),
+    app.on('files:opened', (file) => void store.getState().openStaged(file)),
+    app.on('jobs:changed', ({ jobIds }) => {
+      const state = store.getState();
+      for (const id of jobIds) if (state.jobs[id]) void state.loadJob(id);
+      // History refreshes from the event instead of polling; bursts of changes coalesce.
+      if (state.screen.name === 'history' && !historyTimer)
+        historyTimer = setTimeout(() => {
+          historyTimer = undefined;
+          void store.getState().loadHistory();
+        }, 250);
+    }),
+  ];
+  return () => offs.forEach((off) => off());
+}

@@ -1,0 +1,78 @@
+import type { StateCreator } from 'zustand';
+import { app } from '../platform/app.js';
+import type { AppState, JobsSlice } from './types.js';
+
+export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, get) => ({
+  jobs: {},
+  progress: {},
+  preview: null,
+  exportState: { status: 'idle' },
+  async loadJob(jobId) {
+    if (!get().jobs[jobId]) set({ jobs: { ...get().jobs, [jobId]: { status: 'loading' } } });
+    const reply = await app.getJob({ jobId });
+    set({
+      jobs: {
+        ...get().jobs,
+        [jobId]: reply.ok
+          ? { status: 'ready', value: reply.value }
+          : { status: 'failed', error: reply.error.message },
+      },
+    });
+    if (reply.ok && reply.value.progress) get().setProgress(reply.value.progress);
+  },
+  setProgress(progress) {
+    set({ progress: { ...get().progress, [progress.jobId]: progress } });
+  },
+  async cancelJob(jobId) {
+    const reply = await app.cancelJob({ jobId });
+    if (!reply.ok) return get().notify(reply.error.message, 'error');
+    set({ jobs: { ...get().jobs, [jobId]: { status: 'ready', value: reply.value } } });
+  },
+  async deleteJob(jobId) {
+    const reply = await app.deleteJob({ jobId });
+    if (!reply.ok) {
+      get().notify(reply.error.message, 'error');
+      return false;
+    }
+    const { [jobId]: _removed, ...rest } = get().jobs;
+    set({ jobs: rest });
+    get().notify('The job and its files were deleted.');
+    void get().loadHistory();
+    return true;
+  },
+  async showPreview(jobId, status) {
+    set({ preview: { jobId, status, state: { status: 'loading' } } });
+    const reply = await app.previewRows({ jobId, status, limit: 100 });
+    const current = get().preview;
+    if (!current || current.jobId !== jobId || current.status !== status) return;
+    set({
+      preview: {
+        jobId,
+        status,
+        state: reply.ok
+          ? { status: 'ready', value: reply.value }
+          : { status: 'failed', error: reply.error.message },
+      },
+    });
+  },
+  closePreview() {
+    set({ preview: null });
+  },
+  async exportJob(jobId, kind, statuses) {
+    set({ exportState: { status: 'working' } });
+    const reply = await app.exportJob({
+      jobId,
+      kind,
+      ...(kind === 'custom' ? { statuses: [...statuses] } : {}),
+    });
+    if (!reply.ok) return set({ exportState: { status: 'failed', error: reply.error.message } });
+    const saved = await app.saveExport(reply.value);
+    if (!saved.ok) return set({ exportState: { status: 'failed', error: saved.error.message } });
+    if (!saved.value.saved) return set({ exportState: { status: 'idle' } });
+    set({ exportState: { status: 'done', info: reply.value, path: saved.value.path } });
+    void get().loadJob(jobId);
+  },
+  resetExport() {
+    set({ exportState: { status: 'idle' } });
+  },
+});

@@ -1,0 +1,164 @@
+import type { StateCreator } from 'zustand';
+import type { ColumnRole, Inspection, StagedFile } from '../../shared/desktop/contract.js';
+import { app } from '../platform/app.js';
+import type { AppState, NewJobSlice, NewJobState } from './types.js';
+
+type Mapping = Extract<NewJobState, { status: 'mapping' }>;
+
+/** A token per pre-check, so an answer for an older mapping is dropped. */
+let precheckRun = 0;
+
+function mappingOf(inspection: Inspection): Pick<Mapping, 'roles' | 'split'> {
+  return {
+    roles: inspection.columns.map((column) => column.suggestedRole),
+    split: inspection.rowCount > inspection.partLimit,
+  };
+}
+
+export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (set, get) => {
+  const mapping = (): Mapping | undefined => {
+    const state = get().newJob;
+    return state.status === 'mapping' ? state : undefined;
+  };
+  const patch = (change: Partial<Mapping>) => {
+    const current = mapping();
+    if (current) set({ newJob: { ...current, ...change } });
+  };
+
+  async function inspect(file: StagedFile): Promise<void> {
+    const reply = await app.inspectFile({ fileId: file.fileId });
+    if (!reply.ok) return set({ newJob: { status: 'failed', error: reply.error.message } });
+    set({
+      newJob: {
+        status: 'mapping',
+        file,
+        inspection: reply.value,
+        isReinspecting: false,
+        reportOnly: false,
+        precheck: { status: 'idle' },
+        start: { status: 'idle' },
+        ...mappingOf(reply.value),
+      },
+    });
+    void get().runPrecheck();
+  }
+
+  return {
+    newJob: { status: 'empty' },
+    async addFile(file) {
+      get().navigate({ name: 'new' });
+      set({ newJob: { status: 'adding', name: file.name } });
+      const reply = await app.addFile(file);
+      if (!reply.ok) return set({ newJob: { status: 'failed', error: reply.error.message } });
+      await inspect(reply.value);
+    },
+    async openListDialog() {
+      const reply = await app.openListDialog();
+      if (!reply.ok) return set({ newJob: { status: 'failed', error: reply.error.message } });
+      if (reply.value) await get().openStaged(reply.value);
+    },
+    async openStaged(file) {
+      get().navigate({ name: 'new' });
+      set({ newJob: { status: 'adding', name: file.name } });
+      await inspect(file);
+    },
+    async openRecent(path) {
+      const reply = await app.addPath({ path });
+      if (!reply.ok) return set({ newJob: { status: 'failed', error: reply.error.message } });
+      await get().openStaged(reply.value);
+    },
+    async reinspect(change) {
+      const current = mapping();
+      if (!current) return;
+      // The controls show the choice at once; the new reading of the file follows.
+      patch({ isReinspecting: true, inspection: { ...current.inspection, ...change } });
+      const reply = await app.inspectFile({
+        fileId: current.file.fileId,
+        header: change.header ?? current.inspection.header,
+        delimiter: change.delimiter ?? current.inspection.delimiter,
+      });
+      const now = mapping();
+      if (!now) return;
+      if (!reply.ok) {
+        patch({ isReinspecting: false, inspection: current.inspection });
+        return get().notify(reply.error.message, 'error');
+      }
+      set({
+        newJob: {
+          ...now,
+          inspection: reply.value,
+          isReinspecting: false,
+          ...mappingOf(reply.value),
+          split: now.split,
+        },
+      });
+      void get().runPrecheck();
+    },
+    setRole(column, role) {
+      const current = mapping();
+      if (!current) return;
+      const wasEmail = current.roles.indexOf('email');
+      // One email column: choosing another demotes the old one.
+      const roles: ColumnRole[] = current.roles.map((r, i) =>
+        i === column ? role : role === 'email' && r === 'email' ? 'ignore' : r,
+      );
+      patch({ roles });
+      if (roles.indexOf('email') !== wasEmail) void get().runPrecheck();
+    },
+    setReportOnly(value) {
+      patch({ reportOnly: value });
+    },
+    setSplit(value) {
+      patch({ split: value });
+      void get().runPrecheck();
+    },
+    async runPrecheck() {
+      const current = mapping();
+      if (!current) return;
+      if (current.roles.filter((role) => role === 'email').length !== 1)
+        return patch({ precheck: { status: 'idle' } });
+      const run = ++precheckRun;
+      patch({ precheck: { status: 'loading' } });
+      const reply = await app.precheckFile({
+        fileId: current.file.fileId,
+        mapping: {
+          delimiter: current.inspection.delimiter,
+          header: current.inspection.header,
+          roles: [...current.roles],
+        },
+        split: current.split,
+      });
+      if (run !== precheckRun) return;
+      patch({
+        precheck: reply.ok
+          ? { status: 'ready', value: reply.value }
+          : { status: 'failed', error: reply.error.message },
+      });
+    },
+    async startCleaning() {
+      const current = mapping();
+      if (!current || current.start.status === 'starting') return;
+      patch({ start: { status: 'starting' } });
+      const reply = await app.startJob({
+        fileId: current.file.fileId,
+        mapping: {
+          delimiter: current.inspection.delimiter,
+          header: current.inspection.header,
+          roles: [...current.roles],
+        },
+        options: { reportOnly: current.reportOnly, split: current.split },
+      });
+      if (!reply.ok) return patch({ start: { status: 'failed', error: reply.error.message } });
+      set({ newJob: { status: 'empty' } });
+      const [first] = reply.value.jobIds;
+      if (reply.value.jobIds.length > 1)
+        get().notify(
+          `The file was split into ${reply.value.jobIds.length} jobs; History lists every part.`,
+        );
+      if (first !== undefined) get().navigate({ name: 'job', jobId: first });
+    },
+    resetNewJob() {
+      set({ newJob: { status: 'empty' } });
+    },
+  };
+};

@@ -1,0 +1,161 @@
+// The shape of the renderer's state. Every asynchronous thing is a discriminated union of its states.
+import type {
+  AppInfo,
+  ColumnRole,
+  ConnectionInfo,
+  ConnectionInput,
+  ConnectionTest,
+  ExportInfo,
+  ExportKind,
+  Inspection,
+  JobDetail,
+  JobList,
+  JobProgress,
+  JobStatus,
+  Precheck,
+  Preview,
+  RecentFile,
+  ResultStatus,
+  StagedFile,
+  VerifyAnswer,
+} from '../../shared/desktop/contract.js';
+import type { HistorySort } from '../../shared/desktop/constants.js';
+
+export type Screen =
+  | { readonly name: 'new' }
+  | { readonly name: 'job'; readonly jobId: number }
+  | { readonly name: 'history' }
+  | { readonly name: 'verify' }
+  | { readonly name: 'connection' };
+
+export type Loadable<T> =
+  | { readonly status: 'idle' }
+  | { readonly status: 'loading' }
+  | { readonly status: 'ready'; readonly value: T }
+  | { readonly status: 'failed'; readonly error: string };
+
+export interface Notice {
+  readonly id: number;
+  readonly text: string;
+  readonly tone: 'info' | 'error';
+}
+
+export interface NavigationSlice {
+  readonly appState: 'loading' | 'ready' | 'failed';
+  readonly startupError: string | null;
+  readonly screen: Screen;
+  readonly notice: Notice | null;
+  readonly navigate: (screen: Screen) => void;
+  readonly notify: (text: string, tone?: Notice['tone']) => void;
+  readonly init: () => Promise<void>;
+}
+
+export interface ConnectionSlice {
+  readonly appInfo: AppInfo | null;
+  readonly connection: ConnectionInfo | null;
+  readonly connectionAction:
+    | { readonly status: 'idle' }
+    | { readonly status: 'working'; readonly what: 'test' | 'save' | 'clear' }
+    | { readonly status: 'tested'; readonly value: ConnectionTest }
+    | { readonly status: 'saved' }
+    | { readonly status: 'failed'; readonly error: string };
+  readonly recentFiles: readonly RecentFile[];
+  readonly setConnectionInfo: (info: ConnectionInfo) => void;
+  readonly testConnection: (input: ConnectionInput) => Promise<void>;
+  readonly saveConnection: (input: ConnectionInput) => Promise<void>;
+  readonly clearKey: () => Promise<void>;
+  readonly loadRecentFiles: () => Promise<void>;
+}
+
+export type PrecheckState = Loadable<Precheck>;
+
+export type NewJobState =
+  | { readonly status: 'empty' }
+  | { readonly status: 'adding'; readonly name: string }
+  | { readonly status: 'failed'; readonly error: string }
+  | {
+      readonly status: 'mapping';
+      readonly file: StagedFile;
+      readonly inspection: Inspection;
+      readonly isReinspecting: boolean;
+      readonly roles: readonly ColumnRole[];
+      readonly reportOnly: boolean;
+      readonly split: boolean;
+      readonly precheck: PrecheckState;
+      readonly start:
+        | { readonly status: 'idle' }
+        | { readonly status: 'starting' }
+        | { readonly status: 'failed'; readonly error: string };
+    };
+
+export interface NewJobSlice {
+  readonly newJob: NewJobState;
+  readonly addFile: (file: File) => Promise<void>;
+  readonly openListDialog: () => Promise<void>;
+  readonly openStaged: (file: StagedFile) => Promise<void>;
+  readonly openRecent: (path: string) => Promise<void>;
+  readonly reinspect: (change: { header?: boolean; delimiter?: string }) => Promise<void>;
+  readonly setRole: (column: number, role: ColumnRole) => void;
+  readonly setReportOnly: (value: boolean) => void;
+  readonly setSplit: (value: boolean) => void;
+  readonly runPrecheck: () => Promise<void>;
+  readonly startCleaning: () => Promise<void>;
+  readonly resetNewJob: () => void;
+}
+
+export type ExportState =
+  | { readonly status: 'idle' }
+  | { readonly status: 'working' }
+  | { readonly status: 'done'; readonly info: ExportInfo; readonly path: string | null }
+  | { readonly status: 'failed'; readonly error: string };
+
+export interface JobsSlice {
+  readonly jobs: Readonly<Record<number, Loadable<JobDetail>>>;
+  readonly progress: Readonly<Record<number, JobProgress>>;
+  readonly preview: {
+    readonly jobId: number;
+    readonly status: ResultStatus;
+    readonly state: Loadable<Preview>;
+  } | null;
+  readonly exportState: ExportState;
+  readonly loadJob: (jobId: number) => Promise<void>;
+  readonly setProgress: (progress: JobProgress) => void;
+  readonly cancelJob: (jobId: number) => Promise<void>;
+  readonly deleteJob: (jobId: number) => Promise<boolean>;
+  readonly showPreview: (jobId: number, status: ResultStatus) => Promise<void>;
+  readonly closePreview: () => void;
+  readonly exportJob: (jobId: number, kind: ExportKind, statuses: readonly ResultStatus[]) => Promise<void>;
+  readonly resetExport: () => void;
+}
+
+export interface HistoryQuery {
+  readonly search: string;
+  readonly status: JobStatus | '';
+  readonly from: string;
+  readonly to: string;
+  readonly sort: HistorySort;
+  readonly direction: 'asc' | 'desc';
+}
+
+export interface HistorySlice {
+  readonly historyQuery: HistoryQuery;
+  readonly history: Loadable<JobList>;
+  readonly setHistoryQuery: (patch: Partial<HistoryQuery>) => void;
+  readonly loadHistory: () => Promise<void>;
+}
+
+export interface VerifySlice {
+  readonly verify:
+    | { readonly status: 'idle' }
+    | { readonly status: 'checking'; readonly email: string }
+    | { readonly status: 'done'; readonly answer: VerifyAnswer }
+    | { readonly status: 'failed'; readonly error: string };
+  readonly verifyAddress: (email: string) => Promise<void>;
+}
+
+export type AppState = NavigationSlice &
+  ConnectionSlice &
+  NewJobSlice &
+  JobsSlice &
+  HistorySlice &
+  VerifySlice;

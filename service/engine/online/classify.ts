@@ -1,0 +1,72 @@
+// What a mail server's answer to RCPT TO says about the mailbox. The rule that matters most: a rejection
+// is "mailbox does not exist" (code 400) only when the server says exactly that. Big providers answer a
+// prober they distrust with 5xx replies about the prober (its IP, its reputation, a blocklist, a policy);
+// verifiers that read every 5xx as "no such user" call live Outlook and Yahoo mailboxes invalid. Those
+// replies, and any 5xx we cannot read, are "unknown" here. See docs/online-checks.md.
+import type { SmtpReply } from './smtp.js';
+import { replyText } from './smtp.js';
+
+export type RcptClass =
+  /** 250/251: the server takes mail for the address. */
+  | 'accepted'
+  /** The server says the mailbox does not exist (code 400). */
+  | 'no-mailbox'
+  /** Over quota (code 410). */
+  | 'mailbox-full'
+  /** The server does not take mail for the recipient's domain: relaying denied (code 420). */
+  | 'domain-rejected'
+  /** The server calls the address itself malformed (code 510). */
+  | 'address-rejected'
+  /** A permanent refusal aimed at us — blocklist, reputation, policy: says nothing of the mailbox. */
+  | 'blocked'
+  /** 4xx: greylisting, rate limits, a busy server: try again later. */
+  | 'transient'
+  /** Too many recipients in this conversation: ask again in a new one. */
+  | 'too-many-recipients'
+  /** Any other answer: nothing can be concluded. */
+  | 'ambiguous';
+
+// A refusal of the recipient's domain by this server.
+const DOMAIN_REJECTED =
+  /relay(ing)? (access )?(is )?(denied|not (permitted|allowed))|unable to relay|(we )?do(es)? not relay|not permitted to relay|relay not permitted|not a local domain|domain (is )?not (served|hosted|handled|accepted|local|ours)|do(es)? not (accept|handle|receive) mail for|not our domain|no such domain|domain (not found|unknown)|unknown domain|recipient domain (not|is not|rejected)/;
+
+// A refusal aimed at the sender: its address, its IP, its reputation, the volume of its mail. These
+// appear on 4xx and 5xx alike, and never mean the mailbox is missing.
+const ABOUT_US =
+  /block(ed|list|ing)?\b|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|\bspam\b|abuse|client host|your (ip|host|server|network|address)|\bip address\b|sending ip|\[(\d{1,3}\.){3}\d{1,3}\]|sender (address )?(rejected|denied|blocked|verify)|rate ?limit|too many (connections|messages|errors|invalid)|unusual|suspicious|unauthenticated|not authori[sz]ed to send|access denied|policy|\b(sc|dy|ou|rp|as)-?\d{3}\b|\[(bl|ts|tss)\d+\]|\bptr\b|reverse dns|\brdns\b|\bhelo\b/;
+
+// The server says the mailbox is not there.
+const NO_MAILBOX =
+  /user unknown|unknown user|no such (user|mailbox|recipient|account|person|address)|(mailbox|user|recipient|account|address|e-?mail account)( name)? (does not exist|doesn't exist|not found|unknown|is disabled|has been disabled|is not valid|invalid)|invalid (mailbox|recipient|user|address)|not a valid (mailbox|recipient|user)|recipient (address )?(not found|unknown)|user not found|recipientnotfound|no mailbox|mailbox not found|doesn't have an? .*account|is not a known user|unrouteable address|undeliverable address/;
+
+const MAILBOX_FULL =
+  /mailbox (is )?full|over ?quota|quota (exceeded|full)|exceeded (storage|quota)|insufficient (system )?storage for (the )?(user|recipient|mailbox)/;
+
+const TOO_MANY_RECIPIENTS = /too many recipients|recipient limit/;
+
+/** Enhanced codes that name a missing or disabled mailbox: X.1.1 bad mailbox, X.1.10 null MX/recipient not found (Microsoft uses 5.1.10), X.1.6 moved, X.2.1 disabled. */
+const NO_MAILBOX_ENHANCED = new Set(['5.1.1', '5.1.10', '5.1.6', '5.2.1']);
+
+export function classifyRcpt(reply: SmtpReply): RcptClass {
+  const { code } = reply;
+  if (code === 250 || code === 251) return 'accepted';
+  if (code < 400) return 'ambiguous';
+  const text = replyText(reply).toLowerCase();
+  const enhanced = reply.enhanced;
+  if (TOO_MANY_RECIPIENTS.test(text) || enhanced === '4.5.3' || enhanced === '5.5.3')
+    return 'too-many-recipients';
+  // Mailbox full: X.2.2, or 552 without an enhanced code that says otherwise, or the words.
+  if (enhanced === '5.2.2' || enhanced === '4.2.2') return 'mailbox-full';
+  if (MAILBOX_FULL.test(text) && !ABOUT_US.test(text)) return 'mailbox-full';
+  if (code === 552 && (enhanced === undefined || enhanced.startsWith('5.2.'))) return 'mailbox-full';
+  if (DOMAIN_REJECTED.test(text) || enhanced === '5.1.2' || enhanced === '4.1.2')
+    return code >= 500 ? 'domain-rejected' : 'transient';
+  if (ABOUT_US.test(text)) return code >= 500 ? 'blocked' : 'transient';
+  if (code < 500) return 'transient';
+  if (enhanced !== undefined && NO_MAILBOX_ENHANCED.has(enhanced)) return 'no-mailbox';
+  if (enhanced === undefined || enhanced.startsWith('5.1.') || enhanced === '5.0.0' || enhanced === '5.5.1')
+    if (NO_MAILBOX.test(text)) return 'no-mailbox';
+  if (enhanced === '5.1.3') return 'address-rejected';
+  if (enhanced?.startsWith('5.7.')) return 'blocked';
+  return 'ambiguous';
+}

@@ -1,0 +1,395 @@
+// One SMTP conversation with a mail server, as a verifier holds it: greeting, EHLO (HELO if EHLO is
+// refused), STARTTLS when offered, MAIL FROM, then one RCPT TO per address asked, and QUIT. No DATA is
+// ever sent. Every step is bounded by the caller's deadline; the conversation is written down for explain.
+import net from 'node:net';
+import tls from 'node:tls';
+import { StringDecoder } from 'node:string_decoder';
+
+export interface SmtpReply {
+  readonly code: number;
+  /** The RFC 3463 enhanced status code at the head of the text (`5.1.1`), when the server gave one. */
+  readonly enhanced?: string;
+  /** The reply's lines as received. */
+  readonly lines: readonly string[];
+}
+
+/** The text of a reply without its codes, lines joined by a space. */
+export function replyText(reply: SmtpReply): string {
+  return reply.lines
+    .map((line) => line.slice(4).replace(/^[245]\.\d{1,3}\.\d{1,3}\s*/, ''))
+    .join(' ')
+    .trim();
+}
+
+export function formatReply(reply: SmtpReply): string {
+  return reply.lines.join(' | ');
+}
+
+type ReadResult = { ok: true; reply: SmtpReply } | { ok: false; kind: 'timeout' | 'closed'; detail: string };
+
+const MAX_LINE = 8192;
+const MAX_LINES = 200;
+
+/** Reads SMTP replies (RFC 5321 §4.2: `NNN-` continues, `NNN ` or `NNN` ends) from a socket. */
+class ReplyReader {
+  private decoder = new StringDecoder('utf8');
+  private buffer = '';
+  private lines: string[] = [];
+  private readonly ready: (SmtpReply | ReadResult)[] = [];
+  private waiter: ((result: ReadResult) => void) | undefined;
+  private ended: ReadResult | undefined;
+  private socket: net.Socket | undefined;
+  private readonly onData = (chunk: Buffer) => this.feed(this.decoder.write(chunk));
+  private readonly onClose = () =>
+    this.end({ ok: false, kind: 'closed', detail: 'the server closed the connection' });
+  private readonly onError = (error: NodeJS.ErrnoException) =>
+    this.end({ ok: false, kind: 'closed', detail: `connection error (${error.code ?? error.message})` });
+
+  attach(socket: net.Socket): void {
+    this.detach();
+    this.socket = socket;
+    this.decoder = new StringDecoder('utf8');
+    socket.on('data', this.onData);
+    socket.on('close', this.onClose);
+    socket.on('error', this.onError);
+  }
+
+  detach(): void {
+    this.socket?.off('data', this.onData);
+    this.socket?.off('close', this.onClose);
+    // An error listener stays so that a late error on a replaced socket is not thrown.
+    this.socket = undefined;
+  }
+
+  private feed(text: string): void {
+    this.buffer += text;
+    let newline: number;
+    while ((newline = this.buffer.indexOf('\n')) >= 0) {
+      const line = this.buffer.slice(0, newline).replace(/\r$/, '');
+      this.buffer = this.buffer.slice(newline + 1);
+      const match = /^(\d{3})([ -]|$)/.exec(line);
+      if (!match)
+        return this.end({ ok: false, kind: 'closed', detail: `not an SMTP reply: ${line.slice(0, 80)}` });
+      this.lines.push(line);
+      if (this.lines.length > MAX_LINES)
+        return this.end({ ok: false, kind: 'closed', detail: 'reply too long' });
+      if (match[2] !== '-') {
+        const enhanced = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(this.lines[0])?.[1];
+        const reply: SmtpReply = {
+          code: Number(match[1]),
+          lines: this.lines,
+          ...(enhanced ? { enhanced } : {}),
+        };
+        this.lines = [];
+        this.deliver(reply);
+      }
+    }
+    if (this.buffer.length > MAX_LINE) this.end({ ok: false, kind: 'closed', detail: 'reply line too long' });
+  }
+
+  private deliver(item: SmtpReply | ReadResult): void {
+    const waiter = this.waiter;
+    if (waiter) {
+      this.waiter = undefined;
+      waiter('code' in item ? { ok: true, reply: item } : item);
+    } else this.ready.push(item);
+  }
+
+  private end(result: ReadResult): void {
+    if (this.ended) return;
+    this.ended = result;
+    this.deliver(result);
+  }
+
+  /** The next reply, or why none came before `deadline`. */
+  read(deadline: number, what: string): Promise<ReadResult> {
+    const next = this.ready.shift();
+    if (next) return Promise.resolve('code' in next ? { ok: true, reply: next } : next);
+    if (this.ended) return Promise.resolve(this.ended);
+    return new Promise((resolve) => {
+      const timer = setTimeout(
+        () => {
+          this.waiter = undefined;
+          resolve({
+            ok: false,
+            kind: 'timeout',
+            detail: `no ${what} from the server within the time allowed`,
+          });
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      this.waiter = (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      };
+    });
+  }
+}
+
+export interface SessionConfig {
+  readonly port: number;
+  readonly heloName: string;
+  readonly mailFrom: string;
+  /** How long connecting may take before the next address or MX is tried. */
+  readonly connectTimeoutMs: number;
+  /** Use STARTTLS when offered (turned off for a host whose TLS failed). */
+  readonly startTls: boolean;
+}
+
+/** Why a conversation did not get as far as RCPT. */
+export type SessionFailure =
+  /** Refused, unreachable, or no connection within the connect timeout: another MX may do. */
+  | { readonly kind: 'unreachable'; readonly detail: string }
+  /** The time allowed ran out while waiting for the server. */
+  | { readonly kind: 'timeout'; readonly detail: string }
+  /** The server closed the connection mid-conversation. */
+  | { readonly kind: 'dropped'; readonly detail: string }
+  /** STARTTLS was offered but the TLS handshake failed. */
+  | { readonly kind: 'tls-failed'; readonly detail: string }
+  /** The greeting, EHLO/HELO or MAIL FROM was refused: 5xx (`rejected`) or 4xx (`deferred`). */
+  | { readonly kind: 'rejected' | 'deferred'; readonly stage: string; readonly reply: SmtpReply };
+
+export type RcptResult =
+  { readonly ok: true; readonly reply: SmtpReply } | { readonly ok: false; readonly failure: SessionFailure };
+
+function failureOf(result: Extract<ReadResult, { ok: false }>): SessionFailure {
+  return result.kind === 'timeout'
+    ? { kind: 'timeout', detail: result.detail }
+    : { kind: 'dropped', detail: result.detail };
+}
+
+/** Connects within `timeoutMs`, or says why not. */
+function connect(
+  ip: string,
+  port: number,
+  timeoutMs: number,
+): Promise<{ ok: true; socket: net.Socket } | { ok: false; detail: string }> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: ip, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ ok: false, detail: `no connection to ${ip}:${port} within ${Math.round(timeoutMs)} ms` });
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      resolve({ ok: true, socket });
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({
+        ok: false,
+        detail:
+          error.code === 'ECONNREFUSED'
+            ? `${ip}:${port} refused the connection`
+            : `cannot connect to ${ip}:${port} (${error.code ?? error.message})`,
+      });
+    });
+  });
+}
+
+/** An open SMTP conversation, past MAIL FROM, ready for RCPT TO. */
+export class SmtpSession {
+  /** The conversation up to MAIL FROM, for explain. */
+  readonly transcript: string[];
+  rcptCount = 0;
+  private isAlive = true;
+
+  private constructor(
+    private socket: net.Socket,
+    private readonly reader: ReplyReader,
+    readonly host: string,
+    transcript: string[],
+  ) {
+    this.transcript = transcript;
+    socket.on('close', () => (this.isAlive = false));
+  }
+
+  get alive(): boolean {
+    return this.isAlive && !this.socket.destroyed;
+  }
+
+  /**
+   * Connects to `ip` (an address of MX `host`) and talks up to MAIL FROM. Never throws; a failure says
+   * how far it got. The conversation so far is in the returned transcript either way.
+   */
+  static async open(
+    host: string,
+    ip: string,
+    config: SessionConfig,
+    deadline: number,
+  ): Promise<
+    { ok: true; session: SmtpSession } | { ok: false; failure: SessionFailure; transcript: string[] }
+  > {
+    const transcript: string[] = [`SMTP: connecting to ${host} [${ip}] port ${config.port}`];
+    const remaining = deadline - Date.now();
+    if (remaining <= 0)
+      return { ok: false, failure: { kind: 'timeout', detail: 'no time left to connect' }, transcript };
+    const connected = await connect(ip, config.port, Math.min(config.connectTimeoutMs, remaining));
+    if (!connected.ok) {
+      transcript.push(`SMTP: ${connected.detail}`);
+      const timedOut = Date.now() >= deadline;
+      return {
+        ok: false,
+        failure: { kind: timedOut ? 'timeout' : 'unreachable', detail: connected.detail },
+        transcript,
+      };
+    }
+    let socket: net.Socket = connected.socket;
+    socket.setNoDelay(true);
+    const reader = new ReplyReader();
+    reader.attach(socket);
+    const fail = (failure: SessionFailure) => {
+      socket.destroy();
+      return { ok: false as const, failure, transcript };
+    };
+    const send = (command: string) => {
+      transcript.push(`C: ${command}`);
+      socket.write(`${command}\r\n`);
+    };
+    const expect = async (what: string, stage: string): Promise<SmtpReply | SessionFailure> => {
+      const result = await reader.read(deadline, what);
+      if (!result.ok) {
+        transcript.push(`SMTP: ${result.detail}`);
+        return failureOf(result);
+      }
+      for (const line of result.reply.lines) transcript.push(`S: ${line}`);
+      const code = result.reply.code;
+      if (code >= 400) return { kind: code >= 500 ? 'rejected' : 'deferred', stage, reply: result.reply };
+      return result.reply;
+    };
+    const isFailure = (x: SmtpReply | SessionFailure): x is SessionFailure => 'kind' in x;
+
+    const greeting = await expect('greeting', 'greeting');
+    if (isFailure(greeting)) return fail(greeting);
+    send(`EHLO ${config.heloName}`);
+    let ehlo = await expect('EHLO reply', 'EHLO');
+    if (isFailure(ehlo) && ehlo.kind === 'rejected') {
+      send(`HELO ${config.heloName}`);
+      ehlo = await expect('HELO reply', 'HELO');
+    }
+    if (isFailure(ehlo)) return fail(ehlo);
+    let extensions = ehlo.lines.map((line) => line.slice(4).trim().toUpperCase());
+    if (config.startTls && extensions.some((e) => e === 'STARTTLS')) {
+      send('STARTTLS');
+      const ready = await expect('STARTTLS reply', 'STARTTLS');
+      if (isFailure(ready)) return fail(ready);
+      reader.detach();
+      const secured = await upgrade(socket, host, deadline);
+      if (!secured.ok) {
+        transcript.push(`SMTP: TLS handshake failed: ${secured.detail}`);
+        return fail({ kind: Date.now() >= deadline ? 'timeout' : 'tls-failed', detail: secured.detail });
+      }
+      socket = secured.socket;
+      reader.attach(socket);
+      // Verifiers cannot insist on a trusted certificate: most MX hosts present self-signed or mismatched
+      // ones, and nothing secret is sent over this connection.
+      transcript.push(
+        `SMTP: TLS established (${secured.socket.getProtocol() ?? 'TLS'}; certificate not verified)`,
+      );
+      send(`EHLO ${config.heloName}`);
+      const again = await expect('EHLO reply', 'EHLO');
+      if (isFailure(again)) return fail(again);
+      extensions = again.lines.map((line) => line.slice(4).trim().toUpperCase());
+    }
+    const utf8 = extensions.some((e) => e === 'SMTPUTF8');
+    send(`MAIL FROM:<${config.mailFrom}>${utf8 ? ' SMTPUTF8' : ''}`);
+    const mail = await expect('MAIL FROM reply', 'MAIL FROM');
+    if (isFailure(mail)) return fail(mail);
+    const session = new SmtpSession(socket, reader, host, transcript);
+    session.supportsUtf8 = utf8;
+    return { ok: true, session };
+  }
+
+  supportsUtf8 = false;
+
+  /** Asks about one recipient. The lines of this exchange are appended to `log`. */
+  async rcpt(address: string, deadline: number, log: string[]): Promise<RcptResult> {
+    if (!this.alive) return { ok: false, failure: { kind: 'dropped', detail: 'the connection had closed' } };
+    this.rcptCount++;
+    log.push(`C: RCPT TO:<${address}>`);
+    this.socket.write(`RCPT TO:<${address}>\r\n`);
+    const result = await this.reader.read(deadline, 'RCPT reply');
+    if (!result.ok) {
+      log.push(`SMTP: ${result.detail}`);
+      this.destroy();
+      return { ok: false, failure: failureOf(result) };
+    }
+    for (const line of result.reply.lines) log.push(`S: ${line}`);
+    // 421: the server is closing the conversation (RFC 5321 §3.8).
+    if (result.reply.code === 421) this.destroy();
+    return { ok: true, reply: result.reply };
+  }
+
+  /** Ends the conversation politely (QUIT), without waiting long for the server's goodbye. */
+  quit(): void {
+    if (!this.alive) return;
+    this.isAlive = false;
+    this.socket.write('QUIT\r\n');
+    this.socket.end();
+    // A server that never closes its side must not keep the socket (or a test) alive.
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+  }
+
+  destroy(): void {
+    this.isAlive = false;
+    this.socket.destroy();
+  }
+}
+
+function upgrade(
+  socket: net.Socket,
+  host: string,
+  deadline: number,
+): Promise<{ ok: true; socket: tls.TLSSocket } | { ok: false; detail: string }> {
+  return new Promise((resolve) => {
+    const secure = tls.connect({
+      socket,
+      ...(net.isIP(host) ? {} : { servername: host }),
+      // A verifier reads the server's answers; it does not trust the server with anything (see above).
+      rejectUnauthorized: false,
+    });
+    const timer = setTimeout(
+      () => {
+        secure.destroy();
+        resolve({ ok: false, detail: 'TLS handshake timed out' });
+      },
+      Math.max(0, deadline - Date.now()),
+    );
+    secure.once('secureConnect', () => {
+      clearTimeout(timer);
+      secure.removeAllListeners('error');
+      secure.on('error', () => undefined); // errors after this point surface as a closed connection
+      resolve({ ok: true, socket: secure });
+    });
+    secure.once('error', (error: Error) => {
+      clearTimeout(timer);
+      secure.destroy();
+      resolve({ ok: false, detail: error.message });
+    });
+  });
+}
+
+/**
+ * Connects and reads the greeting only, then says QUIT: the preflight's test of whether a mail server's
+ * port can be reached from here at all.
+ */
+export async function probeGreeting(
+  ip: string,
+  port: number,
+  timeoutMs: number,
+): Promise<{ ok: true; reply: SmtpReply } | { ok: false; detail: string }> {
+  const deadline = Date.now() + timeoutMs;
+  const connected = await connect(ip, port, timeoutMs);
+  if (!connected.ok) return { ok: false, detail: connected.detail };
+  const reader = new ReplyReader();
+  reader.attach(connected.socket);
+  const result = await reader.read(deadline, 'greeting');
+  if (result.ok) connected.socket.end('QUIT\r\n');
+  connected.socket.destroy();
+  if (!result.ok) return { ok: false, detail: `connected, but ${result.detail}` };
+  if (result.reply.code !== 220)
+    return { ok: false, detail: `connected, but the greeting was ${formatReply(result.reply)}` };
+  return { ok: true, reply: result.reply };
+}

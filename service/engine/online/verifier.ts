@@ -1,0 +1,522 @@
+// createOnlineVerifier: the offline verdict, then — for an address the offline checks leave at "syntax
+// OK" (10) — the domain's mail routing in DNS (20, 310, 325) and the mailbox on its mail server (50, 45,
+// 400, 410, 420, 510), within a time budget. Anything that could not be checked ends as unknown (5) with
+// the reason; an address is never called invalid on an answer that does not say so. One verifier holds the
+// DNS and catch-all caches and the per-host connection limits for everything it checks: the whole service,
+// or one list. See docs/online-checks.md.
+import { randomInt } from 'node:crypto';
+import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { checkSyntax } from '../syntax.js';
+import { CODE } from '../codes.js';
+import { verifyOffline } from '../verify.js';
+import type { Verdict, VerifyPolicy } from '../types.js';
+import type { DomainType } from '../../../shared/api/verification.js';
+import { describeStatusCode } from '../../../shared/api/codes.js';
+import { sleep, TtlCache, withDeadline } from './cache.js';
+import {
+  DnsClient,
+  formatServer,
+  MailResolver,
+  systemDnsServers,
+  type DnsServer,
+  type MailRouting,
+  type MxHost,
+} from './dns.js';
+import type { ChecksLevel, OnlineLevel } from './levels.js';
+import { SmtpPool } from './pool.js';
+import { probeGreeting, type SessionFailure } from './smtp.js';
+
+export const ONLINE_CODE = {
+  unknown: 5,
+  domainOk: 20,
+  catchAll: 45,
+  mailboxOk: 50,
+  noDomain: 310,
+  noMail: 325,
+  noMailbox: 400,
+  mailboxFull: 410,
+  domainRejected: 420,
+  addressRejected: 510,
+} as const;
+
+export interface OnlineOptions {
+  /** DNS servers to ask (default: the system's). */
+  readonly dnsServers?: readonly DnsServer[];
+  /** Time for one DNS server to answer one query (default 1.5 s). */
+  readonly dnsAttemptTimeoutMs?: number;
+  /** Time for one DNS query over every server and retry (default 4 s). */
+  readonly dnsQueryTimeoutMs?: number;
+  /** Least time a DNS answer is kept, whatever its TTL (default 300 s): a list resolves a domain once. */
+  readonly dnsMinTtlS?: number;
+  /** How long a failed DNS lookup is remembered (default 30 s). */
+  readonly dnsFailureTtlS?: number;
+  /** The mail servers' port (default 25; tests use another). */
+  readonly smtpPort?: number;
+  /** The name given in EHLO (default: this machine's host name when it has a dot, else `localhost`). */
+  readonly heloName?: string;
+  /** The envelope sender of the probes (default `postmaster@<helo name>`). */
+  readonly mailFrom?: string;
+  /** Conversations open at once with one mail host (default 2). */
+  readonly smtpConcurrency?: number;
+  /** Conversations open at once in all (default 50). */
+  readonly smtpMaxSessions?: number;
+  /** Least time between two new connections to one mail host (default 250 ms). */
+  readonly smtpPacingMs?: number;
+  /** Recipients asked in one conversation before it is closed (default 20). */
+  readonly smtpMaxRcptPerSession?: number;
+  /** How long an idle conversation is kept for the next address (default 2 s). */
+  readonly smtpIdleMs?: number;
+  /** How long connecting may take before the next address or MX is tried (default 5 s). */
+  readonly smtpConnectTimeoutMs?: number;
+  /** First wait before asking again after a temporary refusal (greylisting), doubled each time (default 5 s). */
+  readonly greylistDelayMs?: number;
+  /** How long a host that could not be reached is skipped (default 60 s). */
+  readonly hostDownTtlMs?: number;
+  /** How long a host that refused this verifier by policy is skipped (default 10 min). */
+  readonly hostBlockedTtlMs?: number;
+  /** How long a domain's catch-all answer is kept (default 6 h). */
+  readonly catchAllTtlMs?: number;
+  /** Least time a catch-all probe is given, whatever the budget of the check that started it (default 5 s). */
+  readonly catchAllProbeBudgetMs?: number;
+  /** The domain whose mail servers the preflight tries (default gmail.com). */
+  readonly probeDomain?: string;
+}
+
+export interface OnlineVerifyOptions {
+  readonly level: OnlineLevel;
+  /** Time the whole check may take, in ms. */
+  readonly budgetMs: number;
+  /** Record what was asked and answered (DNS answers, the SMTP conversation). */
+  readonly explain?: boolean;
+}
+
+export interface OnlineVerdict extends Verdict {
+  /** How far the check went: offline (decided without the network), dns, or smtp. */
+  readonly checked: ChecksLevel;
+  /** Why the answer is unknown (code 5), in words. */
+  readonly reason?: string;
+  /** What was asked and answered, when requested. Never holds anything secret. */
+  readonly explain?: readonly string[];
+}
+
+export interface PreflightCheck {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface Preflight {
+  readonly dns: PreflightCheck & { readonly servers: readonly string[] };
+  readonly smtp: PreflightCheck & { readonly port: number };
+  readonly checkedAt: string;
+}
+
+export interface OnlineStats {
+  readonly dnsQueries: number;
+  readonly smtpSessions: number;
+  readonly smtpRcpts: number;
+  readonly catchAllProbes: number;
+  readonly peakSmtpSessions: number;
+}
+
+export interface OnlineVerifier {
+  /** Verifies one address: offline first, then as far online as `level` allows, within `budgetMs`. */
+  verify(input: string, policy: VerifyPolicy, options: OnlineVerifyOptions): Promise<OnlineVerdict>;
+  /** Whether DNS answers and whether mail servers can be reached (cached for 30 s). */
+  preflight(options?: { fresh?: boolean }): Promise<Preflight>;
+  readonly stats: OnlineStats;
+  readonly settings: {
+    readonly dnsServers: readonly string[];
+    readonly smtpPort: number;
+    readonly heloName: string;
+    readonly mailFrom: string;
+  };
+  /** Ends every connection and lookup in flight; checks still running end as unknown. */
+  close(): Promise<void>;
+}
+
+const PARKING_DOMAINS: ReadonlySet<string> = new Set(
+  readFileSync(new URL('./data/parking.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim().toLowerCase())
+    .filter(Boolean),
+);
+
+/** `parked`: the domain's mail goes to a parking service (by its MX host), or to `localhost`. */
+export function isParkedRouting(routing: MailRouting): boolean {
+  if (routing.kind !== 'mx') return false;
+  return routing.hosts.some((host) => {
+    if (host.name === 'localhost' || host.name.startsWith('localhost.')) return true;
+    for (let name = host.name; ;) {
+      if (PARKING_DOMAINS.has(name)) return true;
+      const dot = name.indexOf('.');
+      if (dot < 0) return false;
+      name = name.slice(dot + 1);
+    }
+  });
+}
+
+function defaultHeloName(): string {
+  const name = hostname().toLowerCase();
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name) ? name : 'localhost';
+}
+
+/** A local part no one has: what a catch-all probe asks for. Looks like a person's, not like a probe. */
+function randomLocalPart(): string {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  let local = '';
+  for (let i = 0; i < 10; i++) local += letters[randomInt(letters.length)];
+  return `${local}${randomInt(1000, 10000)}`;
+}
+
+type MailboxOutcome =
+  | { kind: 'accepted'; host: string }
+  | { kind: 'rejected'; code: number; reason: string }
+  | { kind: 'unknown'; reason: string; wasRefused5xx?: boolean };
+
+interface CatchAllAnswer {
+  readonly isCatchAll: boolean | undefined;
+  readonly summary: string;
+  readonly log: readonly string[];
+}
+
+const failureWords = (failure: SessionFailure): string =>
+  'detail' in failure ? failure.detail : `${failure.stage} answered ${failure.reply.lines.join(' ')}`;
+
+export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifier {
+  const servers = options.dnsServers ?? systemDnsServers();
+  const client = new DnsClient({
+    servers,
+    ...(options.dnsAttemptTimeoutMs !== undefined ? { attemptTimeoutMs: options.dnsAttemptTimeoutMs } : {}),
+    ...(options.dnsQueryTimeoutMs !== undefined ? { queryTimeoutMs: options.dnsQueryTimeoutMs } : {}),
+  });
+  const resolver = new MailResolver(client, {
+    ...(options.dnsMinTtlS !== undefined ? { minTtlS: options.dnsMinTtlS } : {}),
+    ...(options.dnsFailureTtlS !== undefined ? { failureTtlS: options.dnsFailureTtlS } : {}),
+  });
+  const heloName = options.heloName ?? defaultHeloName();
+  const mailFrom = options.mailFrom ?? `postmaster@${heloName}`;
+  const smtpPort = options.smtpPort ?? 25;
+  const pool = new SmtpPool({
+    session: { port: smtpPort, heloName, mailFrom, connectTimeoutMs: options.smtpConnectTimeoutMs ?? 5000 },
+    perHostConcurrency: options.smtpConcurrency ?? 2,
+    maxSessions: options.smtpMaxSessions ?? 50,
+    pacingMs: options.smtpPacingMs ?? 250,
+    maxRcptPerSession: options.smtpMaxRcptPerSession ?? 20,
+    idleMs: options.smtpIdleMs ?? 2000,
+    downTtlMs: options.hostDownTtlMs ?? 60_000,
+    blockTtlMs: options.hostBlockedTtlMs ?? 600_000,
+  });
+  const greylistDelayMs = options.greylistDelayMs ?? 5000;
+  const catchAll = new TtlCache<CatchAllAnswer>(200_000);
+  const catchAllTtlMs = options.catchAllTtlMs ?? 6 * 3_600_000;
+  const probeBudgetMs = options.catchAllProbeBudgetMs ?? 5000;
+  let catchAllProbes = 0;
+  let closed = false;
+  const closing = new AbortController();
+
+  /** Asks the domain's mail hosts, in preference order, about one recipient, retrying temporary refusals. */
+  async function askMailbox(
+    rcpt: string,
+    hosts: readonly MxHost[],
+    deadline: number,
+    log: string[],
+  ): Promise<MailboxOutcome> {
+    let delay = greylistDelayMs;
+    for (;;) {
+      let temporary: string | undefined;
+      const failures: string[] = [];
+      for (const host of hosts) {
+        if (Date.now() >= deadline) break;
+        let ips = host.addresses;
+        if (!ips) {
+          const found = await resolver.hostAddresses(host.name, deadline);
+          if (!found.ok) {
+            log.push(`DNS: mail host ${host.name}: ${found.reason}`);
+            failures.push(`${host.name}: ${found.reason}`);
+            continue;
+          }
+          ips = found.addresses;
+          log.push(`DNS: ${host.name} → ${ips.join(', ')}`);
+        }
+        const outcome = await pool.rcpt(host.name, ips, rcpt, deadline, log);
+        if (outcome.kind === 'skipped') {
+          if (outcome.state === 'blocked')
+            return {
+              kind: 'unknown',
+              reason: `${host.name} refuses this verifier (${outcome.detail}); that says nothing of the mailbox`,
+            };
+          failures.push(`${host.name} could not be reached (${outcome.detail})`);
+          continue;
+        }
+        if (outcome.kind === 'failure') {
+          const { failure } = outcome;
+          if (failure.kind === 'rejected')
+            return {
+              kind: 'unknown',
+              reason: `${host.name} refused this verifier at ${failure.stage} (${failure.reply.lines.join(' ')}); that says nothing of the mailbox`,
+            };
+          if (failure.kind === 'deferred') {
+            temporary = `${host.name} deferred at ${failure.stage}: ${failure.reply.lines.join(' ')}`;
+            continue;
+          }
+          if (failure.kind === 'timeout' && Date.now() >= deadline)
+            return {
+              kind: 'unknown',
+              reason: `no answer from ${host.name} in the time allowed (${failure.detail})`,
+            };
+          failures.push(`${host.name}: ${failureWords(failure)}`);
+          continue;
+        }
+        const text = `${host.name} answered ${outcome.reply.lines.join(' ')}`;
+        switch (outcome.class) {
+          case 'accepted':
+            return { kind: 'accepted', host: host.name };
+          case 'no-mailbox':
+            return { kind: 'rejected', code: ONLINE_CODE.noMailbox, reason: text };
+          case 'mailbox-full':
+            return { kind: 'rejected', code: ONLINE_CODE.mailboxFull, reason: text };
+          case 'domain-rejected':
+            return { kind: 'rejected', code: ONLINE_CODE.domainRejected, reason: text };
+          case 'address-rejected':
+            return { kind: 'rejected', code: ONLINE_CODE.addressRejected, reason: text };
+          case 'blocked':
+            return {
+              kind: 'unknown',
+              reason: `${text}: a refusal of this verifier, not of the mailbox`,
+              wasRefused5xx: true,
+            };
+          case 'ambiguous':
+            return {
+              kind: 'unknown',
+              reason: `${text}: an answer that does not say whether the mailbox exists`,
+              wasRefused5xx: outcome.reply.code >= 500,
+            };
+          case 'transient':
+          case 'too-many-recipients':
+            temporary = text;
+            continue;
+        }
+      }
+      if (temporary === undefined)
+        return {
+          kind: 'unknown',
+          reason: failures.length > 0 ? failures.join('; ') : 'no mail server answered in the time allowed',
+        };
+      // Greylisting (RFC 6647) and other temporary refusals: ask again later, while the budget lasts.
+      if (Date.now() + delay >= deadline || closed)
+        return {
+          kind: 'unknown',
+          reason: `${temporary} — a temporary refusal (greylisting?), and no time is left to ask again`,
+        };
+      log.push(`SMTP: temporary refusal (${replyTextOf(temporary)}); asking again in ${delay} ms`);
+      await sleep(delay, closing.signal);
+      delay *= 2;
+    }
+  }
+
+  function replyTextOf(text: string): string {
+    return text.length > 160 ? `${text.slice(0, 160)}…` : text;
+  }
+
+  /** Whether the domain accepts any address: one probe per domain, cached, shared by concurrent checks. */
+  async function isCatchAll(
+    domain: string,
+    hosts: readonly MxHost[],
+    deadline: number,
+    log: string[],
+  ): Promise<CatchAllAnswer> {
+    const { value, cached } = catchAll.getOrLoad(
+      domain,
+      async () => {
+        catchAllProbes++;
+        const probeLog: string[] = [];
+        const probe = `${randomLocalPart()}@${domain}`;
+        probeLog.push(`Catch-all probe: asking for ${probe}, an address no one has`);
+        const outcome = await askMailbox(
+          probe,
+          hosts,
+          Math.max(deadline, Date.now() + probeBudgetMs),
+          probeLog,
+        );
+        if (outcome.kind === 'accepted')
+          return {
+            isCatchAll: true,
+            summary: `the domain accepts any address (a random one was accepted)`,
+            log: probeLog,
+          };
+        if (outcome.kind === 'rejected' || outcome.wasRefused5xx)
+          return {
+            isCatchAll: false,
+            summary: `the domain refuses unknown addresses (a random one was refused)`,
+            log: probeLog,
+          };
+        return {
+          isCatchAll: undefined,
+          summary: `the catch-all probe was inconclusive: ${outcome.reason}`,
+          log: probeLog,
+        };
+      },
+      (answer) => (answer.isCatchAll === undefined ? (options.dnsFailureTtlS ?? 30) * 1000 : catchAllTtlMs),
+    );
+    const answer = await withDeadline(value, deadline, () => ({
+      isCatchAll: undefined,
+      summary: 'the catch-all probe did not finish in the time allowed',
+      log: [],
+    }));
+    if (cached) log.push(`Catch-all (cached for ${domain}): ${answer.summary}`);
+    else log.push(...answer.log, `Catch-all: ${answer.summary}`);
+    return answer;
+  }
+
+  async function verify(
+    input: string,
+    policy: VerifyPolicy,
+    verifyOptions: OnlineVerifyOptions,
+  ): Promise<OnlineVerdict> {
+    const deadline = Date.now() + Math.max(0, verifyOptions.budgetMs);
+    const log: string[] = [];
+    const offline = verifyOffline(input, policy);
+    const finish = (verdict: Omit<OnlineVerdict, 'explain'>): OnlineVerdict =>
+      verifyOptions.explain ? { ...verdict, explain: log } : verdict;
+    const syntax = offline.code === CODE.syntaxOk ? checkSyntax(offline.address) : undefined;
+    if (!syntax?.ok) {
+      log.push(
+        `Decided offline: ${offline.code} ${describeStatusCode(offline.code)}; neither DNS nor a mail server was asked`,
+      );
+      return finish({ ...offline, checked: 'offline' });
+    }
+    const unknown = (reason: string, checked: ChecksLevel, domainType?: DomainType): OnlineVerdict => {
+      log.push(`Result: unknown (5) — ${reason}`);
+      const { domainType: _offlineType, ...rest } = offline;
+      const type = domainType ?? offline.domainType;
+      return finish({
+        ...rest,
+        ...(type ? { domainType: type } : {}),
+        code: ONLINE_CODE.unknown,
+        checked,
+        reason,
+      });
+    };
+    if (closed) return unknown('the verifier is shutting down', 'offline');
+    const { routing, notes } = await resolver.mailRouting(syntax.asciiDomain, deadline);
+    log.push(...notes);
+    switch (routing.kind) {
+      case 'unknown':
+        return unknown(routing.reason, 'dns');
+      case 'nxdomain':
+        return finish({ ...offline, code: ONLINE_CODE.noDomain, checked: 'dns' });
+      case 'null-mx':
+      case 'no-mail':
+        return finish({ ...offline, code: ONLINE_CODE.noMail, checked: 'dns' });
+      case 'mx':
+      case 'implicit':
+        break;
+    }
+    // `biz`: a domain with mail servers of its own that no list of ours names; `parked` by its MX hosts.
+    const domainType: DomainType = offline.domainType ?? (isParkedRouting(routing) ? 'parked' : 'biz');
+    const found = { ...offline, domainType };
+    if (verifyOptions.level === 'dns')
+      return finish({ ...found, code: ONLINE_CODE.domainOk, checked: 'dns' });
+
+    const rcpt = `${syntax.local}@${syntax.asciiDomain}`;
+    const mailbox = await askMailbox(rcpt, routing.hosts, deadline, log);
+    if (mailbox.kind === 'rejected') return finish({ ...found, code: mailbox.code, checked: 'smtp' });
+    if (mailbox.kind === 'unknown') return unknown(mailbox.reason, 'smtp', domainType);
+    const probe = await isCatchAll(syntax.asciiDomain, routing.hosts, deadline, log);
+    if (probe.isCatchAll === undefined)
+      return unknown(`the mailbox was accepted, but ${probe.summary}`, 'smtp', domainType);
+    return finish({
+      ...found,
+      code: probe.isCatchAll ? ONLINE_CODE.catchAll : ONLINE_CODE.mailboxOk,
+      checked: 'smtp',
+    });
+  }
+
+  let preflightCache: { at: number; value: Promise<Preflight> } | undefined;
+
+  async function runPreflight(): Promise<Preflight> {
+    const serverList = client.servers.map(formatServer);
+    const asked = serverList.join(', ') || 'none';
+    const probeDomain = options.probeDomain ?? 'gmail.com';
+    const smtpNotTried = (why: string) => ({ ok: false, port: smtpPort, detail: `Not tried: ${why}` });
+    const done = (dns: PreflightCheck, smtp: PreflightCheck): Preflight => ({
+      dns: { ...dns, servers: serverList },
+      smtp: { ...smtp, port: smtpPort },
+      checkedAt: new Date().toISOString(),
+    });
+    const unknownNote = 'DNS and SMTP checks will end as unknown (5).';
+    const mx = await client.query(probeDomain, 'MX');
+    if (!mx.ok)
+      return done(
+        { ok: false, detail: `DNS does not answer (asked ${asked}): ${mx.reason}. ${unknownNote}` },
+        smtpNotTried('DNS does not answer, so no mail server can be found.'),
+      );
+    if (mx.rcode === 'NXDOMAIN') {
+      const tld = probeDomain.slice(probeDomain.lastIndexOf('.') + 1);
+      const root = await client.query(`${tld}.`, 'SOA');
+      const isolated = !root.ok || root.rcode === 'NXDOMAIN';
+      return done(
+        {
+          ok: false,
+          detail: isolated
+            ? `${mx.server} answers, but says even the top-level domain .${tld} does not exist: it cannot see the internet (no network?). ${unknownNote}`
+            : `${mx.server} says ${probeDomain} does not exist; choose another probe domain.`,
+        },
+        smtpNotTried('no mail server of the probe domain was found.'),
+      );
+    }
+    const records = mx.answers.flatMap((a) =>
+      a.type === 'MX' && a.data.exchange !== '.' && a.data.exchange !== '' ? [a.data] : [],
+    );
+    records.sort((a, b) => (a.preference ?? 0) - (b.preference ?? 0));
+    const host = records[0]?.exchange.toLowerCase().replace(/\.$/, '');
+    const dns = { ok: true, detail: `DNS answers (${mx.server}): ${probeDomain} MX ${host ?? '(none)'}` };
+    if (!host) return done(dns, smtpNotTried(`${probeDomain} has no MX record to try.`));
+    const addresses = await resolver.hostAddresses(host, Date.now() + 4000);
+    if (!addresses.ok)
+      return done(dns, smtpNotTried(`the address of ${host} was not found (${addresses.reason}).`));
+    const ip = addresses.addresses[0];
+    const greeting = await probeGreeting(ip, smtpPort, 3000);
+    if (greeting.ok)
+      return done(dns, {
+        ok: true,
+        detail: `Port ${smtpPort} reachable: ${host} [${ip}] greeted "${greeting.reply.lines[0]}"`,
+      });
+    return done(dns, {
+      ok: false,
+      detail:
+        `Cannot talk to port ${smtpPort} of ${host} [${ip}]: ${greeting.detail}. Outbound port 25 is often blocked by ` +
+        `internet providers and clouds; SMTP checks will end as unknown (5) (use --checks dns to stop at DNS).`,
+    });
+  }
+
+  return {
+    verify,
+    async preflight({ fresh = false } = {}) {
+      const now = Date.now();
+      if (fresh || !preflightCache || now - preflightCache.at > 30_000)
+        preflightCache = { at: now, value: runPreflight() };
+      return preflightCache.value;
+    },
+    get stats(): OnlineStats {
+      return {
+        dnsQueries: client.stats.queries,
+        smtpSessions: pool.stats.sessions,
+        smtpRcpts: pool.stats.rcpts,
+        catchAllProbes,
+        peakSmtpSessions: pool.stats.peakSessions,
+      };
+    },
+    settings: { dnsServers: servers.map(formatServer), smtpPort, heloName, mailFrom },
+    close() {
+      closed = true;
+      closing.abort();
+      pool.close();
+      client.close();
+      resolver.clear();
+      catchAll.clear();
+      return Promise.resolve();
+    },
+  };
+}

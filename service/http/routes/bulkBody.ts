@@ -1,0 +1,75 @@
+// The request bodies of the bulk endpoints E4 (`POST /v5/eppend/bulk`) and E6 (`POST /v5/ei/bulk`): a JSON
+// array of person records, read the way the spec answers them — 400 `Invalid JSON` for a body that is not
+// JSON *or* is sent without an `application/json` content type, 400 `Too many records requested. Limit is N
+// and you requested M.` above the limit, and a per-record error for an element that is not a record.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { PERSON_QUERY_KEYS, type PersonQuery } from '../../../shared/api/bulk.js';
+import { INVALID_JSON, recordError, tooManyRecords, type RecordError } from '../../../shared/api/errors.js';
+import { HttpError } from '../errors.js';
+
+/** Bulk bodies may be long: 10,000 records of a few hundred bytes each, with room to spare. */
+export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
+
+const declaredTypes = new WeakMap<FastifyRequest, string | undefined>();
+
+/**
+ * Makes the bulk routes receive their body as text, whatever content type it was sent with, and remembers
+ * the declared type. Fastify would answer a missing or other content type with 415 and bad JSON with its
+ * own message; the spec answers both with 400 `Invalid JSON`, which the route can only give if it reads
+ * the body itself.
+ */
+export function readBulkBodiesAsText(app: FastifyInstance, paths: readonly string[]): void {
+  const bulkPaths = new Set(paths);
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.method === 'POST' && bulkPaths.has(request.routeOptions.url ?? '')) {
+      declaredTypes.set(request, request.headers['content-type']);
+      request.headers['content-type'] = 'text/plain; charset=utf-8';
+    }
+    done();
+  });
+}
+
+function isJsonType(type: string | undefined): boolean {
+  return type !== undefined && type.split(';')[0].trim().toLowerCase() === 'application/json';
+}
+
+export type BulkElement =
+  { readonly ok: true; readonly query: PersonQuery } | { readonly ok: false; readonly error: RecordError };
+
+function elementOf(value: unknown, index: number): BulkElement {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return {
+      ok: false,
+      error: recordError(400, `Record ${index + 1} is not an object of email, name and postal parameters.`),
+    };
+  const query: Record<string, string> = {};
+  for (const name of PERSON_QUERY_KEYS) {
+    const member = (value as Record<string, unknown>)[name];
+    if (member === undefined || member === null) continue;
+    // A ZIP code sent as a number is still a ZIP code.
+    if (typeof member === 'string' || typeof member === 'number') query[name] = String(member);
+    else
+      return {
+        ok: false,
+        error: recordError(400, `Record ${index + 1}: parameter '${name}' must be a string.`),
+      };
+  }
+  return { ok: true, query };
+}
+
+/** The records of a bulk body, or an HttpError (400) the route answers with. */
+export function readBulkBody(request: FastifyRequest, limit: number): BulkElement[] {
+  const body = request.body;
+  if (!isJsonType(declaredTypes.get(request)) || typeof body !== 'string')
+    throw new HttpError(400, INVALID_JSON);
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    throw new HttpError(400, INVALID_JSON);
+  }
+  if (!Array.isArray(value))
+    throw new HttpError(400, `${INVALID_JSON}: the body must be a JSON array of records.`);
+  if (value.length > limit) throw new HttpError(400, tooManyRecords(limit, value.length));
+  return value.map(elementOf);
+}

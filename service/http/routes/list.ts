@@ -1,0 +1,281 @@
+// E7–E10: list processing. The key is the `api_key` header. A list belongs to the key that submitted it;
+// any other key gets 404 for it, as for a list that does not exist.
+//
+// E7 decides everything it can before reading the body (key, Content-Type, parameters, declared length), in
+// an onRequest hook, so a refused upload is not read first; then the body streams to disk under a byte cap.
+import { createReadStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  LIST_NAME_DEFAULT,
+  listFileExtension,
+  purchaseRequestSchema,
+  submitListQuerySchema,
+  type ListFileExtension,
+  type SubmitListParams,
+} from '../../../shared/api/list.js';
+import type { ServiceDb } from '../../store/db.js';
+import type { KeyRecord } from '../../store/keys.js';
+import { listDir, resultsFileName } from '../../lists/names.js';
+import type { ListProcessor } from '../../lists/processor.js';
+import { deleteList, getList, insertList, listDocument, type ListRecord } from '../../lists/store.js';
+import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
+import { authorise, type AuthContext } from '../auth.js';
+import { HttpError, sendError } from '../errors.js';
+import { printable, singleValued } from '../params.js';
+import { registerRoute } from '../routes.js';
+
+export interface ListsContext {
+  readonly db: ServiceDb;
+  readonly dataDir: string;
+  readonly processor: ListProcessor;
+}
+
+const LIST_CONTENT_TYPES = ['multipart/form-data', 'text/csv'] as const;
+/** Room for a multipart envelope around the file (boundaries, part headers, small fields). */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+interface Submission {
+  readonly key: KeyRecord;
+  readonly params: SubmitListParams;
+  readonly contentType: (typeof LIST_CONTENT_TYPES)[number];
+}
+const submissions = new WeakMap<FastifyRequest, Submission>();
+
+function mediaType(request: FastifyRequest): string {
+  return (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** E7's query parameters, or an HttpError: 422 for an improper name (the spec's "improper name"), else 400. */
+function submitParams(query: unknown): SubmitListParams {
+  const raw = singleValued(query);
+  delete raw.api_key;
+  const parsed = submitListQuerySchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues;
+  const nameIssue = issues.find((issue) => issue.path[0] === 'name');
+  if (nameIssue)
+    throw new HttpError(422, `Parameter 'name': ${nameIssue.message}; got '${printable(raw.name ?? '')}'.`);
+  throw new HttpError(
+    400,
+    issues
+      .slice(0, 3)
+      .map((issue) => {
+        const name = String(issue.path[0] ?? 'parameters');
+        const value = raw[name];
+        return `Parameter '${printable(name)}': ${issue.message}${value !== undefined ? `; got '${printable(value)}'` : ''}.`;
+      })
+      .join(' '),
+  );
+}
+
+function listIdOf(request: FastifyRequest): number {
+  const raw = (request.params as { id?: string }).id ?? '';
+  const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id)) throw new HttpError(404, `List '${printable(raw)}' not found.`);
+  return id;
+}
+
+/** The key's own list, or a 404 (another key's list is as unknown as one that does not exist). */
+function ownList(db: ServiceDb, key: KeyRecord, id: number): ListRecord {
+  const list = getList(db, id);
+  if (!list || list.keyId !== key.id) throw new HttpError(404, `List ${id} not found.`);
+  return list;
+}
+
+/** `attachment; filename=<name>` as the spec writes it, with an RFC 6266 `filename*` for other characters. */
+export function contentDisposition(fileName: string): string {
+  if (/^[\w.()+ -]+$/.test(fileName) && !fileName.startsWith(' ')) return `attachment; filename=${fileName}`;
+
+  const fallback = fileName.replace(/[^\x20-\x7e]|["\\;]/g, '_');
+  const encoded = encodeURIComponent(fileName).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+const RESULT_TYPES: Record<ListFileExtension, string> = {
+  '.csv': 'text/csv; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.zip': 'application/zip',
+};
+
+export function registerLists(app: FastifyInstance, auth: AuthContext, context: ListsContext): void {
+  const { db, processor } = context;
+
+  // Bodies of E7: a multipart part streamed by @fastify/multipart, or a text/csv body as the raw stream.
+  void app.register(multipart);
+  app.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'POST' || request.routeOptions.url !== '/v5/list') return;
+    const key = authorise(auth, request, reply, 'header', 'validation', { rateLimited: false });
+    if (!key) return reply;
+    const type = mediaType(request);
+    const contentType = LIST_CONTENT_TYPES.find((t) => t === type);
+    if (!contentType)
+      return sendError(
+        reply,
+        415,
+        `Content-Type must be multipart/form-data (the list in a part named 'file') or text/csv (the list as the body); ` +
+          `got '${printable(type || 'none')}'.`,
+      );
+    const params = submitParams(request.query);
+    const declared = Number(request.headers['content-length']);
+    const allowance =
+      processor.maxUploadBytes + (contentType === 'multipart/form-data' ? MULTIPART_OVERHEAD : 0);
+    if (Number.isFinite(declared) && declared > allowance) {
+      const problem = tooLarge(processor.maxUploadBytes);
+      reply.header('connection', 'close');
+      return sendError(reply, problem.status, problem.message);
+    }
+    submissions.set(request, { key, params, contentType });
+    // The pipeline worker starts while the file arrives.
+    processor.warm();
+  });
+
+  // E7: submit a list.
+  registerRoute(app, 'POST', '/v5/list', async (request, reply) => {
+    const submission = submissions.get(request);
+    if (!submission) throw new HttpError(500, 'The list submission was not prepared.');
+    const { key, params, contentType } = submission;
+    let source: Readable;
+    let fileName: string | undefined;
+    if (contentType === 'multipart/form-data') {
+      const part = await request.file({
+        limits: { fileSize: processor.maxUploadBytes, files: 1, fields: 20, parts: 40, fieldSize: 64 * 1024 },
+      });
+      if (!part)
+        throw new HttpError(400, "The multipart body has no file: send the list in a part named 'file'.");
+      if (part.fieldname !== 'file') {
+        part.file.resume();
+        throw new HttpError(
+          400,
+          `The list must be in a part named 'file'; got a part named '${printable(part.fieldname)}'.`,
+        );
+      }
+      source = part.file;
+      fileName = part.filename ? (part.filename.split(/[/\\]/).pop() ?? '') : '';
+    } else {
+      source = request.body as Readable;
+    }
+    const name = params.name ?? (fileName ? fileName : LIST_NAME_DEFAULT);
+    const extension = listFileExtension(name);
+    if (!extension) {
+      throw new HttpError(
+        422,
+        `The file name '${printable(name)}' must end in .txt, .csv or .zip (or give the parameter 'name').`,
+      );
+    }
+    if (contentType === 'text/csv' && extension === '.zip')
+      throw new HttpError(422, 'A .zip list is sent as multipart/form-data, not as a text/csv body.');
+
+    const uploadsDir = processor.uploadsDir;
+    mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
+    let upload;
+    try {
+      upload = await receiveUpload(source, uploadsDir, processor.maxUploadBytes);
+      await checkUpload(upload, extension, processor.limits);
+    } catch (error) {
+      if (upload) rmSync(upload.path, { force: true });
+      if (error instanceof UploadProblem) {
+        if (error.status === 413) reply.header('connection', 'close');
+        throw new HttpError(error.status, error.message);
+      }
+      throw error;
+    }
+    const inputFile = `input${extension}`;
+    let listId: number | undefined;
+    try {
+      listId = insertList(db, {
+        keyId: key.id,
+        name,
+        options: params,
+        sizeBytes: upload.size,
+        inputFile: () => inputFile,
+      });
+      const dir = listDir(context.dataDir, listId);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      renameSync(upload.path, join(dir, inputFile));
+    } catch (error) {
+      rmSync(upload.path, { force: true });
+      if (listId !== undefined) deleteList(db, listId);
+      throw error;
+    }
+    processor.submit(listId);
+    const base = `${request.protocol}://${request.host}`;
+    return reply
+      .code(202)
+      .header('location', `${base}/v5/list/${listId}`)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify({ list_id: listId, size_bytes: upload.size }));
+  });
+
+  const keyFor = (request: FastifyRequest, reply: FastifyReply) =>
+    authorise(auth, request, reply, 'header', null, { rateLimited: false });
+
+  // E8: the status document.
+  registerRoute(app, 'GET', '/v5/list/:id', (request, reply) => {
+    const key = keyFor(request, reply);
+    if (!key) return reply;
+    const list = ownList(db, key, listIdOf(request));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
+  });
+
+  // E9: purchase. A validation-only list is complete once it has Results: the answer is its status document.
+  registerRoute(app, 'POST', '/v5/list/:id/purchase', (request, reply) => {
+    const key = keyFor(request, reply);
+    if (!key) return reply;
+    const type = mediaType(request);
+    if (type !== '' && type !== 'application/json') {
+      if (typeof (request.body as Readable | undefined)?.resume === 'function')
+        (request.body as Readable).resume();
+      throw new HttpError(
+        415,
+        `The purchase body is JSON (Content-Type: application/json); got '${printable(type)}'.`,
+      );
+    }
+    const body = purchaseRequestSchema.safeParse(request.body ?? {});
+    if (!body.success) {
+      const issue = body.error.issues[0];
+      throw new HttpError(
+        400,
+        `Invalid purchase body: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'not understood'}.`,
+      );
+    }
+    const list = ownList(db, key, listIdOf(request));
+    if (list.status !== 'Results') {
+      const why =
+        list.status === 'Invalid' || list.status === 'Error'
+          ? `its status is ${list.status}, so it has no results to purchase`
+          : `it is not complete yet (status ${list.status}); purchase once its status is Results`;
+      throw new HttpError(404, `List ${list.id} cannot be purchased: ${why}.`);
+    }
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
+  });
+
+  // E10: the results file, once complete.
+  registerRoute(app, 'GET', '/v5/list/:id/results', (request, reply) => {
+    const key = keyFor(request, reply);
+    if (!key) return reply;
+    const list = ownList(db, key, listIdOf(request));
+    const path = list.resultsFile ? join(listDir(context.dataDir, list.id), list.resultsFile) : undefined;
+    if (list.status !== 'Results' || !path || !existsSync(path)) {
+      throw new HttpError(
+        404,
+        list.status === 'Results'
+          ? `The results file of list ${list.id} is missing.`
+          : `List ${list.id} has no results${list.status === 'Invalid' || list.status === 'Error' ? '' : ' yet'}: its status is ${list.status}.`,
+      );
+    }
+    const extension = listFileExtension(list.name) ?? '.csv';
+    return reply
+      .header('content-type', RESULT_TYPES[extension])
+      .header('content-length', String(statSync(path).size))
+      .header('content-disposition', contentDisposition(resultsFileName(list.name, list.id)))
+      .send(createReadStream(path, { highWaterMark: 1 << 20 }));
+  });
+}

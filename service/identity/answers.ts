@@ -1,0 +1,349 @@
+// The answers of identity matching and email intelligence for one record: what E2–E6 return per record,
+// and what a list run calls per row. Synchronous, a few indexed lookups each (docs/identity.md, "API").
+import type { PersonQuery } from '../../shared/api/bulk.js';
+import {
+  INVALID_IDENTIFIER,
+  INVALID_POSTAL_ADDRESS,
+  recordError,
+  type RecordError,
+} from '../../shared/api/errors.js';
+import {
+  type EmailMatch,
+  type IntelligenceResult,
+  type PostalAddress,
+} from '../../shared/api/intelligence.js';
+import type {
+  AlternateEmailResult,
+  EmailAppendResult,
+  PostalAppendResult,
+} from '../../shared/api/identity.js';
+import { eamFrom, engagementScoreFrom } from './eam.js';
+import {
+  canonicalEmail,
+  cityKey,
+  digestFromHex,
+  nameKey,
+  parseZip,
+  stateCode,
+  streetKey,
+} from './normalise.js';
+import type { IdentityPolicy, IntelligencePolicy } from './policy.js';
+import {
+  ATTRIBUTE_FIELDS,
+  interestsFromBits,
+  type AddressMatch,
+  type AttributeField,
+  type IdentityStore,
+  type PersonRow,
+} from './store.js';
+
+const ATTRIBUTE_INDEX = Object.fromEntries(ATTRIBUTE_FIELDS.map((field, index) => [field, index])) as Record<
+  AttributeField,
+  number
+>;
+
+/** Per-record text for a record that names no person by any route. */
+export const NO_PERSON_NAMED =
+  'Give an email (email, md5_email or sha1_email), or first, last, street and zip (or city and state).';
+/** Per-record text for an email-append record without the whole name and postal address. */
+export const INCOMPLETE_POSTAL_QUERY = 'Email append needs first, last, street and zip (or city and state).';
+
+/** Most addresses one email append answer lists (Individual matches first). */
+export const EMAIL_APPEND_MAX = 5;
+
+export type Answer<T> = T | RecordError;
+
+/** Whether an answer is the per-record error object. */
+export function isErrorAnswer<T extends object>(answer: Answer<T>): answer is RecordError {
+  return typeof (answer as Partial<RecordError>).error_code === 'number';
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const has = (value: string | undefined): value is string => value !== undefined && value.trim() !== '';
+
+// ---------------------------------------------------------------------------------------------------------
+// Resolving a query
+
+/** The postal part of a query: a name and a U.S. postal address. */
+export interface PostalQuery {
+  readonly first?: string | undefined;
+  readonly last?: string | undefined;
+  readonly street?: string | undefined;
+  readonly city?: string | undefined;
+  readonly state?: string | undefined;
+  readonly zip?: string | undefined;
+}
+
+/** Whether a query carries a whole name and postal address (street and a ZIP, or a city and state). */
+export function hasPostalRoute(query: PostalQuery): boolean {
+  return (
+    has(query.first) &&
+    has(query.last) &&
+    has(query.street) &&
+    (has(query.zip) || (has(query.city) && has(query.state)))
+  );
+}
+
+/** Whether a query names an address by email or hash. */
+export function hasEmailRoute(query: PersonQuery): boolean {
+  return has(query.email) || has(query.sha1_email) || has(query.md5_email);
+}
+
+/**
+ * The people at a postal address, or an error for an address that is not a United States postal address
+ * the reference data knows: a state that is no USPS code, a ZIP not of 5 or 9 digits, a street with no
+ * letters or digits, or a well-formed address at which no person of the reference data lives
+ * (docs/identity.md, "A non-existent postal address").
+ */
+export function peopleAtAddress(
+  store: IdentityStore,
+  query: PostalQuery,
+): { ok: true; people: PersonRow[] } | { ok: false; error: RecordError } {
+  const invalid = { ok: false, error: recordError(400, INVALID_POSTAL_ADDRESS) } as const;
+  const street = streetKey(query.street ?? '');
+  if (street === '') return invalid;
+  const state = has(query.state) ? stateCode(query.state) : undefined;
+  if (has(query.state) && state === undefined) return invalid;
+  let people: PersonRow[];
+  if (has(query.zip)) {
+    const zip = parseZip(query.zip);
+    if (!zip) return invalid;
+    people = store.peopleAtZipStreet(zip.zip5, street);
+    // A ZIP in another state than the one given is no address at all.
+    if (state !== undefined) people = people.filter((person) => person.state === state);
+  } else {
+    const city = cityKey(query.city ?? '');
+    if (state === undefined || city === '') return invalid;
+    people = store.peopleAtCityStreet(state, city, street);
+  }
+  return people.length === 0 ? invalid : { ok: true, people };
+}
+
+function sameName(person: PersonRow, first: string, last: string): boolean {
+  return nameKey(person.first_name ?? '') === first && nameKey(person.last_name ?? '') === last;
+}
+
+/** The address a query names by email or hash: an error, the stored address with its person, or undefined. */
+function addressOf(
+  store: IdentityStore,
+  query: PersonQuery,
+  invalidEmail: string,
+): { ok: true; match: AddressMatch | undefined } | { ok: false; error: RecordError } {
+  if (has(query.email)) {
+    const canonical = canonicalEmail(query.email);
+    if (canonical === undefined) return { ok: false, error: recordError(400, invalidEmail) };
+    return { ok: true, match: store.findByEmail(canonical) };
+  }
+  for (const kind of ['sha1', 'md5'] as const) {
+    const hex = kind === 'sha1' ? query.sha1_email : query.md5_email;
+    if (!has(hex)) continue;
+    const digest = digestFromHex(hex, kind);
+    if (!digest) return { ok: false, error: recordError(400, INVALID_IDENTIFIER) };
+    return { ok: true, match: store.findByDigest(kind, digest) };
+  }
+  return { ok: true, match: undefined };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Intelligence (E5, E6)
+
+/** The fields of a person that the policy enables and the person has, in the spec's table order. */
+function attributesOf(person: PersonRow, policy: IntelligencePolicy): IntelligenceResult {
+  // Values come from columns the import checked against the spec's enumerations and formats.
+  const result: Record<string, unknown> = {};
+  for (const field of policy.fields) {
+    if (field === 'interests') {
+      const interests = interestsFromBits(person.interests);
+      if (interests) result.interests = interests;
+    } else if (field === 'zip') {
+      if (person.zip5 !== null) result.zip = person.zip5;
+    } else {
+      const value = person.attributes[ATTRIBUTE_INDEX[field]];
+      if (value !== null && value !== undefined) result[field] = value;
+    }
+  }
+  return result;
+}
+
+/** `postal_address` of a person, when the record is complete: name, street, city, state and ZIP+4. */
+export function postalAddressOf(person: PersonRow): PostalAddress | undefined {
+  const { first_name, last_name, street, city, state, zip5, zip4 } = person;
+  if (!first_name || !last_name || !street || !city || !state || !zip5 || !zip4) return undefined;
+  return { first_name, last_name, address: street, city, state, zip: `${zip5}-${zip4}` };
+}
+
+export interface IntelligenceOptions {
+  /** Unix seconds the activity windows end at; default now. */
+  readonly nowS?: number;
+  /** Per-record text for a malformed `email`; default `Invalid identifier.` */
+  readonly invalidEmailMessage?: string;
+}
+
+/**
+ * A person's intelligence answer: the enabled fields the person has, `eam` for an EAM policy (always, the
+ * spec's defaults for an unknown address), `postal_address` when enabled; `{}` when nothing matched; a
+ * per-record error for a malformed identifier, a non-existent postal address or no identity at all.
+ *
+ * Routes: `email`, else `sha1_email`, else `md5_email`; when that finds no person (or none was given), the
+ * name + postal address, matched as an Individual (full name at the address). The `eam` of a postal match
+ * is that of the person's first address.
+ */
+export function intelligenceAnswer(
+  store: IdentityStore,
+  query: PersonQuery,
+  policy: IntelligencePolicy,
+  options: IntelligenceOptions = {},
+): Answer<IntelligenceResult> {
+  const byEmail = hasEmailRoute(query);
+  const byPostal = hasPostalRoute(query);
+  if (!byEmail && !byPostal) return recordError(400, NO_PERSON_NAMED);
+  const found = addressOf(store, query, options.invalidEmailMessage ?? INVALID_IDENTIFIER);
+  if (!found.ok) return found.error;
+  let email = found.match?.email;
+  let person = found.match?.person;
+  if (!person && byPostal) {
+    const at = peopleAtAddress(store, query);
+    if (!at.ok) return at.error;
+    const first = nameKey(query.first ?? '');
+    const last = nameKey(query.last ?? '');
+    person = at.people.find((candidate) => sameName(candidate, first, last));
+    if (person && !email && policy.eam) email = store.emailsOf(person.id)[0];
+  }
+  const result: IntelligenceResult = person ? attributesOf(person, policy) : {};
+  if (policy.eam) {
+    const nowS = options.nowS ?? nowSeconds();
+    result.eam = eamFrom(email ? store.activityOf(email.id, nowS) : undefined, nowS, policy.monthLastOpen);
+  }
+  if (policy.postalAddress && person) {
+    const postal = postalAddressOf(person);
+    if (postal) result.postal_address = postal;
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Identity matching (E2, E3, E4)
+
+/**
+ * Alternate emails of an address (E2): the person's other addresses (Individual), then those of the other
+ * people of the household (Household), at most `max`; `{}` when there are none.
+ */
+export function alternateEmailAnswer(
+  store: IdentityStore,
+  address: AddressMatch | undefined,
+  max: number,
+): AlternateEmailResult {
+  if (!address?.person) return {};
+  const { email, person } = address;
+  const matches: EmailMatch[] = [];
+  for (const other of store.emailsOf(person.id)) {
+    if (matches.length >= max) break;
+    if (other.id !== email.id) matches.push({ email: other.email, email_match_type: 'Individual' });
+  }
+  if (matches.length < max) {
+    if (person.household) {
+      for (const other of store.householdEmailsOf(person.household, person.id)) {
+        if (matches.length >= max) break;
+        if (other.id !== email.id) matches.push({ email: other.email, email_match_type: 'Household' });
+      }
+    }
+  }
+  return matches.length > 0 ? { alternate_email: matches } : {};
+}
+
+/** Postal append (E3 with `email`): the person's complete postal address, `{}` when there is none. */
+export function postalAppendAnswer(address: AddressMatch | undefined): PostalAppendResult {
+  const postal = address?.person ? postalAddressOf(address.person) : undefined;
+  return postal ? { postal_address: postal } : {};
+}
+
+/**
+ * Email append (E3 with a name and postal address): every address of the people of that name at the address
+ * (Individual), then the first address of each other person of that last name there (Household), at most
+ * EMAIL_APPEND_MAX; `{}` when no one matches; a per-record error for an incomplete or non-existent address.
+ */
+export function emailAppendAnswer(store: IdentityStore, query: PostalQuery): Answer<EmailAppendResult> {
+  if (!hasPostalRoute(query)) return recordError(400, INCOMPLETE_POSTAL_QUERY);
+  const at = peopleAtAddress(store, query);
+  if (!at.ok) return at.error;
+  const first = nameKey(query.first ?? '');
+  const last = nameKey(query.last ?? '');
+  const matches: EmailMatch[] = [];
+  const individuals = at.people.filter((person) => sameName(person, first, last));
+  for (const person of individuals) {
+    for (const { email } of store.emailsOf(person.id)) {
+      if (matches.length < EMAIL_APPEND_MAX) matches.push({ email, email_match_type: 'Individual' });
+    }
+  }
+  for (const person of at.people) {
+    if (matches.length >= EMAIL_APPEND_MAX) break;
+    if (individuals.includes(person) || nameKey(person.last_name ?? '') !== last) continue;
+    const primary = store.emailsOf(person.id)[0];
+    if (primary) matches.push({ email: primary.email, email_match_type: 'Household' });
+  }
+  return matches.length > 0 ? { email_append: matches } : {};
+}
+
+/** Resolves an E2/E3 `email` parameter: a per-record error for a malformed one. */
+export function emailForMatching(
+  store: IdentityStore,
+  email: string,
+): { ok: true; match: AddressMatch | undefined } | { ok: false; error: RecordError } {
+  return addressOf(store, { email }, INVALID_IDENTIFIER);
+}
+
+/** An E4 element that is not an error: the members the record and the key ask for, `{}` for no match. */
+export interface IdentityBulkResult {
+  alternate_email?: EmailMatch[];
+  email_append?: EmailMatch[];
+  postal_address?: PostalAddress;
+}
+
+/**
+ * An E4 element: a record naming an address (`email`, `sha1_email`, `md5_email`) gets `postal_address`
+ * and/or `alternate_email`, a record with a name and postal address gets `email_append` — each as far as
+ * the key's services go. A record asking for what the key lacks gets a per-record 403.
+ */
+export function identityBulkAnswer(
+  store: IdentityStore,
+  query: PersonQuery,
+  policy: IdentityPolicy,
+): Answer<IdentityBulkResult> {
+  if (hasEmailRoute(query)) {
+    if (!policy.postalAppend && !policy.alternateEmail)
+      return recordError(
+        403,
+        'Access denied: this API key is not enabled for postal_append or alternate_email, which a record with an email asks for.',
+      );
+    const found = addressOf(store, query, INVALID_IDENTIFIER);
+    if (!found.ok) return found.error;
+    const result: IdentityBulkResult = {};
+    if (policy.postalAppend) Object.assign(result, postalAppendAnswer(found.match));
+    if (policy.alternateEmail)
+      Object.assign(result, alternateEmailAnswer(store, found.match, policy.alternateMax));
+    return result;
+  }
+  if (has(query.first) || has(query.last) || has(query.street)) {
+    if (!policy.emailAppend)
+      return recordError(
+        403,
+        'Access denied: this API key is not enabled for email_append, which a record with a name and postal address asks for.',
+      );
+    return emailAppendAnswer(store, query);
+  }
+  return recordError(400, NO_PERSON_NAMED);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// E1
+
+/** E1's `engagement_score` of an address (any form), or undefined when its activity is not known. */
+export function engagementScore(
+  store: IdentityStore,
+  address: string,
+  nowS = nowSeconds(),
+): number | undefined {
+  const canonical = canonicalEmail(address);
+  const match = canonical === undefined ? undefined : store.findByEmail(canonical);
+  return match ? engagementScoreFrom(store.activityOf(match.email.id, nowS), nowS) : undefined;
+}

@@ -1,0 +1,42 @@
+// What the reference store holds (`mailsieve data status`), and clearing it (`mailsieve data clear`).
+import type { Database } from 'better-sqlite3';
+
+export interface DatasetRow {
+  id: number;
+  kind: 'people' | 'activity' | 'demo';
+  name: string;
+  started_at: string;
+  finished_at: string | null;
+  rows_read: number;
+  rows_imported: number;
+  rows_rejected: number;
+}
+
+export interface ReferenceDataStatus {
+  readonly people: number;
+  readonly emails: number;
+  readonly events: number;
+  readonly sources: number;
+  readonly datasets: readonly DatasetRow[];
+}
+
+const countOf = (db: Database, table: string) =>
+  (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+export function referenceDataStatus(db: Database): ReferenceDataStatus {
+  return {
+    people: countOf(db, 'ref_people'),
+    emails: countOf(db, 'ref_emails'),
+    events: countOf(db, 'ref_activity'),
+    sources: countOf(db, 'ref_sources'),
+    datasets: db.prepare('SELECT * FROM ref_datasets ORDER BY id').all() as DatasetRow[],
+  };
+}
+
+/** Deletes every person, address, event, source and dataset. */
+export function clearReferenceData(db: Database): void {
+  db.transaction(() => {
+    for (const table of ['ref_activity', 'ref_emails', 'ref_people', 'ref_sources', 'ref_datasets'])
+      db.exec(`DELETE FROM ${table}`);
+  })();
+}

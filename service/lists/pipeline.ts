@@ -1,0 +1,564 @@
+// The list pipeline, run by the pipeline worker: stored input in, results file and report out.
+//
+//   1. A zip input: check it and stream its one file out beside it.
+//   2. Check the text: no UTF-16/32 byte-order mark, UTF-8, no NUL bytes (while reading, window by window).
+//   3. Decide the layout from a sample of the first rows (shared/columns.ts): the header row, the email column.
+//   4. Pass 1: scan every row (scan.ts) — each must have the header's number of fields — and send the bytes of
+//      its email field in batches to the verify workers; their verdicts come back as typed arrays, and each
+//      address's 64-bit hash is counted for duplicates.
+//   5. Pass 2: knowing every duplicate, write the results: each row's bytes as they were in the input, then the
+//      appended columns, into a temporary file renamed when complete (zipped for a zip input).
+//
+// Per row, pass 1 keeps 24 bytes in typed arrays (offset, length, code, flags, hash) and nothing else but the
+// `Valid Email` of valid and corrected rows, so a 1,000,000-row list needs ~25 MB here, whatever its width.
+import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveLayout, parseSampleRows } from '../../shared/columns.js';
+import { effectiveDelimiter, listFileExtension } from '../../shared/api/list.js';
+import { DOMAIN_TYPES } from '../../shared/api/verification.js';
+import { DuplicateTable } from './dupTable.js';
+import { formatBytes, formatCount } from './format.js';
+import { InputWindow, lineAt, NotTextError } from './input.js';
+import { resultsFileName } from './names.js';
+import { ReportCounter } from './report.js';
+import {
+  CR,
+  detectLineBreak,
+  isBlank,
+  LF,
+  QUOTE,
+  RowScanner,
+  SCAN_END,
+  SCAN_ERROR,
+  SCAN_NEED_MORE,
+} from './scan.js';
+import type { ListJob, ListOutcome } from './types.js';
+import {
+  FLAG_DOMAIN_MASK,
+  FLAG_DOMAIN_SHIFT,
+  FLAG_ROLE,
+  FLAG_STATUS_MASK,
+  LIST_ROW_STATUSES,
+} from './rowFlags.js';
+import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
+import type { VerifierPool } from './verifierPool.js';
+import { extractZipEntry, fileSink, inspectZip, zipSink, ZipProblem, type ByteSink } from './zip.js';
+
+/** The columns the validation service appends, in order (spec: "Results file"). */
+export const APPENDED_COLUMNS = [
+  'Validation Status',
+  'Validation Code',
+  'Domain Type',
+  'Role Account',
+  'Duplicate',
+  'Valid Email',
+] as const;
+
+/** How much of the file the layout is decided from. */
+const SAMPLE_BYTES = 1024 * 1024;
+const SAMPLE_ROWS = 1000;
+const BATCH_ROWS = 4096;
+const BATCH_BYTES = 128 * 1024;
+const OUTPUT_BYTES = 4 * 1024 * 1024;
+const PROGRESS_EVERY_MS = 100;
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+class InvalidList extends Error {
+  constructor(
+    message: string,
+    readonly records = 0,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Progress: records found so far, the input count (while scanning, estimated from the bytes scanned so far,
+ * so that a progress bar does not chase a moving total), and records verified.
+ */
+export type ProgressListener = (records: number, inputCount: number, completedCount: number) => void;
+
+/** Runs one list; never throws (failures are outcomes). */
+export async function runPipeline(
+  job: ListJob,
+  pool: VerifierPool,
+  onProgress: ProgressListener,
+  /** Called once every verdict is in (the verify workers are not needed for pass 2). */
+  onVerified?: () => Promise<void>,
+): Promise<ListOutcome> {
+  const temporary: string[] = [];
+  try {
+    return await processList(job, pool, onProgress, temporary, onVerified);
+  } catch (error) {
+    if (error instanceof InvalidList)
+      return { kind: 'invalid', reason: error.message, records: error.records };
+    if (error instanceof ZipProblem) return { kind: 'invalid', reason: error.message, records: 0 };
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: 'error', reason: `Processing failed: ${message}` };
+  } finally {
+    for (const path of temporary) rmSync(path, { force: true });
+  }
+}
+
+/**
+ * What pass 1 keeps of each row, 20 bytes of typed arrays: where its bytes are, its code and packed flags,
+ * and its slot in the duplicate table. Grows by doubling (NOTE: read the arrays again after a push).
+ */
+class RowStore {
+  start: Float64Array;
+  length: Uint32Array;
+  codes: Uint16Array;
+  flags: Uint16Array;
+  slots: Uint32Array;
+  count = 0;
+
+  constructor(capacity: number) {
+    this.start = new Float64Array(capacity);
+    this.length = new Uint32Array(capacity);
+    this.codes = new Uint16Array(capacity);
+    this.flags = new Uint16Array(capacity);
+    this.slots = new Uint32Array(capacity);
+  }
+
+  push(start: number, length: number): void {
+    if (this.count === this.start.length) this.grow();
+    this.start[this.count] = start;
+    this.length[this.count] = length;
+    this.count++;
+  }
+
+  private grow(): void {
+    const capacity = this.start.length * 2;
+    const grown = <T extends Float64Array | Uint32Array | Uint16Array>(
+      a: T,
+      make: (n: number) => T,
+      n: number,
+    ): T => {
+      const b = make(n);
+      b.set(a);
+      return b;
+    };
+    this.start = grown(this.start, (n) => new Float64Array(n), capacity);
+    this.length = grown(this.length, (n) => new Uint32Array(n), capacity);
+    this.codes = grown(this.codes, (n) => new Uint16Array(n), capacity);
+    this.flags = grown(this.flags, (n) => new Uint16Array(n), capacity);
+    this.slots = grown(this.slots, (n) => new Uint32Array(n), capacity);
+  }
+}
+
+/** A value as a field of the results: quoted only when it holds the delimiter, a quote or a line break. */
+export function quoteField(value: string, delimiter: string): string {
+  if (!value.includes(delimiter) && !value.includes('"') && !value.includes('\n') && !value.includes('\r'))
+    return value;
+  return `"${value.replaceAll('"', '""')}"`;
+}
+
+/**
+ * A buffered writer of the results, in two 4 MiB halves of the reader's arena: rows are copied in with
+ * copyWithin, and a full half is written by the thread pool (fs.write) while the other one fills, so the
+ * disk does not hold up the copying.
+ */
+class Output {
+  private readonly halves: [Buffer, Buffer];
+  private readonly bases: [number, number];
+  private half = 0;
+  /** The half being filled, and its offset in the arena. */
+  buf: Buffer;
+  base: number;
+  at = 0;
+  constructor(
+    private readonly sink: ByteSink,
+    private readonly arena: Uint8Array,
+    start: number,
+  ) {
+    this.bases = [start, start + OUTPUT_BYTES];
+    this.halves = [
+      Buffer.from(arena.buffer, arena.byteOffset + start, OUTPUT_BYTES),
+      Buffer.from(arena.buffer, arena.byteOffset + start + OUTPUT_BYTES, OUTPUT_BYTES),
+    ];
+    this.buf = this.halves[0];
+    this.base = this.bases[0];
+  }
+
+  /** Whether `bytes` more fit; when not, `await flush()` first. */
+  fits(bytes: number): boolean {
+    return this.at + bytes <= OUTPUT_BYTES;
+  }
+  async flush(): Promise<void> {
+    if (this.at === 0) return;
+    // The sink has at most one write in flight, of the other half: once this resolves, that half is free.
+    await this.sink.write(this.buf, this.at);
+    this.half = 1 - this.half;
+    this.buf = this.halves[this.half]!;
+    this.base = this.bases[this.half]!;
+    this.at = 0;
+  }
+  /** Copies `arena[start, start + length)` (the reader's window); the caller made room. */
+  copy(start: number, length: number): void {
+    this.arena.copyWithin(this.base + this.at, start, start + length);
+    this.at += length;
+  }
+  bytes(bytes: Uint8Array): void {
+    const { buf } = this;
+    let at = this.at;
+    for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i]!;
+    this.at = at;
+  }
+  text(text: string): void {
+    this.at += this.buf.write(text, this.at, 'utf8');
+  }
+}
+
+function describeBom(head: Uint8Array): string | undefined {
+  const [a, b, c, d] = head;
+  if (a === 0xff && b === 0xfe && c === 0 && d === 0) return 'UTF-32';
+  if (a === 0 && b === 0 && c === 0xfe && d === 0xff) return 'UTF-32';
+  if ((a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff)) return 'UTF-16';
+  return undefined;
+}
+
+async function processList(
+  job: ListJob,
+  pool: VerifierPool,
+  onProgress: ProgressListener,
+  temporary: string[],
+  onVerified: (() => Promise<void>) | undefined,
+): Promise<ListOutcome> {
+  const { limits } = job;
+  // 1. A zip input: its one file, streamed out beside it.
+  let textPath = join(job.dir, job.inputFile);
+  let fileName = job.name;
+  const isZip = listFileExtension(job.name) === '.zip';
+  if (isZip) {
+    const entry = await inspectZip(textPath, limits);
+    fileName = entry.fileName.split('/').pop() ?? entry.fileName;
+    const extracted = join(job.dir, `source${listFileExtension(fileName) ?? '.txt'}`);
+    temporary.push(extracted);
+    await extractZipEntry(textPath, entry.fileName, extracted, limits);
+    textPath = extracted;
+  }
+  const delimiter = job.delimiter ?? effectiveDelimiter({}, fileName);
+  const delimiterBytes = Buffer.from(delimiter, 'utf8');
+
+  // 2. Text checks. A byte-order mark of UTF-16 or UTF-32 is named for what it is (such files are full of NULs).
+  const head = Buffer.alloc(4);
+  const headFd = openSync(textPath, 'r');
+  const headBytes = readSync(headFd, head, 0, 4, 0);
+  closeSync(headFd);
+  if (headBytes === 0) throw new InvalidList('The file is empty: it has no records.');
+  const wideEncoding = describeBom(head);
+  if (wideEncoding)
+    throw new InvalidList(
+      `The file is ${wideEncoding} text; lists must be UTF-8 text. Save it as UTF-8 and submit it again.`,
+    );
+  const bomLength = head.subarray(0, 3).equals(UTF8_BOM) ? 3 : 0;
+
+  // The window's arena also holds the batch being gathered (addresses are short: copyWithin, no allocation).
+  const window = new InputWindow(textPath, limits.maxRowBytes, true, BATCH_BYTES + limits.maxRowBytes + 16);
+  let breakByte = LF;
+  const notText = (error: NotTextError): InvalidList =>
+    new InvalidList(
+      `Line ${formatCount(lineAt(textPath, error.offset, breakByte))} cannot be read: ${error.message}. ` +
+        'Lists must be delimited text in UTF-8 (CSV or tab-delimited); save the file as UTF-8 text and submit it again.',
+    );
+  try {
+    try {
+      window.fill(0);
+    } catch (error) {
+      if (error instanceof NotTextError) throw notText(error);
+      throw error;
+    }
+    const { buf } = window;
+
+    // 3. The layout, from the first rows.
+    const lineBreak = detectLineBreak(
+      buf.subarray(bomLength, Math.min(window.end, bomLength + SAMPLE_BYTES)),
+    );
+    breakByte = lineBreak.mode === 'cr' ? CR : LF;
+    let sampleEnd = Math.min(window.end, bomLength + SAMPLE_BYTES);
+    const isWholeSample = window.isEof && sampleEnd === window.end;
+    if (!isWholeSample) {
+      const cut = buf.lastIndexOf(breakByte, sampleEnd - 1);
+      sampleEnd = cut >= bomLength ? cut + 1 : bomLength;
+    }
+    const sample = parseSampleRows(buf.toString('utf8', bomLength, sampleEnd), delimiter, {
+      maxRows: SAMPLE_ROWS,
+      isWhole: isWholeSample,
+    });
+    if (sample.rows.length === 0) {
+      if (isWholeSample) throw new InvalidList('The file holds only blank lines: it has no records.');
+      throw new InvalidList(`Line 1 is longer than ${formatBytes(limits.maxRowBytes)}: is this a list file?`);
+    }
+    const resolved = resolveLayout(sample.rows, {
+      delimiter,
+      header: job.header ?? false,
+      ...(job.emailColumn !== undefined ? { emailColumn: job.emailColumn } : {}),
+    });
+    if (!resolved.ok) throw new InvalidList(resolved.reason);
+    const layout = resolved.layout;
+
+    // 4. Pass 1.
+    const fileBytes = statSync(textPath).size;
+    const estimate = Math.min(
+      limits.maxRecords + 1,
+      Math.ceil(
+        (fileBytes / Math.max(8, averageRowBytes(sampleEnd - bomLength, sample.rows.length))) * 1.05,
+      ) + 1024,
+    );
+    const rows = new RowStore(Math.max(1024, estimate));
+    // At most one address per row, and a row takes at least two bytes (a character and a line break).
+    const duplicates = new DuplicateTable(Math.min(limits.maxRecords, Math.ceil(fileBytes / 2) + 1));
+    const validEmails = new Map<number, string>();
+    let completed = 0;
+    let lastProgress = 0;
+    let isScanDone = false;
+    let pos = bomLength;
+    const progress = (force = false) => {
+      const now = Date.now();
+      if (!force && now - lastProgress < PROGRESS_EVERY_MS) return;
+      lastProgress = now;
+      const scanned = window.offset + pos;
+      const inputEstimate =
+        isScanDone || scanned <= 0 ? rows.count : Math.round((rows.count * fileBytes) / Math.max(1, scanned));
+      onProgress(rows.count, Math.min(limits.maxRecords, Math.max(rows.count, inputEstimate)), completed);
+    };
+    const onVerdicts = (result: BatchVerdicts, firstRow: number) => {
+      const count = result.codes.length;
+      rows.codes.set(result.codes, firstRow);
+      rows.flags.set(result.flags, firstRow);
+      const h = result.hashes;
+      const slots = rows.slots;
+      for (let k = 0; k < count; k++) slots[firstRow + k] = duplicates.add(h[2 * k], h[2 * k + 1]);
+      const v = result.validEmails;
+      for (let j = 0; j < v.length; j += 2) validEmails.set(firstRow + (v[j] as number), v[j + 1] as string);
+      completed += count;
+      progress();
+    };
+    pool.begin(job.policy, onVerdicts);
+    const verifyPolicy = toVerifyPolicy(job.policy);
+    const decoder = new TextDecoder('utf-8');
+
+    const scanner = new RowScanner(delimiterBytes, lineBreak.mode, Math.max(64, layout.columnCount + 1));
+    const emailIndex = layout.emailColumn - 1;
+    const arena = window.arena;
+    const batchBase = window.extraStart;
+    let batchLength = 0;
+    let batchRows = 0;
+    let batchFirstRow = 0;
+    const flushBatch = async () => {
+      if (batchRows === 0) return;
+      const first = batchFirstRow;
+      const end = batchBase + batchLength;
+      batchFirstRow = rows.count;
+      batchLength = 0;
+      batchRows = 0;
+      if (!pool.trySubmit(arena.slice(batchBase, end), first)) {
+        const addresses = decoder.decode(arena.subarray(batchBase, end)).split('\0');
+        onVerdicts(verifyBatch(addresses, job.policy, verifyPolicy), first);
+      }
+      // Let the verify workers' answers in.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+
+    let columnCount = -1;
+    let headerStart = -1;
+    let headerLength = 0;
+    const lineOf = (bufferOffset: number) =>
+      formatCount(lineAt(textPath, window.offset + bufferOffset, breakByte));
+    for (;;) {
+      const result = scanner.scan(buf, pos, window.end, window.isEof);
+      if (result === SCAN_NEED_MORE) {
+        if (window.end - pos >= limits.maxRowBytes)
+          throw tooLong(lineOf(pos), limits.maxRowBytes, buf, pos, window.end);
+        try {
+          window.fill(pos);
+        } catch (error) {
+          if (error instanceof NotTextError) throw notText(error);
+          throw error;
+        }
+        scanner.windowChanged();
+        pos = 0;
+        continue;
+      }
+      if (result === SCAN_END) break;
+      if (result === SCAN_ERROR) {
+        if (scanner.errorKind === 'unterminated-quote')
+          throw new InvalidList(
+            `Line ${lineOf(scanner.errorAt)}: a quoted field opens there and is never closed: is a closing quote (") missing?`,
+          );
+        throw new InvalidList(
+          `Line ${lineOf(scanner.errorAt)}: text follows the closing quote of a quoted field; inside a quoted field, write a quote as two quotes ("").`,
+        );
+      }
+      const start = scanner.start;
+      const contentEnd = scanner.contentEnd;
+      pos = scanner.next;
+      if (contentEnd - start > limits.maxRowBytes)
+        throw tooLong(lineOf(start), limits.maxRowBytes, buf, start, contentEnd);
+      const fields = scanner.fields;
+      if (fields === 1 && isBlank(buf, start, contentEnd)) continue;
+      if (columnCount < 0) {
+        columnCount = fields;
+        if (layout.header) {
+          headerStart = window.offset + start;
+          headerLength = contentEnd - start;
+          continue;
+        }
+      }
+      if (fields !== columnCount) {
+        throw new InvalidList(
+          `Line ${lineOf(start)} has ${fields} ${fields === 1 ? 'field' : 'fields'} where ${layout.header ? 'the header' : 'the first row'} has ${columnCount} ` +
+            `(split by ${delimiter === '\t' ? 'tab' : `'${delimiter}'`}): every row needs the same number of fields. ` +
+            'Check the delimiter, and quote fields that hold it.',
+          rows.count,
+        );
+      }
+      if (emailIndex >= fields)
+        throw new InvalidList(
+          `email_column is ${emailIndex + 1}, but the rows have ${fields} fields.`,
+          rows.count,
+        );
+      const emailStart = scanner.fieldStart[emailIndex];
+      const emailEnd = scanner.fieldEnd[emailIndex];
+      if (isBlank(buf, emailStart, emailEnd) && isEmptyRow(scanner, buf)) continue;
+      if (rows.count >= limits.maxRecords)
+        throw new InvalidList(
+          `The file has more than ${formatCount(limits.maxRecords)} records, the most a list may have: split it into smaller lists.`,
+          rows.count,
+        );
+      rows.push(window.offset + start, contentEnd - start);
+      // The email field's bytes into the batch, NUL-separated; a quoted field's "" read as one quote.
+      // (The batch area holds BATCH_BYTES plus one longest row: a batch is sent once past BATCH_BYTES.)
+      if (batchRows > 0) arena[batchBase + batchLength++] = 0;
+      if (scanner.fieldQuoted[emailIndex] === 1) {
+        for (let i = emailStart; i < emailEnd; i++) {
+          const c = buf[i];
+          arena[batchBase + batchLength++] = c;
+          if (c === QUOTE) i++;
+        }
+      } else {
+        arena.copyWithin(batchBase + batchLength, emailStart, emailEnd);
+        batchLength += emailEnd - emailStart;
+      }
+      batchRows++;
+      if (batchRows >= BATCH_ROWS || batchLength >= BATCH_BYTES) {
+        await flushBatch();
+        progress();
+      }
+    }
+    isScanDone = true;
+    await flushBatch();
+    await pool.drain();
+    await onVerified?.();
+    progress(true);
+    const records = rows.count;
+    if (records === 0)
+      throw new InvalidList(
+        layout.header
+          ? 'The file has a header row but no records below it.'
+          : 'The file holds only blank lines: it has no records.',
+      );
+
+    // 5. Pass 2: the results.
+    const resultsPath = join(job.dir, job.resultsFile);
+    const partPath = `${resultsPath}.tmp`;
+    temporary.push(partPath);
+    const fd = openSync(partPath, 'w', 0o600);
+    const report = new ReportCounter();
+    try {
+      const sink = isZip ? zipSink(fd, resultsFileName(fileName, job.listId)) : fileSink(fd);
+      const reader = new InputWindow(textPath, limits.maxRowBytes, false, 2 * OUTPUT_BYTES);
+      const out = new Output(sink, reader.arena, reader.extraStart);
+      const newline = Buffer.from(lineBreak.sequence, 'utf8');
+      try {
+        if (bomLength > 0) out.bytes(UTF8_BOM);
+        if (layout.header) {
+          reader.seek(headerStart);
+          out.copy(0, headerLength);
+        } else {
+          out.text(layout.columnNames.map((name) => quoteField(name, delimiter)).join(delimiter));
+        }
+        out.text(delimiter + APPENDED_COLUMNS.map((name) => quoteField(name, delimiter)).join(delimiter));
+        out.bytes(newline);
+        const suffixes = new Map<number, Uint8Array>();
+        const { start, length, codes, flags, slots } = rows;
+        reader.seek(start[0]);
+        for (let i = 0; i < records; i++) {
+          const rowStart = start[i];
+          const rowLength = length[i];
+          if (rowStart + rowLength > reader.offset + reader.end) reader.seek(rowStart);
+          const code = codes[i];
+          const flag = flags[i];
+          const isDuplicate = duplicates.isDuplicate(slots[i]) ? 1 : 0;
+          const key = code * 1024 + (flag & 0xff) * 2 + isDuplicate;
+          let suffix = suffixes.get(key);
+          if (!suffix) {
+            suffix = suffixFor(code, flag, isDuplicate === 1, delimiter);
+            suffixes.set(key, suffix);
+          }
+          const status = flag & FLAG_STATUS_MASK;
+          const validEmail = status === VALID || status === CORRECTED ? validEmails.get(i) : undefined;
+          const need =
+            rowLength +
+            suffix.length +
+            newline.length +
+            (validEmail === undefined ? 0 : validEmail.length * 3 + 2);
+          if (!out.fits(need)) await out.flush();
+          out.copy(rowStart - reader.offset, rowLength);
+          out.bytes(suffix);
+          if (validEmail !== undefined) out.text(quoteField(validEmail, delimiter));
+          out.bytes(newline);
+          report.add(code, flag);
+        }
+      } finally {
+        reader.close();
+      }
+      await out.flush();
+      await sink.finish();
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(partPath, resultsPath);
+    return { kind: 'results', records, reporting: report.reporting() };
+  } finally {
+    window.close();
+    if (isZip && existsSync(textPath)) rmSync(textPath, { force: true });
+  }
+}
+
+function averageRowBytes(bytes: number, rows: number): number {
+  return rows > 0 ? bytes / rows : 64;
+}
+
+function isEmptyRow(scanner: RowScanner, buf: Buffer): boolean {
+  for (let f = 0; f < scanner.fields; f++)
+    if (!isBlank(buf, scanner.fieldStart[f], scanner.fieldEnd[f])) return false;
+  return true;
+}
+
+function tooLong(line: string, maxRowBytes: number, buf: Buffer, start: number, end: number): InvalidList {
+  const hasQuote = buf.indexOf(QUOTE, start) >= 0 && buf.indexOf(QUOTE, start) < end;
+  return new InvalidList(
+    `Line ${line} is longer than ${formatBytes(maxRowBytes)}, the most a row may hold` +
+      (hasQuote ? ': is a closing quote (") missing?' : '.'),
+  );
+}
+
+const VALID = LIST_ROW_STATUSES.indexOf('valid');
+const CORRECTED = LIST_ROW_STATUSES.indexOf('corrected');
+
+/** The appended columns of a row up to `Valid Email` (its value follows, then the line break). */
+function suffixFor(code: number, flags: number, isDuplicate: boolean, delimiter: string): Uint8Array {
+  const domainIndex = (flags & FLAG_DOMAIN_MASK) >> FLAG_DOMAIN_SHIFT;
+  const values = [
+    LIST_ROW_STATUSES[flags & FLAG_STATUS_MASK],
+    String(code),
+    domainIndex === 0 ? '' : DOMAIN_TYPES[domainIndex - 1],
+    flags & FLAG_ROLE ? 'true' : '',
+    isDuplicate ? 'true' : '',
+  ];
+  return Buffer.from(
+    `${delimiter}${values.map((v) => quoteField(v, delimiter)).join(delimiter)}${delimiter}`,
+    'utf8',
+  );
+}

@@ -1,0 +1,277 @@
+// The list processor, on the service's main thread: a queue of lists, run one at a time by the pipeline
+// worker (worker.ts), whose progress and outcomes it records in the lists table; the completion callbacks;
+// and recovery at start-up. Statuses move Pending → Processing → Results | Invalid | Error (docs/lists.md).
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { LIST_RECORD_LIMIT } from '../../shared/api/limits.js';
+import { listFileExtension } from '../../shared/api/list.js';
+import type { ServiceDb } from '../store/db.js';
+import { getKeyById } from '../store/keys.js';
+import { deliverCallback, type CallbackOptions } from './callback.js';
+import { listDir, listsRoot } from './names.js';
+import {
+  getList,
+  listDocument,
+  markFailed,
+  markProcessing,
+  markResults,
+  unfinishedLists,
+  updateProgress,
+  type ListRecord,
+} from './store.js';
+import type { ListJob, ListLimits, ListOutcome, PipelineMessage, PipelineRequest } from './types.js';
+import { workerUrl } from './workerUrl.js';
+
+export interface ListServiceOptions {
+  /** Bytes an upload may have. Default 1 GiB. */
+  readonly maxUploadBytes?: number;
+  readonly limits?: Partial<ListLimits>;
+  /** Verify workers beside the pipeline worker (0: it verifies alone). Default: one fewer than the cores, 1 to 3. */
+  readonly verifyThreads?: number;
+  readonly callback?: CallbackOptions;
+  /**
+   * How long the pipeline worker is kept once no list is queued or running, before it is stopped and its
+   * memory given back. Default 0: at once (a list is a big job; starting the workers again costs ~0.2 s, and
+   * an arriving upload starts them ahead of need).
+   */
+  readonly idleMs?: number;
+}
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
+export const DEFAULT_LIST_LIMITS: ListLimits = {
+  maxRecords: LIST_RECORD_LIMIT,
+  maxRowBytes: 1024 * 1024,
+  maxUncompressedBytes: 1024 * 1024 * 1024,
+  maxCompressionRatio: 200,
+};
+
+/** How long a worker started for an arriving upload waits for its list. */
+const WARM_GRACE_MS = 30_000;
+
+/** A list interrupted this many times (the service stopped while it ran) is given up with Error. */
+export const MAX_ATTEMPTS = 3;
+
+/**
+ * Verify workers beside the pipeline worker, which verifies too whenever they are busy: one fewer than the
+ * cores (at least one, at most three), so that verification has every core and nothing more.
+ */
+function defaultVerifyThreads(): number {
+  return Math.max(1, Math.min(3, availableParallelism() - 1));
+}
+
+/** The results file inside a list's folder. */
+export function resultsFileOf(list: Pick<ListRecord, 'name'>): string {
+  return `results${listFileExtension(list.name) ?? '.csv'}`;
+}
+
+export class ListProcessor {
+  readonly limits: ListLimits;
+  readonly maxUploadBytes: number;
+  private readonly queue: number[] = [];
+  private worker: Worker | undefined;
+  private current: number | undefined;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly deliveries = new Set<Promise<unknown>>();
+  private readonly stopping = new AbortController();
+  private isClosed = false;
+
+  constructor(
+    private readonly db: ServiceDb,
+    private readonly dataDir: string,
+    private readonly options: ListServiceOptions = {},
+  ) {
+    this.limits = { ...DEFAULT_LIST_LIMITS, ...options.limits };
+    this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+    mkdirSync(listsRoot(dataDir), { recursive: true, mode: 0o700 });
+  }
+
+  /** Where uploads are written while they arrive (removed at start-up: an upload cut short leaves no list). */
+  get uploadsDir(): string {
+    return join(listsRoot(this.dataDir), 'uploads');
+  }
+
+  /**
+   * At start-up: lists that were waiting or running when the service last stopped are queued again (their
+   * results are written only when complete, so running one again from its stored input is safe), except one
+   * interrupted MAX_ATTEMPTS times, which gets Error rather than another try.
+   */
+  recover(): void {
+    rmSync(this.uploadsDir, { recursive: true, force: true });
+    mkdirSync(this.uploadsDir, { recursive: true, mode: 0o700 });
+    for (const list of unfinishedLists(this.db)) {
+      if (list.attempts >= MAX_ATTEMPTS) {
+        this.fail(
+          list.id,
+          'Error',
+          `Processing was interrupted ${list.attempts} times (the service stopped while the list ran); submit the list again.`,
+        );
+        continue;
+      }
+      const dir = listDir(this.dataDir, list.id);
+      if (existsSync(dir))
+        for (const stale of readdirSync(dir).filter((f) => f.endsWith('.tmp')))
+          rmSync(join(dir, stale), { force: true });
+      this.queue.push(list.id);
+    }
+    this.pump();
+  }
+
+  /** Starts the pipeline worker ahead of need (an upload is arriving), so its start-up overlaps the upload. */
+  warm(): void {
+    if (this.isClosed) return;
+    this.ensureWorker();
+    if (this.current === undefined) this.armIdleTimer(WARM_GRACE_MS);
+  }
+
+  submit(listId: number): void {
+    if (this.isClosed) return;
+    this.queue.push(listId);
+    this.pump();
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(workerUrl('worker'), {
+      workerData: { verifyThreads: this.options.verifyThreads ?? defaultVerifyThreads() },
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+    });
+    worker.on('message', (message: PipelineMessage) => this.onMessage(message));
+    worker.on('error', (error) => this.onWorkerGone(worker, `the list processor failed (${error.message})`));
+    worker.on('exit', (code) => this.onWorkerGone(worker, `the list processor stopped (exit code ${code})`));
+    this.worker = worker;
+    return worker;
+  }
+
+  private onWorkerGone(worker: Worker, why: string): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    const listId = this.current;
+    this.current = undefined;
+    if (listId !== undefined && !this.isClosed)
+      this.finish(listId, { kind: 'error', reason: `Processing failed: ${why}.` });
+    this.pump();
+  }
+
+  private armIdleTimer(delayMs: number): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.current === undefined && this.queue.length === 0 && this.worker) {
+        const worker = this.worker;
+        this.worker = undefined;
+        void worker.terminate();
+      }
+    }, delayMs);
+    this.idleTimer.unref();
+  }
+
+  private pump(): void {
+    if (this.isClosed || this.current !== undefined) return;
+    const listId = this.queue.shift();
+    if (listId === undefined) {
+      this.worker?.unref();
+      if (this.worker) this.armIdleTimer(this.options.idleMs ?? 0);
+      return;
+    }
+    const job = this.jobFor(listId);
+    if (!job) return this.pump();
+    this.current = listId;
+    markProcessing(this.db, listId);
+    const worker = this.ensureWorker();
+    worker.ref();
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    worker.postMessage({ type: 'run', job, isMoreQueued: this.queue.length > 0 } satisfies PipelineRequest);
+  }
+
+  /** The job of a list, or undefined (after marking it Error) when it cannot run. */
+  private jobFor(listId: number): ListJob | undefined {
+    const list = getList(this.db, listId);
+    if (!list || (list.status !== 'Pending' && list.status !== 'Processing')) return undefined;
+    const dir = listDir(this.dataDir, list.id);
+    if (!existsSync(join(dir, list.inputFile))) {
+      this.fail(list.id, 'Error', 'The stored file of this list is missing; submit the list again.');
+      return undefined;
+    }
+    const key = getKeyById(this.db, list.keyId);
+    if (!key) {
+      this.fail(list.id, 'Error', 'The key that submitted this list no longer exists.');
+      return undefined;
+    }
+    return {
+      listId: list.id,
+      dir,
+      inputFile: list.inputFile,
+      name: list.name,
+      delimiter: list.options.delimiter,
+      header: list.options.header,
+      emailColumn: list.options.email_column,
+      policy: {
+        corrections: key.services.has('corrections'),
+        allow: [...key.allow],
+        suppress: [...key.suppress],
+        legacyAcceptAll: key.legacyAcceptAll,
+      },
+      limits: this.limits,
+      resultsFile: resultsFileOf(list),
+    };
+  }
+
+  private onMessage(message: PipelineMessage): void {
+    if (message.type === 'progress') {
+      if (message.listId === this.current)
+        updateProgress(this.db, message.listId, message.records, message.inputCount, message.completedCount);
+    } else if (message.type === 'done') {
+      if (message.listId !== this.current) return;
+      this.current = undefined;
+      this.finish(message.listId, message.outcome);
+      this.pump();
+    }
+  }
+
+  private finish(listId: number, outcome: ListOutcome): void {
+    if (outcome.kind === 'results') {
+      const list = getList(this.db, listId);
+      if (!list) return;
+      markResults(this.db, listId, {
+        records: outcome.records,
+        reporting: outcome.reporting,
+        resultsFile: resultsFileOf(list),
+      });
+      this.announce(listId);
+    } else {
+      this.fail(
+        listId,
+        outcome.kind === 'invalid' ? 'Invalid' : 'Error',
+        outcome.reason,
+        outcome.kind === 'invalid' ? outcome.records : 0,
+      );
+    }
+  }
+
+  private fail(listId: number, status: 'Invalid' | 'Error', reason: string, records = 0): void {
+    markFailed(this.db, listId, status, reason, records);
+    this.announce(listId);
+  }
+
+  /** The callback, when the list asked for one; delivered on its own, never awaited by processing. */
+  private announce(listId: number): void {
+    const list = getList(this.db, listId);
+    const url = list?.options.callback_url;
+    if (!list || !url || this.isClosed) return;
+    const delivery = deliverCallback(url, listDocument(list), this.stopping.signal, this.options.callback);
+    this.deliveries.add(delivery);
+    void delivery.finally(() => this.deliveries.delete(delivery));
+  }
+
+  /** Stops: callbacks in flight are abandoned, a running list stays Processing (resumed at the next start). */
+  async close(): Promise<void> {
+    this.isClosed = true;
+    this.stopping.abort();
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+    await Promise.all([...this.deliveries]);
+  }
+}

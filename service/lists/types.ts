@@ -1,0 +1,67 @@
+// What the list processor (main thread) and the pipeline worker tell each other. Plain data only: these
+// cross a worker_threads boundary by structured clone.
+import type { EmailValidationReporting } from '../../shared/api/list.js';
+
+/** The engine policy and status options of the key a list belongs to, as data a worker can receive. */
+export interface ListPolicy {
+  readonly corrections: boolean;
+  readonly allow: readonly string[];
+  readonly suppress: readonly string[];
+  readonly legacyAcceptAll: boolean;
+}
+
+export interface ListLimits {
+  /** Records per list (the spec's 1,000,000). */
+  readonly maxRecords: number;
+  /** Bytes in one row (its line break excluded). */
+  readonly maxRowBytes: number;
+  /** Bytes the one file inside a .zip may expand to. */
+  readonly maxUncompressedBytes: number;
+  /** Expansion ratio above which a large zip entry is taken for a zip bomb. */
+  readonly maxCompressionRatio: number;
+}
+
+/** One list to process, from its stored input to its results file. */
+export interface ListJob {
+  readonly listId: number;
+  /** The list's folder: `<dataDir>/lists/<id>`. */
+  readonly dir: string;
+  /** The stored input, inside `dir`. */
+  readonly inputFile: string;
+  /** The list's name (E7 `name`), which says .txt, .csv or .zip. */
+  readonly name: string;
+  readonly delimiter?: string | undefined;
+  readonly header?: boolean | undefined;
+  readonly emailColumn?: number | undefined;
+  readonly policy: ListPolicy;
+  readonly limits: ListLimits;
+  /** File name of the results inside `dir` (written as `<name>.tmp` first, then renamed). */
+  readonly resultsFile: string;
+}
+
+export type ListOutcome =
+  | {
+      readonly kind: 'results';
+      readonly records: number;
+      readonly reporting: EmailValidationReporting;
+    }
+  | { readonly kind: 'invalid'; readonly reason: string; readonly records: number }
+  | { readonly kind: 'error'; readonly reason: string };
+
+export type PipelineRequest = {
+  readonly type: 'run';
+  readonly job: ListJob;
+  /** Whether more lists are queued: when not, the verify workers are stopped once the job's verdicts are in. */
+  readonly isMoreQueued: boolean;
+};
+
+export type PipelineMessage =
+  | { readonly type: 'ready' }
+  | {
+      readonly type: 'progress';
+      readonly listId: number;
+      readonly records: number;
+      readonly inputCount: number;
+      readonly completedCount: number;
+    }
+  | { readonly type: 'done'; readonly listId: number; readonly outcome: ListOutcome };

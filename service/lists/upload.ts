@@ -1,0 +1,101 @@
+// Receiving a list file: the request body streamed to a temporary file under a byte cap, never held whole in
+// memory, then checked against its name (E7: 422 for an improper name or format) before it becomes a list.
+import { createWriteStream, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ListFileExtension } from '../../shared/api/list.js';
+import { formatBytes } from './format.js';
+import type { ListLimits } from './types.js';
+import { inspectZip, isZipMagic, ZipProblem } from './zip.js';
+
+/** An upload refused, with the HTTP status and the words for it. */
+export class UploadProblem extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ReceivedUpload {
+  readonly path: string;
+  readonly size: number;
+  /** The first bytes, for format checks. */
+  readonly head: Buffer;
+}
+
+class Counter extends Transform {
+  size = 0;
+  head = Buffer.alloc(0);
+  constructor(private readonly maxBytes: number) {
+    super({ highWaterMark: 1 << 20 });
+  }
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.size += chunk.length;
+    if (this.head.length < 8) this.head = Buffer.concat([this.head, chunk.subarray(0, 8 - this.head.length)]);
+    if (this.size > this.maxBytes) done(tooLarge(this.maxBytes));
+    else done(null, chunk);
+  }
+}
+
+export function tooLarge(maxBytes: number): UploadProblem {
+  return new UploadProblem(
+    413,
+    `The file is larger than ${formatBytes(maxBytes)}, the most a list upload may have: split it into smaller lists.`,
+  );
+}
+
+/** Streams `source` to a new file in `dir`. The file is removed again when the upload fails. */
+export async function receiveUpload(
+  source: Readable,
+  dir: string,
+  maxBytes: number,
+): Promise<ReceivedUpload> {
+  const path = join(dir, `${randomBytes(12).toString('hex')}.part`);
+  const counter = new Counter(maxBytes);
+  try {
+    await pipeline(source, counter, createWriteStream(path, { mode: 0o600, highWaterMark: 1 << 20 }));
+  } catch (error) {
+    rmSync(path, { force: true });
+    if (error instanceof UploadProblem) throw error;
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status === 413) throw tooLarge(maxBytes);
+    throw new UploadProblem(
+      400,
+      `The upload was cut short (${(error as Error).message}); send the file again.`,
+    );
+  }
+  return { path, size: counter.size, head: counter.head };
+}
+
+/**
+ * Checks a received file against the extension of the list's name: not empty, a zip archive exactly when
+ * the name says .zip, and for a zip one .txt/.csv file inside that is no zip bomb. Throws UploadProblem (422).
+ */
+export async function checkUpload(
+  upload: ReceivedUpload,
+  extension: ListFileExtension,
+  limits: ListLimits,
+): Promise<void> {
+  if (upload.size === 0)
+    throw new UploadProblem(422, 'The file is empty: send a list with at least one record.');
+  const isZip = isZipMagic(upload.head);
+  if (extension === '.zip') {
+    if (!isZip)
+      throw new UploadProblem(422, "The list's name ends in .zip, but the file is not a zip archive.");
+    try {
+      await inspectZip(upload.path, limits);
+    } catch (error) {
+      if (error instanceof ZipProblem) throw new UploadProblem(422, error.message);
+      throw error;
+    }
+  } else if (isZip) {
+    throw new UploadProblem(
+      422,
+      `The file is a zip archive, but the list's name ends in ${extension}: name it .zip.`,
+    );
+  }
+}

@@ -1,0 +1,125 @@
+// Verdicts of list rows, packed for the trip between threads: the verify workers turn a batch of addresses
+// into typed arrays (status code, packed flags, a 64-bit hash of the address for duplicates) and a sparse
+// list of the few strings the results need (the `Valid Email` of valid and corrected rows).
+import { statusForCode } from '../../shared/api/codes.js';
+import { DOMAIN_TYPES } from '../../shared/api/verification.js';
+import type { Verdict, VerifyPolicy } from '../engine/types.js';
+import { verifyOffline } from '../engine/index.js';
+import { FLAG_DOMAIN_SHIFT, FLAG_HAS_KEY, FLAG_ROLE, STATUS_INDEX, type ListRowStatus } from './rowFlags.js';
+import type { ListPolicy } from './types.js';
+
+/**
+ * The list status of a verdict. `corrected` when the key has corrections and the engine offers exactly one
+ * for an address that is not valid: a syntax error (an invalid code) or a spelling error the engine
+ * recognises (a misspelt provider domain such as gmial.com, which offline reads code 10, or a squatted typo
+ * domain, 525). The spec defines `corrected` as "the address had a syntax or spelling error and was fixed".
+ */
+export function listStatusOf(
+  verdict: Verdict,
+  policy: Pick<ListPolicy, 'corrections' | 'legacyAcceptAll'>,
+): ListRowStatus {
+  const status = statusForCode(verdict.code, 'email_validation', { legacyAcceptAll: policy.legacyAcceptAll });
+  if (policy.corrections && status !== 'valid' && verdict.corrections?.length === 1) return 'corrected';
+  return status as ListRowStatus;
+}
+
+/**
+ * Two independent 32-bit hashes of a string (FNV-1a and a multiply-xorshift), written to `out[at]` and
+ * `out[at + 1]`. 64 bits make a false "duplicate" between two different addresses of a 1,000,000-row list
+ * about a one-in-thirty-million chance. (0, 0) is reserved for "no address".
+ */
+export function hashInto(text: string, out: Uint32Array, at: number): void {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
+  }
+  h1 ^= h1 >>> 16;
+  h1 = Math.imul(h1, 0x85ebca6b);
+  h1 ^= h1 >>> 13;
+  h2 = Math.imul(h2 ^ (h2 >>> 15), 0xc2b2ae35);
+  h2 ^= h2 >>> 16;
+  out[at] = h1 >>> 0;
+  out[at + 1] = (h1 === 0 && h2 === 0 ? 1 : h2) >>> 0;
+}
+
+export interface BatchVerdicts {
+  readonly codes: Uint16Array<ArrayBuffer>;
+  readonly flags: Uint16Array<ArrayBuffer>;
+  /** Two words per row; (0, 0) for a row without an address. */
+  readonly hashes: Uint32Array<ArrayBuffer>;
+  /** Pairs of row index (in the batch) and the row's `Valid Email`, for valid and corrected rows only. */
+  readonly validEmails: (number | string)[];
+}
+
+export function toVerifyPolicy(policy: ListPolicy): VerifyPolicy {
+  return {
+    corrections: policy.corrections,
+    allow: new Set(policy.allow),
+    suppress: new Set(policy.suppress),
+  };
+}
+
+const DOMAIN_BITS = new Map<string, number>(
+  DOMAIN_TYPES.map((type, i) => [type, (i + 1) << FLAG_DOMAIN_SHIFT]),
+);
+
+/** Status indexes by code for one policy (the table is consulted once per code, not once per row). */
+function statusIndexer(policy: ListPolicy): (code: number) => number {
+  const byCode = new Int8Array(1024).fill(-1);
+  return (code) => {
+    const cached = code < 1024 ? byCode[code] : -1;
+    if (cached >= 0) return cached;
+    const status = statusForCode(code, 'email_validation', { legacyAcceptAll: policy.legacyAcceptAll });
+    const index = STATUS_INDEX.get(status)!;
+    if (code < 1024) byCode[code] = index;
+    return index;
+  };
+}
+
+const CORRECTED = STATUS_INDEX.get('corrected')!;
+const VALID = STATUS_INDEX.get('valid')!;
+
+/**
+ * Verifies a batch of addresses. The same address met twice in a row (common in lists sorted by address)
+ * reuses the verdict.
+ */
+export function verifyBatch(
+  addresses: readonly string[],
+  policy: ListPolicy,
+  verifyPolicy: VerifyPolicy,
+): BatchVerdicts {
+  const count = addresses.length;
+  const codes = new Uint16Array(count);
+  const flags = new Uint16Array(count);
+  const hashes = new Uint32Array(count * 2);
+  const validEmails: (number | string)[] = [];
+  const statusOf = statusIndexer(policy);
+  let previous = '';
+  let previousVerdict: Verdict | undefined;
+  for (let i = 0; i < count; i++) {
+    const input = addresses[i];
+    const verdict =
+      input === previous && previousVerdict ? previousVerdict : verifyOffline(input, verifyPolicy);
+    previous = input;
+    previousVerdict = verdict;
+    let status = statusOf(verdict.code);
+    // See listStatusOf: exactly one correction for an address that is not valid reads `corrected`.
+    if (policy.corrections && status !== VALID && verdict.corrections?.length === 1) status = CORRECTED;
+    let packed = status;
+    if (verdict.domainType) packed |= DOMAIN_BITS.get(verdict.domainType) ?? 0;
+    if (verdict.roleAccount) packed |= FLAG_ROLE;
+    if (verdict.address !== '') {
+      packed |= FLAG_HAS_KEY;
+      hashInto(verdict.address.toLowerCase(), hashes, i * 2);
+    }
+    codes[i] = verdict.code;
+    flags[i] = packed;
+    if (status === VALID) validEmails.push(i, verdict.address);
+    else if (status === CORRECTED) validEmails.push(i, verdict.corrections![0]);
+  }
+  return { codes, flags, hashes, validEmails };
+}

@@ -1,0 +1,34 @@
+// `window.app`: what the renderer may call. One function per channel of the contract, a few operations of
+// the shell (file pickers, saving an export), and `on(event, cb)` over the fixed event set. Implemented by
+// electron/preload.ts (IPC) and by renderer/platform/webApp.ts (browser mode over loopback HTTP).
+import type {
+  AppEvent,
+  Channel,
+  ChannelInput,
+  ChannelOutput,
+  EventPayload,
+  ExportInfo,
+  Reply,
+  StagedFile,
+} from './contract.js';
+import type { METHOD_OF_CHANNEL } from './methods.js';
+
+export type ChannelMethods = {
+  readonly [C in Channel as (typeof METHOD_OF_CHANNEL)[C]]: (
+    ...args: Record<string, never> extends ChannelInput<C>
+      ? [input?: ChannelInput<C>]
+      : [input: ChannelInput<C>]
+  ) => Promise<Reply<ChannelOutput<C>>>;
+};
+
+export interface ShellMethods<F> {
+  /** A file the user dropped or picked in the page: read by path (Electron) or uploaded (browser mode). */
+  readonly addFile: (file: F) => Promise<Reply<StagedFile>>;
+  /** The native open dialog; `null` when cancelled. Browser mode has none (`hasNativeDialogs` is false). */
+  readonly openListDialog: () => Promise<Reply<StagedFile | null>>;
+  /** Saves an export where the user says: a native save dialog, or a download in browser mode. */
+  readonly saveExport: (exportInfo: ExportInfo) => Promise<Reply<{ saved: boolean; path: string | null }>>;
+  readonly on: <E extends AppEvent>(event: E, listener: (payload: EventPayload<E>) => void) => () => void;
+}
+
+export type DesktopApi<F = unknown> = ChannelMethods & ShellMethods<F>;

@@ -1,0 +1,102 @@
+// Constants of the desktop contract, without zod, so the renderer can use them without bundling schemas.
+import { COLUMN_KINDS } from '../columns.js';
+import { LIST_RECORD_LIMIT } from '../api/limits.js';
+
+/** Rows per part when a file is split: the service's limit per list. */
+export const PART_LIMIT = LIST_RECORD_LIMIT;
+
+export const FILE_FORMATS = ['csv', 'txt', 'zip'] as const;
+export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
+export const HISTORY_SORTS = ['created', 'name', 'rows', 'status'] as const;
+export type HistorySort = (typeof HISTORY_SORTS)[number];
+
+export const WARNING_CODES = [
+  'no-email-column',
+  'several-email-columns',
+  'too-many-rows',
+  'not-utf8',
+  'ragged-rows',
+  'empty-file',
+  'header-guess',
+] as const;
+
+export const COLUMN_ROLES = [...COLUMN_KINDS, 'ignore'] as const;
+export type ColumnRole = (typeof COLUMN_ROLES)[number];
+
+export const COLUMN_ROLE_LABELS: Readonly<Record<ColumnRole, string>> = {
+  email: 'Email',
+  first_name: 'First name',
+  last_name: 'Last name',
+  full_name: 'Full name',
+  street: 'Street',
+  street2: 'Street 2',
+  city: 'City',
+  state: 'State',
+  zip: 'ZIP',
+  country: 'Country',
+  md5: 'MD5',
+  sha1: 'SHA1',
+  ignore: 'Ignore',
+};
+
+/** The header name a role is sent under when the file's own header does not already name it. */
+export const COLUMN_ROLE_HEADERS: Readonly<Record<Exclude<ColumnRole, 'ignore'>, string>> = {
+  email: 'Email',
+  first_name: 'First Name',
+  last_name: 'Last Name',
+  full_name: 'Full Name',
+  street: 'Street',
+  street2: 'Street 2',
+  city: 'City',
+  state: 'State',
+  zip: 'Zip',
+  country: 'Country',
+  md5: 'MD5',
+  sha1: 'SHA1',
+};
+
+export const JOB_STATUSES = [
+  'queued',
+  'uploading',
+  'processing',
+  'downloading',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['queued', 'uploading', 'processing', 'downloading'];
+
+export const EXPORT_KINDS = ['safe', 'clean', 'invalid', 'all', 'custom'] as const;
+export type ExportKind = (typeof EXPORT_KINDS)[number];
+
+/** The legacy vocabulary of list results (DESIGN.md: list statuses). */
+export const RESULT_STATUSES = ['valid', 'corrected', 'unknown', 'unverifiable', 'risky', 'invalid'] as const;
+export type ResultStatus = (typeof RESULT_STATUSES)[number];
+
+/**
+ * Whether an export keeps a row of this status. Both vocabularies are accepted (list results use the legacy
+ * one). `clean`: every row except invalid and risky (trap), as DESIGN.md defines it for offline cleaning.
+ */
+export function isExportedStatus(kind: ExportKind, status: string, custom: readonly string[] = []): boolean {
+  switch (kind) {
+    case 'safe':
+      return status === 'valid' || status === 'corrected' || status === 'safetosend';
+    case 'invalid':
+      return status === 'invalid';
+    case 'clean':
+      return status !== 'invalid' && status !== 'risky' && status !== 'trap';
+    case 'all':
+      return true;
+    case 'custom':
+      return custom.includes(status);
+  }
+}
+
+export const EXPORT_LABELS: Readonly<Record<ExportKind, string>> = {
+  safe: 'Safe to send only',
+  clean: 'Clean (all but invalid and risky)',
+  invalid: 'Invalid (for suppression)',
+  all: 'All rows with results',
+  custom: 'Custom set of statuses',
+};

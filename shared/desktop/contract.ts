@@ -1,0 +1,427 @@
+// The desktop contract: every operation the UI can ask of the desktop core, as `domain:verb-noun` channels
+// mapped to zod input/output schemas, and every event the core pushes. Electron main registers a handler per
+// channel (IPC), browser mode serves the same channels over loopback HTTP, and the renderer's `window.app`
+// has one function per channel. All types below are derived from these schemas, so the ends cannot drift.
+//
+// Secrets: no output schema here has a member that can carry an API key. A key travels one way only, in the
+// inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
+import { z } from 'zod';
+import {
+  COLUMN_ROLES,
+  ENCODINGS,
+  EXPORT_KINDS,
+  FILE_FORMATS,
+  HISTORY_SORTS,
+  JOB_STATUSES,
+  RESULT_STATUSES,
+  WARNING_CODES,
+} from './constants.js';
+
+export * from './constants.js';
+
+// ---------------------------------------------------------------------------------------------------------
+// Replies
+
+export const replyErrorSchema = z.object({ code: z.string(), message: z.string() });
+export type ReplyError = z.infer<typeof replyErrorSchema>;
+
+/** Every channel answers a value, never an exception. */
+export type Reply<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ReplyError };
+
+export function replySchema<T extends z.ZodType>(value: T) {
+  return z.discriminatedUnion('ok', [
+    z.object({ ok: z.literal(true), value }),
+    z.object({ ok: z.literal(false), error: replyErrorSchema }),
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Column roles (the mapper)
+
+const columnRoleSchema = z.enum(COLUMN_ROLES);
+
+// ---------------------------------------------------------------------------------------------------------
+// App and connection
+
+export const appInfoSchema = z.object({
+  mode: z.enum(['electron', 'browser']),
+  version: z.string(),
+  platform: z.string(),
+  /** Electron shows native open/save dialogs; browser mode uses the page's file input and downloads. */
+  hasNativeDialogs: z.boolean(),
+  /** Where history and results live (shown on the Connection screen). */
+  home: z.string(),
+});
+export type AppInfo = z.infer<typeof appInfoSchema>;
+
+export const EMBEDDED_STATES = ['stopped', 'starting', 'running', 'failed'] as const;
+
+export const connectionInfoSchema = z.object({
+  kind: z.enum(['embedded', 'provider']),
+  embedded: z.object({
+    state: z.enum(EMBEDDED_STATES),
+    /** Why it failed, in words. */
+    message: z.string().optional(),
+  }),
+  provider: z
+    .object({
+      baseUrl: z.string(),
+      /** `••••abcd`: the stored key's last 4 characters, or null when no key is stored. */
+      keyMask: z.string().nullable(),
+    })
+    .nullable(),
+  /** Where keys are kept, and whether they can be: Linux's plain-text safeStorage backend is refused. */
+  vault: z.object({
+    storage: z.enum(['safeStorage', 'file']),
+    isAvailable: z.boolean(),
+    message: z.string().optional(),
+  }),
+});
+export type ConnectionInfo = z.infer<typeof connectionInfoSchema>;
+
+const baseUrlSchema = z
+  .string()
+  .trim()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' || url.protocol === 'http:';
+    } catch {
+      return false;
+    }
+  }, 'Enter the service’s address, starting with https://');
+
+export const connectionInputSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('embedded') }),
+  z.object({
+    kind: z.literal('provider'),
+    baseUrl: baseUrlSchema,
+    /** Omitted to keep the stored key (for example when only the address changes). */
+    apiKey: z.string().trim().min(1, 'Enter the API key').max(512).optional(),
+  }),
+]);
+export type ConnectionInput = z.infer<typeof connectionInputSchema>;
+
+export const connectionTestSchema = z.object({
+  /** The verification mode the key answers in. */
+  mode: z.enum(['safe_to_send', 'email_validation']),
+  latencyMs: z.number(),
+  baseUrl: z.string(),
+});
+export type ConnectionTest = z.infer<typeof connectionTestSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// Files and inspection
+
+export const stagedFileSchema = z.object({
+  fileId: z.string(),
+  name: z.string(),
+  size: z.number(),
+});
+export type StagedFile = z.infer<typeof stagedFileSchema>;
+
+export const recentFileSchema = z.object({
+  path: z.string(),
+  name: z.string(),
+  size: z.number(),
+  openedAt: z.string(),
+});
+export type RecentFile = z.infer<typeof recentFileSchema>;
+
+export const inspectionWarningSchema = z.object({ code: z.enum(WARNING_CODES), message: z.string() });
+export type InspectionWarning = z.infer<typeof inspectionWarningSchema>;
+
+export const inspectedColumnSchema = z.object({
+  /** 0-based. */
+  index: z.number().int(),
+  /** The header cell, or `Column N` for a file without a header. */
+  name: z.string(),
+  /** Share of the sample's non-empty values that look like addresses, 0–1. */
+  emailShare: z.number(),
+  suggestedRole: columnRoleSchema,
+  /** Why that role: the header names it, its contents say so, or a remembered preset. */
+  suggestedBy: z.enum(['header', 'content', 'preset', 'none']),
+});
+export type InspectedColumn = z.infer<typeof inspectedColumnSchema>;
+
+export const inspectionSchema = z.object({
+  fileId: z.string(),
+  name: z.string(),
+  size: z.number(),
+  format: z.enum(FILE_FORMATS),
+  /** For a .zip: the one file inside. */
+  innerName: z.string().optional(),
+  encoding: z.enum(ENCODINGS),
+  delimiter: z.string(),
+  delimiterHow: z.enum(['given', 'content', 'extension']),
+  header: z.boolean(),
+  headerHow: z.enum(['given', 'detected']),
+  /** Data rows (header excluded). */
+  rowCount: z.number(),
+  isRowCountEstimate: z.boolean(),
+  columns: z.array(inspectedColumnSchema),
+  /** The first 50 data rows. */
+  rows: z.array(z.array(z.string())),
+  warnings: z.array(inspectionWarningSchema),
+  /** The header signature under which a mapping preset is remembered. */
+  signature: z.string(),
+  isPresetApplied: z.boolean(),
+  /** Rows per part when the file is split (the service's limit per list). */
+  partLimit: z.number(),
+});
+export type Inspection = z.infer<typeof inspectionSchema>;
+
+export const inspectInputSchema = z.object({
+  fileId: z.string(),
+  delimiter: z.string().min(1).max(1).optional(),
+  header: z.boolean().optional(),
+});
+
+export const mappingSchema = z.object({
+  delimiter: z.string().min(1).max(1),
+  header: z.boolean(),
+  /** One role per column, in column order; exactly one `email`. */
+  roles: z
+    .array(columnRoleSchema)
+    .min(1)
+    .refine((roles) => roles.filter((r) => r === 'email').length === 1, 'Mark exactly one column as Email'),
+});
+export type Mapping = z.infer<typeof mappingSchema>;
+
+export const precheckSchema = z.object({
+  /** Rows that will be sent (blank rows are not). */
+  rowsToSend: z.number(),
+  /** Of those, rows whose address fails the offline syntax check. */
+  invalid: z.number(),
+  /** Rows whose address appears more than once (every occurrence). */
+  duplicates: z.number(),
+  blank: z.number(),
+  /** Rows beyond the service's per-list limit when the file is not split. */
+  overLimit: z.number(),
+  parts: z.number(),
+});
+export type Precheck = z.infer<typeof precheckSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// Jobs
+
+export const jobOptionsSchema = z.object({
+  /** Match report only: buy no data (all services but validation). */
+  reportOnly: z.boolean(),
+  /** Split a file over the per-list limit into parts, one job each. */
+  split: z.boolean(),
+});
+export type JobOptions = z.infer<typeof jobOptionsSchema>;
+
+export const startJobInputSchema = z.object({
+  fileId: z.string(),
+  mapping: mappingSchema,
+  options: jobOptionsSchema,
+});
+export type StartJobInput = z.infer<typeof startJobInputSchema>;
+
+export const serviceProgressSchema = z.object({
+  name: z.string(),
+  status: z.string(),
+  completed: z.number(),
+  input: z.number(),
+});
+
+export const jobProgressSchema = z.object({
+  jobId: z.number().int(),
+  status: z.enum(JOB_STATUSES),
+  /** The list's status at the service (Pending, Processing, Results…), once submitted. */
+  listStatus: z.string().nullable(),
+  sentBytes: z.number(),
+  totalBytes: z.number(),
+  completed: z.number(),
+  total: z.number(),
+  /** Bytes per second while uploading, records per second while processing. */
+  rate: z.number().nullable(),
+  etaSeconds: z.number().nullable(),
+  services: z.array(serviceProgressSchema),
+});
+export type JobProgress = z.infer<typeof jobProgressSchema>;
+
+export const jobSummarySchema = z.object({
+  id: z.number().int(),
+  createdAt: z.string(),
+  fileName: z.string(),
+  status: z.enum(JOB_STATUSES),
+  rows: z.number().nullable(),
+  safe: z.number().nullable(),
+  invalid: z.number().nullable(),
+  connection: z.string(),
+});
+export type JobSummary = z.infer<typeof jobSummarySchema>;
+
+export const jobListInputSchema = z.object({
+  search: z.string().max(200).optional(),
+  status: z.enum(JOB_STATUSES).optional(),
+  /** ISO dates (YYYY-MM-DD), inclusive. */
+  from: z.string().optional(),
+  to: z.string().optional(),
+  sort: z.enum(HISTORY_SORTS).default('created'),
+  direction: z.enum(['asc', 'desc']).default('desc'),
+});
+export type JobListInput = z.input<typeof jobListInputSchema>;
+
+export const jobListSchema = z.object({ total: z.number(), items: z.array(jobSummarySchema) });
+export type JobList = z.infer<typeof jobListSchema>;
+
+export const exportInfoSchema = z.object({
+  id: z.number().int(),
+  jobId: z.number().int(),
+  createdAt: z.string(),
+  kind: z.enum(EXPORT_KINDS),
+  statuses: z.array(z.string()),
+  fileName: z.string(),
+  rows: z.number(),
+  bytes: z.number(),
+});
+export type ExportInfo = z.infer<typeof exportInfoSchema>;
+
+export const timelineEntrySchema = z.object({
+  at: z.string(),
+  status: z.string(),
+  message: z.string().nullable(),
+});
+
+export const jobDetailSchema = z.object({
+  id: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  status: z.enum(JOB_STATUSES),
+  message: z.string().nullable(),
+  file: z.object({
+    name: z.string(),
+    size: z.number(),
+    sha256: z.string().nullable(),
+    format: z.enum(FILE_FORMATS),
+    encoding: z.string().nullable(),
+  }),
+  mapping: mappingSchema,
+  options: jobOptionsSchema,
+  connection: z.object({ kind: z.enum(['embedded', 'provider']), baseUrl: z.string().nullable() }),
+  part: z.object({ index: z.number(), count: z.number() }).nullable(),
+  listId: z.number().nullable(),
+  rows: z.number().nullable(),
+  timeline: z.array(timelineEntrySchema),
+  /** The last status document (E8), as the service sent it. */
+  lastDocument: z.unknown().nullable(),
+  /** The email_validation reporting of that document. */
+  reporting: z.unknown().nullable(),
+  /** Whether the results file is on disk (re-export works offline from it). */
+  hasResults: z.boolean(),
+  /** Rows marked `Duplicate` in the results (every occurrence). */
+  duplicates: z.number().nullable(),
+  resultsName: z.string().nullable(),
+  exports: z.array(exportInfoSchema),
+  progress: jobProgressSchema.nullable(),
+  /** Statuses the key's mode reports for good addresses on the connection used (offline: unknown). */
+  checks: z.enum(['offline', 'online', 'provider']),
+});
+export type JobDetail = z.infer<typeof jobDetailSchema>;
+
+export const previewInputSchema = z.object({
+  jobId: z.number().int(),
+  status: z.enum(RESULT_STATUSES),
+  limit: z.number().int().min(1).max(500).default(100),
+});
+export const previewSchema = z.object({
+  columns: z.array(z.string()),
+  rows: z.array(z.array(z.string())),
+  /** Whether more rows of that status exist beyond `rows`. */
+  hasMore: z.boolean(),
+});
+export type Preview = z.infer<typeof previewSchema>;
+
+export const exportInputSchema = z
+  .object({
+    jobId: z.number().int(),
+    kind: z.enum(EXPORT_KINDS),
+    statuses: z.array(z.enum(RESULT_STATUSES)).optional(),
+  })
+  .refine((input) => input.kind !== 'custom' || (input.statuses?.length ?? 0) > 0, {
+    message: 'Choose at least one status to export',
+  });
+export type ExportInput = z.infer<typeof exportInputSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// Verify one address
+
+export const verifyInputSchema = z.object({ email: z.string().trim().min(1, 'Enter an address').max(512) });
+export const verifyAnswerSchema = z.object({
+  mode: z.enum(['safe_to_send', 'email_validation']),
+  address: z.string(),
+  status: z.string(),
+  statusCode: z.number(),
+  domainType: z.string().nullable(),
+  isRoleAccount: z.boolean(),
+  corrections: z.array(z.string()),
+  engagementScore: z.number().nullable(),
+  connection: z.enum(['embedded', 'provider']),
+  /** What the service could check: offline checks confirm syntax only. */
+  checks: z.enum(['offline', 'online', 'provider']),
+});
+export type VerifyAnswer = z.infer<typeof verifyAnswerSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// Channels
+
+const none = z.object({}).strict();
+const jobIdInput = z.object({ jobId: z.number().int() });
+
+export const CHANNELS = {
+  'app:get-info': { input: none, output: appInfoSchema },
+  'connection:get': { input: none, output: connectionInfoSchema },
+  'connection:test': { input: connectionInputSchema, output: connectionTestSchema },
+  'connection:set': { input: connectionInputSchema, output: connectionInfoSchema },
+  'keys:clear': { input: none, output: connectionInfoSchema },
+  'files:add-path': { input: z.object({ path: z.string().min(1) }), output: stagedFileSchema },
+  'files:list-recent': { input: none, output: z.array(recentFileSchema) },
+  'files:inspect': { input: inspectInputSchema, output: inspectionSchema },
+  'files:precheck': {
+    input: z.object({ fileId: z.string(), mapping: mappingSchema, split: z.boolean() }),
+    output: precheckSchema,
+  },
+  'jobs:start': { input: startJobInputSchema, output: z.object({ jobIds: z.array(z.number().int()) }) },
+  'jobs:list': { input: jobListInputSchema, output: jobListSchema },
+  'jobs:get': { input: jobIdInput, output: jobDetailSchema },
+  'jobs:cancel': { input: jobIdInput, output: jobDetailSchema },
+  'jobs:delete': { input: jobIdInput, output: z.object({ deleted: z.boolean() }) },
+  'jobs:preview': { input: previewInputSchema, output: previewSchema },
+  'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
+  'verify:address': { input: verifyInputSchema, output: verifyAnswerSchema },
+} as const;
+
+export type Channel = keyof typeof CHANNELS;
+export const CHANNEL_NAMES = Object.keys(CHANNELS) as Channel[];
+export type ChannelInput<C extends Channel> = z.input<(typeof CHANNELS)[C]['input']>;
+export type ChannelParsedInput<C extends Channel> = z.output<(typeof CHANNELS)[C]['input']>;
+export type ChannelOutput<C extends Channel> = z.output<(typeof CHANNELS)[C]['output']>;
+
+export function isChannel(name: string): name is Channel {
+  return Object.prototype.hasOwnProperty.call(CHANNELS, name);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Events (core → UI)
+
+export const EVENTS = {
+  /** Rows of the history changed (a write announces what it touched). */
+  'jobs:changed': z.object({ jobIds: z.array(z.number().int()) }),
+  'job:progress': jobProgressSchema,
+  'connection:changed': connectionInfoSchema,
+  /** A file opened from the menu (File → Open list…, Open recent) or dropped on the window. */
+  'files:opened': stagedFileSchema,
+} as const;
+
+export type AppEvent = keyof typeof EVENTS;
+export const EVENT_NAMES = Object.keys(EVENTS) as AppEvent[];
+export type EventPayload<E extends AppEvent> = z.output<(typeof EVENTS)[E]>;
+
+export function isAppEvent(name: string): name is AppEvent {
+  return Object.prototype.hasOwnProperty.call(EVENTS, name);
+}

@@ -1,0 +1,34 @@
+// The name of `window.app`'s function for each channel of the contract. Kept apart from contract.ts (no zod
+// here) so the sandboxed preload, which must be one self-contained script, stays small.
+
+export const METHOD_OF_CHANNEL = {
+  'app:get-info': 'getAppInfo',
+  'connection:get': 'getConnection',
+  'connection:test': 'testConnection',
+  'connection:set': 'setConnection',
+  'keys:clear': 'clearKey',
+  'files:add-path': 'addPath',
+  'files:list-recent': 'listRecentFiles',
+  'files:inspect': 'inspectFile',
+  'files:precheck': 'precheckFile',
+  'jobs:start': 'startJob',
+  'jobs:list': 'listJobs',
+  'jobs:get': 'getJob',
+  'jobs:cancel': 'cancelJob',
+  'jobs:delete': 'deleteJob',
+  'jobs:preview': 'previewRows',
+  'jobs:export': 'exportJob',
+  'verify:address': 'verifyAddress',
+} as const;
+
+/** Operations only the Electron shell performs (native dialogs); browser mode does them in the page. */
+export const SHELL_CHANNELS = {
+  openListDialog: 'dialog:open-list',
+  saveExportDialog: 'dialog:save-export',
+} as const;
+
+/** Events the core pushes; `on(event, cb)` accepts these and no others. */
+export const EVENT_CHANNELS = ['jobs:changed', 'job:progress', 'connection:changed', 'files:opened'] as const;
+
+/** IPC channel that carries core events to the window (one channel, the event name inside). */
+export const EVENT_IPC_CHANNEL = 'app:event';

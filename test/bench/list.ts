@@ -1,0 +1,125 @@
+// `npm run bench -- list`: a generated 1,000,000-row, 7-column CSV of ~85 MB through `mailsieve clean` (the
+// built CLI, on the embedded service), against two baselines measured in the same run on the same file:
+// papaparse's streaming parse alone, and a naive script (papaparse + validator's isEmail + a Set + unparse).
+// Each is a process of its own, timed from spawn to exit; peak memory is the process's maxRSS (worker threads
+// included), written on exit by a preloaded module.
+// Targets (issue 3): clean ≤ 0.5 × naive, clean ≤ 6 × parse, clean's peak RSS < 400 MB.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ensureListData } from './listData.js';
+import { fmt } from './util.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..', '..');
+const cli = join(root, 'bin', 'mailsieve.js');
+const baselines = join(here, 'listBaselines.js');
+const preload = pathToFileURL(join(here, 'listMaxRss.js')).href;
+
+interface Run {
+  readonly ms: number;
+  readonly rssBytes: number;
+}
+
+/** Runs `node ARGS` to completion; its wall time and peak RSS. Output goes to a log (stderr on failure). */
+function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const work = mkdtempSync(join(tmpdir(), 'mailsieve-bench-rss-'));
+  const rssFile = join(work, 'rss');
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ['--import', preload, ...args], {
+      env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const ms = performance.now() - started;
+      try {
+        if (code !== 0)
+          throw new Error(`node ${args.join(' ')} exited with ${code}:\n${output.slice(-2000)}`);
+        resolve({ ms, rssBytes: Number(readFileSync(rssFile, 'utf8')) });
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    });
+  });
+}
+
+const median = (runs: readonly Run[]): Run => {
+  const sorted = [...runs].sort((a, b) => a.ms - b.ms);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+
+export async function benchList(options: { runs: number }): Promise<Record<string, number>> {
+  const data = await ensureListData(join(root, 'test', 'bench', 'out'));
+  console.log(`\nList pipeline: ${fmt(data.rows)} rows, ${fmt(data.bytes / 1e6, 1)} MB (${data.path})`);
+  const scratch = mkdtempSync(join(tmpdir(), 'mailsieve-bench-list-'));
+  try {
+    const clean = async (): Promise<Run> => {
+      const run = mkdtempSync(join(scratch, 'clean-'));
+      try {
+        return await timed([
+          cli,
+          'clean',
+          data.path,
+          '--out',
+          run,
+          '--data-dir',
+          join(run, 'service'),
+          '--export',
+          'clean',
+        ]);
+      } finally {
+        rmSync(run, { recursive: true, force: true });
+      }
+    };
+    // Warm the page cache and the build once, unmeasured.
+    await timed([baselines, 'parse', data.path]);
+    const parseRuns: Run[] = [];
+    const cleanRuns: Run[] = [];
+    for (let i = 0; i < options.runs; i++) {
+      parseRuns.push(await timed([baselines, 'parse', data.path]));
+      cleanRuns.push(await clean());
+    }
+    const naive = await timed([baselines, 'naive', data.path, join(scratch, 'naive.csv')]);
+    const parse = median(parseRuns);
+    const cleaned = median(cleanRuns);
+    const peakRss = Math.max(...cleanRuns.map((run) => run.rssBytes));
+    const vsNaive = cleaned.ms / naive.ms;
+    const vsParse = cleaned.ms / parse.ms;
+    const mb = (bytes: number) => `${fmt(bytes / 1024 / 1024)} MB`;
+    const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+    console.log(
+      `  papaparse parse alone   ${fmt(parse.ms)} ms   (runs: ${parseRuns.map((r) => fmt(r.ms)).join(', ')})   peak ${mb(parse.rssBytes)}`,
+    );
+    console.log(`  naive script            ${fmt(naive.ms)} ms   peak ${mb(naive.rssBytes)}`);
+    console.log(
+      `  mailsieve clean         ${fmt(cleaned.ms)} ms   (runs: ${cleanRuns.map((r) => fmt(r.ms)).join(', ')})   peak ${mb(peakRss)}`,
+    );
+    console.log(`  clean / naive           ${fmt(vsNaive, 2)}   (target ≤ 0.5)  ${verdict(vsNaive <= 0.5)}`);
+    console.log(`  clean / parse           ${fmt(vsParse, 2)}   (target ≤ 6)    ${verdict(vsParse <= 6)}`);
+    console.log(
+      `  clean peak RSS          ${mb(peakRss)}   (target < 400 MB)  ${verdict(peakRss < 400 * 1024 * 1024)}`,
+    );
+    return {
+      rows: data.rows,
+      bytes: data.bytes,
+      parse_ms: parse.ms,
+      naive_ms: naive.ms,
+      clean_ms: cleaned.ms,
+      clean_vs_naive: vsNaive,
+      clean_vs_parse: vsParse,
+      clean_peak_rss_mb: peakRss / 1024 / 1024,
+      naive_peak_rss_mb: naive.rssBytes / 1024 / 1024,
+    };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}

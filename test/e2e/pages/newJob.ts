@@ -1,0 +1,68 @@
+// The New job screen: adding a list, reading and changing the mapping, starting.
+import type { Locator, Page } from 'playwright-core';
+
+export class NewJobPage {
+  constructor(readonly page: Page) {}
+
+  async open(): Promise<void> {
+    await this.page.getByRole('button', { name: /^New job/ }).click();
+    await this.page.getByRole('heading', { name: 'New job', level: 1 }).waitFor();
+  }
+
+  /** "Add list" and the file chooser it opens. */
+  async addList(path: string): Promise<void> {
+    const chooser = this.page.waitForEvent('filechooser');
+    await this.page.getByRole('button', { name: 'Add list' }).click();
+    await (await chooser).setFiles(path);
+    await this.page.getByRole('heading', { name: 'Map the columns' }).waitFor();
+  }
+
+  roleSelect(columnName: string): Locator {
+    return this.page.getByRole('combobox', { name: `Role of column “${columnName}”` });
+  }
+
+  /** The role chosen for each column, in order. */
+  async roles(): Promise<string[]> {
+    const selects = this.page.getByRole('combobox', { name: /^Role of column/ });
+    return selects.evaluateAll((elements) => elements.map((element) => (element as HTMLSelectElement).value));
+  }
+
+  async columnNames(): Promise<string[]> {
+    const selects = this.page.getByRole('combobox', { name: /^Role of column/ });
+    return selects.evaluateAll((elements) =>
+      elements.map((element) => /“(.*)”/.exec(element.getAttribute('aria-label') ?? '')?.[1] ?? ''),
+    );
+  }
+
+  headerCheckbox(): Locator {
+    return this.page.getByRole('checkbox', { name: 'First row is a header' });
+  }
+
+  delimiterSelect(): Locator {
+    return this.page.getByRole('combobox', { name: 'Delimiter' });
+  }
+
+  warnings(): Locator {
+    return this.page.getByRole('region', { name: 'Warnings' });
+  }
+
+  /** The pre-check figures once they are in. */
+  async precheck(): Promise<Record<string, string>> {
+    const region = this.page.getByRole('region', { name: 'Before sending' });
+    await region.getByText('Rows to send').waitFor();
+    return region
+      .locator('dl div')
+      .evaluateAll((items) =>
+        Object.fromEntries(
+          items.map((item) => [
+            item.querySelector('dt')?.textContent ?? '',
+            item.querySelector('dd')?.textContent ?? '',
+          ]),
+        ),
+      );
+  }
+
+  async startCleaning(): Promise<void> {
+    await this.page.getByRole('button', { name: 'Start cleaning' }).click();
+  }
+}

@@ -1,0 +1,159 @@
+// File inspection, the offline pre-check and upload preparation, on real files.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { join } from 'node:path';
+import { zipSync } from 'fflate';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { inspectFile, headerSignature } from '../../../electron/core/files/inspect.js';
+import { precheck, prepareUpload } from '../../../electron/core/files/prepare.js';
+import { readRecordBatches, splitFields } from '../../../electron/core/files/records.js';
+import { tempDir } from '../../helpers/service.js';
+
+/** Text in chunks of `size` characters, as a stream of decoded text arrives. */
+function chunksOf(text: string, size: number): AsyncIterable<string> {
+  const chunks: string[] = [];
+  for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
+  return Readable.from(chunks) as AsyncIterable<string>;
+}
+
+describe('list files', () => {
+  let dir: ReturnType<typeof tempDir>;
+  const write = (name: string, content: string | Uint8Array) => {
+    const path = join(dir.path, name);
+    writeFileSync(path, content);
+    return { path, name, size: Buffer.byteLength(content) };
+  };
+  beforeEach(() => (dir = tempDir()));
+  afterEach(() => dir.remove());
+
+  it('splits records at line breaks outside quotes, across chunk borders', async () => {
+    const text = 'a,b\r\n"x\r\ny",2\r\n"q""uote",3\r\nlast,4';
+    for (const size of [1, 2, 3, 7, 100]) {
+      const records: string[] = [];
+      for await (const batch of readRecordBatches(chunksOf(text, size))) records.push(...batch);
+      expect(records).toEqual(['a,b', '"x\r\ny",2', '"q""uote",3', 'last,4']);
+    }
+    expect(splitFields('"q""uote","a,b",,x', ',')).toEqual(['q"uote', 'a,b', '', 'x']);
+  });
+
+  it('inspects a list: delimiter, header, rows, email share and suggested roles', async () => {
+    const file = write(
+      'people.csv',
+      'E-Mail,First Name,Surname,Postal Code,Hash\njane@example.com,Jane,Doe,10001,' +
+        'a'.repeat(32) +
+        '\nnot-an-address,Ann,Lee,10002,' +
+        'b'.repeat(32) +
+        '\n',
+    );
+    const inspection = await inspectFile({ fileId: 'f', ...file });
+    expect(inspection).toMatchObject({
+      format: 'csv',
+      encoding: 'utf-8',
+      delimiter: ',',
+      header: true,
+      rowCount: 2,
+      isRowCountEstimate: false,
+    });
+    expect(inspection.columns.map((c) => c.suggestedRole)).toEqual([
+      'email',
+      'first_name',
+      'last_name',
+      'zip',
+      'md5',
+    ]);
+    expect(inspection.columns[0].emailShare).toBe(0.5);
+    expect(inspection.rows).toHaveLength(2);
+    expect(inspection.signature).toBe(
+      headerSignature(true, ['email', 'first name', 'surname', 'postal code', 'hash']),
+    );
+  });
+
+  it('reads Windows-1252 text and warns about it; applies a remembered mapping for the same header', async () => {
+    const bytes = Buffer.from('email;name\nrene@example.com;Ren\xe9\n', 'latin1');
+    const file = write('latin.txt', bytes);
+    const inspection = await inspectFile({
+      fileId: 'f',
+      ...file,
+      presetFor: (signature) =>
+        signature === 'h:email|name'
+          ? { roles: ['email', 'full_name'], delimiter: ';', header: true }
+          : undefined,
+    });
+    expect(inspection.encoding).toBe('windows-1252');
+    expect(inspection.delimiter).toBe(';');
+    expect(inspection.rows[0]).toEqual(['rene@example.com', 'René']);
+    expect(inspection.warnings.map((w) => w.code)).toContain('not-utf8');
+    expect(inspection.isPresetApplied).toBe(true);
+    expect(inspection.columns.map((c) => [c.suggestedRole, c.suggestedBy])).toEqual([
+      ['email', 'preset'],
+      ['full_name', 'preset'],
+    ]);
+  });
+
+  it('estimates the rows of a big zipped list from its sample and offers to split past the limit', async () => {
+    const row = 'someone.with.a.long.name@example.com,Someone\n';
+    const text = 'email,name\n' + row.repeat(1_100_000);
+    const file = write('big.zip', zipSync({ 'big.csv': new TextEncoder().encode(text) }, { level: 1 }));
+    const started = Date.now();
+    const inspection = await inspectFile({ fileId: 'f', ...file });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(inspection.isRowCountEstimate).toBe(true);
+    expect(Math.abs(inspection.rowCount - 1_100_000)).toBeLessThan(1000);
+    expect(inspection.innerName).toBe('big.csv');
+    expect(inspection.warnings.find((w) => w.code === 'too-many-rows')?.message).toMatch(
+      /Split the file into 2 parts/,
+    );
+  });
+
+  it('counts rows to send, syntax failures and duplicates offline', async () => {
+    const file = write(
+      'list.csv',
+      'email,name\njane@example.com,Jane\nJANE@example.com,Jane\nbad,Bad\n,\nx@@y.com,X\nok@example.org,Ok\n',
+    );
+    const result = await precheck(file, { delimiter: ',', header: true, roles: ['email', 'ignore'] }, false);
+    expect(result).toEqual({ rowsToSend: 5, invalid: 2, duplicates: 2, blank: 1, overLimit: 0, parts: 1 });
+    expect(
+      await precheck(file, { delimiter: ',', header: true, roles: ['email', 'ignore'] }, true, 2),
+    ).toMatchObject({ parts: 3, overLimit: 0 });
+    expect(
+      await precheck(file, { delimiter: ',', header: true, roles: ['email', 'ignore'] }, false, 2),
+    ).toMatchObject({ parts: 1, overLimit: 3 });
+  });
+
+  it('uploads the original when it can, and otherwise a copy naming the chosen roles, split into parts', async () => {
+    const file = write(
+      'crm.csv',
+      'Mail,Vorname,Stadt\r\na@example.com,A,X\r\nb@example.com,B,Y\r\n\r\nc@example.com,C,Z\r\n',
+    );
+    const same = await prepareUpload(
+      file,
+      { delimiter: ',', header: true, roles: ['email', 'ignore', 'ignore'] },
+      { split: false, dir: join(dir.path, 'a'), headerNames: ['Mail', 'Vorname', 'Stadt'] },
+    );
+    expect(same).toEqual([{ path: file.path, name: 'crm.csv', size: file.size, header: true, rows: null }]);
+
+    const parts = await prepareUpload(
+      file,
+      { delimiter: ',', header: true, roles: ['email', 'first_name', 'city'] },
+      { split: true, dir: join(dir.path, 'b'), headerNames: ['Mail', 'Vorname', 'Stadt'], partLimit: 2 },
+    );
+    expect(parts.map((p) => [p.name, p.rows, p.header])).toEqual([
+      ['crm-part1.csv', 2, true],
+      ['crm-part2.csv', 1, true],
+    ]);
+    expect(readFileSync(parts[0].path, 'utf8')).toBe(
+      'Mail,First Name,City\r\na@example.com,A,X\r\nb@example.com,B,Y\r\n',
+    );
+    expect(readFileSync(parts[1].path, 'utf8')).toBe('Mail,First Name,City\r\nc@example.com,C,Z\r\n');
+
+    // A file without a header gets one when its other columns have roles.
+    const bare = write('bare.txt', 'a@example.com\tAnn\n');
+    const [withHeader] = await prepareUpload(
+      bare,
+      { delimiter: '\t', header: false, roles: ['email', 'first_name'] },
+      { split: false, dir: join(dir.path, 'c'), headerNames: [] },
+    );
+    expect(withHeader).toMatchObject({ name: 'bare.txt', header: true, rows: 1 });
+    expect(readFileSync(withHeader.path, 'utf8')).toBe('Email\tFirst Name\na@example.com\tAnn\n');
+  });
+});

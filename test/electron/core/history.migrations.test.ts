@@ -1,0 +1,151 @@
+// One test per migration of the history database, each applied to a database at the version before it.
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrate, NewerDatabaseError } from '../../../service/store/migrate.js';
+import { createJobs } from '../../../electron/core/history/migrations/0010-create-jobs.js';
+import { createPresets } from '../../../electron/core/history/migrations/0020-create-presets.js';
+import { createSettings } from '../../../electron/core/history/migrations/0030-create-settings.js';
+import { HISTORY_MIGRATIONS } from '../../../electron/core/history/migrations/index.js';
+import { insertJob, listJobs, openHistoryDb } from '../../../electron/core/history/db.js';
+import { tempDir } from '../../helpers/service.js';
+
+function tables(db: Database.Database): Record<string, string> {
+  const rows = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+    name: string;
+    sql: string;
+  }[];
+  return Object.fromEntries(rows.map((row) => [row.name, row.sql]));
+}
+
+const job = {
+  fileName: 'list.csv',
+  filePath: '/tmp/list.csv',
+  uploadName: 'list.csv',
+  uploadHeader: true,
+  fileSize: 10,
+  fileSha256: null,
+  fileFormat: 'csv' as const,
+  fileEncoding: 'utf-8',
+  mapping: { delimiter: ',', header: true, roles: ['email' as const] },
+  options: { reportOnly: false, split: false },
+  connectionKind: 'embedded' as const,
+  connectionUrl: null,
+};
+
+describe('history migrations', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let db: Database.Database;
+  beforeEach(() => {
+    dir = tempDir();
+    db = new Database(join(dir.path, 'history.sqlite'));
+    db.pragma('foreign_keys = ON');
+  });
+  afterEach(() => {
+    db.close();
+    dir.remove();
+  });
+
+  it('are numbered in steps of 10 and in order', () => {
+    expect(HISTORY_MIGRATIONS.map((m) => m.version)).toEqual([10, 20, 30]);
+  });
+
+  it('0010 creates jobs, their timeline and exports as STRICT tables, deleted together', () => {
+    migrate(db, [createJobs]);
+    const all = tables(db);
+    expect(Object.keys(all)).toEqual(['exports', 'job_events', 'jobs']);
+    for (const sql of Object.values(all)) expect(sql).toMatch(/\) STRICT$/);
+    expect(db.pragma('user_version', { simple: true })).toBe(10);
+    // STRICT: a text in an INTEGER column is refused.
+    expect(() =>
+      db
+        .prepare(
+          `INSERT INTO jobs (created_at, updated_at, status, file_name, file_path, upload_name, upload_header, file_size, file_format, mapping, options, connection_kind)
+           VALUES ('t', 't', 'queued', 'a', 'b', 'c', 1, 'ten', 'csv', '{}', '{}', 'embedded')`,
+        )
+        .run(),
+    ).toThrow(/cannot store TEXT value in INTEGER column/);
+    const id = db
+      .prepare(
+        `INSERT INTO jobs (created_at, updated_at, status, file_name, file_path, upload_name, upload_header, file_size, file_format, mapping, options, connection_kind)
+         VALUES ('t', 't', 'queued', 'a', 'b', 'c', 1, 10, 'csv', '{}', '{}', 'embedded')`,
+      )
+      .run().lastInsertRowid;
+    db.prepare("INSERT INTO job_events (job_id, at, status) VALUES (?, 't', 'queued')").run(id);
+    db.prepare(
+      "INSERT INTO exports (job_id, created_at, kind, statuses, path, file_name, rows, bytes) VALUES (?, 't', 'all', '[]', 'p', 'f', 1, 1)",
+    ).run(id);
+    db.prepare('DELETE FROM jobs WHERE id = ?').run(id);
+    expect(db.prepare('SELECT count(*) AS n FROM job_events').get()).toEqual({ n: 0 });
+    expect(db.prepare('SELECT count(*) AS n FROM exports').get()).toEqual({ n: 0 });
+  });
+
+  it('0020 adds mapping presets and recent files to a version-10 database, keeping its jobs', () => {
+    migrate(db, [createJobs]);
+    db.prepare(
+      `INSERT INTO jobs (created_at, updated_at, status, file_name, file_path, upload_name, upload_header, file_size, file_format, mapping, options, connection_kind)
+       VALUES ('t', 't', 'completed', 'kept.csv', 'b', 'c', 1, 10, 'csv', '{}', '{}', 'embedded')`,
+    ).run();
+    migrate(db, [createJobs, createPresets]);
+    expect(db.pragma('user_version', { simple: true })).toBe(20);
+    expect(Object.keys(tables(db))).toEqual([
+      'exports',
+      'job_events',
+      'jobs',
+      'mapping_presets',
+      'recent_files',
+    ]);
+    expect(tables(db).mapping_presets).toMatch(/STRICT$/);
+    expect(db.prepare('SELECT file_name FROM jobs').all()).toEqual([{ file_name: 'kept.csv' }]);
+  });
+
+  it('0030 adds settings and an index for searching file names to a version-20 database', () => {
+    migrate(db, [createJobs, createPresets]);
+    migrate(db, [createJobs, createPresets, createSettings]);
+    expect(db.pragma('user_version', { simple: true })).toBe(30);
+    expect(tables(db).settings).toMatch(/STRICT$/);
+    const indexes = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'jobs_file_name'")
+      .all();
+    expect(indexes).toHaveLength(1);
+  });
+
+  it('opens in WAL mode and refuses a database from a newer version', () => {
+    db.close();
+    const file = join(dir.path, 'history.sqlite');
+    const opened = openHistoryDb(file);
+    expect(opened.pragma('journal_mode', { simple: true })).toBe('wal');
+    opened.pragma('user_version = 999');
+    opened.close();
+    expect(() => openHistoryDb(file)).toThrow(NewerDatabaseError);
+    db = new Database(file);
+  });
+
+  it('lists jobs by search, status, date and sort order', () => {
+    db.close();
+    db = openHistoryDb(join(dir.path, 'h2.sqlite'));
+    insertJob(db, { ...job, fileName: 'alpha_list.csv', createdAt: '2026-01-05T10:00:00.000Z' });
+    insertJob(db, { ...job, fileName: 'beta.csv', createdAt: '2026-02-01T10:00:00.000Z', rows: 5 });
+    insertJob(db, { ...job, fileName: 'alpha%.csv', createdAt: '2026-03-01T10:00:00.000Z', rows: 9 });
+    expect(listJobs(db, {}).items.map((j) => j.fileName)).toEqual([
+      'alpha%.csv',
+      'beta.csv',
+      'alpha_list.csv',
+    ]);
+    expect(listJobs(db, { search: 'ALPHA' }).total).toBe(2);
+    // LIKE wildcards in the search are literal characters.
+    expect(listJobs(db, { search: '%' }).items.map((j) => j.fileName)).toEqual(['alpha%.csv']);
+    expect(listJobs(db, { search: '_' }).items.map((j) => j.fileName)).toEqual(['alpha_list.csv']);
+    expect(listJobs(db, { from: '2026-02-01', to: '2026-02-01' }).items.map((j) => j.fileName)).toEqual([
+      'beta.csv',
+    ]);
+    expect(listJobs(db, { sort: 'name', direction: 'asc' }).items.map((j) => j.fileName)).toEqual([
+      'alpha%.csv',
+      'alpha_list.csv',
+      'beta.csv',
+    ]);
+    expect(listJobs(db, { sort: 'rows', direction: 'desc' }).items.map((j) => j.rows)).toEqual([9, 5, null]);
+    expect(listJobs(db, { status: 'completed' }).total).toBe(0);
+    expect(listJobs(db, { status: 'queued' }).total).toBe(3);
+  });
+});

@@ -1,0 +1,229 @@
+// The job runner through the desktop core, against a real service on loopback: a whole run with progress
+// events, and resuming after a restart from each step (upload, following, download).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createClient, pollList } from '../../../shared/api/client.js';
+import type { AppEvent, EventPayload, JobDetail, JobProgress } from '../../../shared/desktop/contract.js';
+import { createDesktopCore, type DesktopCore } from '../../../electron/core/desktop.js';
+import {
+  HISTORY_DB_FILE,
+  insertJob,
+  openHistoryDb,
+  setJobListId,
+  setJobStatus,
+} from '../../../electron/core/history/db.js';
+import { FileSecretStore } from '../../../electron/core/secrets.js';
+import { startTestService, tempDir, type TestService } from '../../helpers/service.js';
+
+const LIST =
+  'email,name\njane@example.com,Jane\nbad-address,Bad\njohn@gmial.com,John\njane@example.com,Jane\n';
+
+function coreOn(home: string, service: TestService, key: string, deferred = false): DesktopCore {
+  return createDesktopCore({
+    home,
+    secrets: new FileSecretStore(home),
+    mode: 'browser',
+    hasNativeDialogs: false,
+    version: 'test',
+    startEmbedded: () =>
+      Promise.resolve({ baseUrl: service.url, apiKey: key, close: () => Promise.resolve() }),
+    localPollIntervalMs: 100,
+    isResumeDeferred: deferred,
+  });
+}
+
+async function finished(core: DesktopCore, jobId: number): Promise<JobDetail> {
+  for (;;) {
+    const reply = await core.handle('jobs:get', { jobId });
+    if (!reply.ok) throw new Error(reply.error.message);
+    const job = reply.value as JobDetail;
+    if (!['queued', 'uploading', 'processing', 'downloading'].includes(job.status)) return job;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('jobs', () => {
+  let service: TestService;
+  let key: string;
+  let home: ReturnType<typeof tempDir>;
+  let listFile: string;
+  beforeAll(async () => {
+    service = await startTestService();
+    key = service.key({ services: ['validation', 'corrections'] });
+  });
+  afterAll(() => service.close());
+  beforeEach(() => {
+    home = tempDir();
+    listFile = join(home.path, 'list.csv');
+    writeFileSync(listFile, LIST);
+  });
+  afterEach(() => home.remove());
+
+  it('runs a list to completion with progress events, results on disk and the reporting recorded', async () => {
+    const rows = 200_000;
+    const big = join(home.path, 'big.csv');
+    writeFileSync(
+      big,
+      'email\n' + Array.from({ length: rows }, (_, i) => `user${i}@example.com`).join('\n') + '\n',
+    );
+    const core = coreOn(home.path, service, key);
+    const events: { event: AppEvent; payload: unknown }[] = [];
+    core.on((event, payload) => events.push({ event, payload }));
+    try {
+      const staged = await core.handle('files:add-path', { path: big });
+      if (!staged.ok) throw new Error(staged.error.message);
+      const { fileId } = staged.value as { fileId: string };
+      const started = await core.handle('jobs:start', {
+        fileId,
+        mapping: { delimiter: ',', header: true, roles: ['email'] },
+        options: { reportOnly: false, split: false },
+      });
+      if (!started.ok) throw new Error(started.error.message);
+      const [jobId] = (started.value as { jobIds: number[] }).jobIds;
+      const job = await finished(core, jobId);
+      expect(job.status).toBe('completed');
+      expect(job.hasResults).toBe(true);
+      expect(job.rows).toBe(rows);
+      expect((job.reporting as { statuses: Record<string, number> }).statuses.Unknown).toBe(rows);
+      expect(job.timeline.map((t) => t.status)).toEqual([
+        'queued',
+        'uploading',
+        'processing',
+        'downloading',
+        'completed',
+      ]);
+      const progress = events.filter((e) => e.event === 'job:progress').map((e) => e.payload as JobProgress);
+      const uploads = progress.filter((p) => p.status === 'uploading');
+      expect(uploads.some((p) => p.totalBytes > 0 && p.sentBytes > 0)).toBe(true);
+      const processing = progress.filter((p) => p.status === 'processing' && p.total > 0);
+      expect(processing.at(-1)).toMatchObject({
+        completed: rows,
+        total: rows,
+        listStatus: expect.any(String) as string,
+      });
+      expect(progress.some((p) => p.rate !== null && p.rate > 0 && p.etaSeconds !== null)).toBe(true);
+      expect(
+        events.some(
+          (e) =>
+            e.event === 'jobs:changed' && (e.payload as EventPayload<'jobs:changed'>).jobIds.includes(jobId),
+        ),
+      ).toBe(true);
+    } finally {
+      await core.close();
+    }
+  });
+
+  it('resumes after a restart: an interrupted upload starts again, a submitted list is followed, a finished one downloads', async () => {
+    const db = openHistoryDb(join(home.path, HISTORY_DB_FILE));
+    const base = {
+      fileName: 'list.csv',
+      filePath: listFile,
+      uploadName: 'list.csv',
+      uploadHeader: true,
+      fileSize: LIST.length,
+      fileSha256: null,
+      fileFormat: 'csv' as const,
+      fileEncoding: 'utf-8',
+      mapping: { delimiter: ',', header: true, roles: ['email' as const, 'ignore' as const] },
+      options: { reportOnly: false, split: false },
+      connectionKind: 'embedded' as const,
+      connectionUrl: null,
+    };
+    // 1. The app stopped during the upload.
+    const uploading = insertJob(db, base);
+    setJobStatus(db, uploading, 'uploading');
+    // 2. The list was submitted; the app stopped while following it.
+    const client = createClient({ baseUrl: service.url, apiKey: key });
+    const submitted = await client.submitList(
+      { name: 'list.csv', body: LIST },
+      { name: 'list.csv', header: true, delimiter: ',', email_column: 1 },
+    );
+    if (!submitted.ok) throw new Error(submitted.error.message);
+    const following = insertJob(db, base);
+    setJobListId(db, following, submitted.value.list_id);
+    setJobStatus(db, following, 'processing');
+    // 3. The list was complete; the app stopped before the download finished.
+    const again = await client.submitList(
+      { name: 'list.csv', body: LIST },
+      { name: 'list.csv', header: true, delimiter: ',', email_column: 1 },
+    );
+    if (!again.ok) throw new Error(again.error.message);
+    const reference = await pollList(client, again.value.list_id, { intervalMs: 100 });
+    if (!reference.ok) throw new Error(reference.error.message);
+    const downloading = insertJob(db, base);
+    setJobListId(db, downloading, again.value.list_id);
+    setJobStatus(db, downloading, 'downloading');
+    db.close();
+
+    const core = coreOn(home.path, service, key);
+    try {
+      const jobs = await Promise.all([uploading, following, downloading].map((id) => finished(core, id)));
+      for (const job of jobs) {
+        expect(job.status).toBe('completed');
+        expect(job.reporting).toEqual(reference.value.services.email_validation?.reporting);
+        expect(job.duplicates).toBe(2);
+      }
+      expect(jobs[0].timeline.map((t) => t.message)).toContain('The upload starts again.');
+      expect(jobs[1].listId).toBe(submitted.value.list_id);
+      const results = await client.results(again.value.list_id);
+      if (!results.ok) throw new Error(results.error.message);
+      const expected = await new Response(results.value.body).text();
+      const exported = await core.handle('jobs:export', { jobId: downloading, kind: 'all' });
+      if (!exported.ok) throw new Error(exported.error.message);
+      expect(readFileSync(core.exportFile((exported.value as { id: number }).id)!.path, 'utf8')).toBe(
+        expected,
+      );
+    } finally {
+      await core.close();
+    }
+  });
+
+  it('picks a job up where it was when the app closed mid-run', async () => {
+    const first = coreOn(home.path, service, key);
+    const staged = await first.handle('files:add-path', { path: listFile });
+    if (!staged.ok) throw new Error(staged.error.message);
+    const started = await first.handle('jobs:start', {
+      fileId: (staged.value as { fileId: string }).fileId,
+      mapping: { delimiter: ',', header: true, roles: ['email', 'first_name'] },
+      options: { reportOnly: false, split: false },
+    });
+    if (!started.ok) throw new Error(started.error.message);
+    const jobId = (started.value as { jobIds: number[] }).jobIds[0];
+    await first.close();
+    const second = coreOn(home.path, service, key);
+    try {
+      const job = await finished(second, jobId);
+      expect(job.status).toBe('completed');
+      expect(job.mapping.roles).toEqual(['email', 'first_name']);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('cancels a job and deletes a job with its files', async () => {
+    const core = coreOn(home.path, service, key, true);
+    try {
+      const staged = await core.handle('files:add-path', { path: listFile });
+      if (!staged.ok) throw new Error(staged.error.message);
+      const started = await core.handle('jobs:start', {
+        fileId: (staged.value as { fileId: string }).fileId,
+        mapping: { delimiter: ',', header: true, roles: ['email', 'ignore'] },
+        options: { reportOnly: false, split: false },
+      });
+      if (!started.ok) throw new Error(started.error.message);
+      const jobId = (started.value as { jobIds: number[] }).jobIds[0];
+      const job = await finished(core, jobId);
+      expect(job.status).toBe('completed');
+      const deleted = await core.handle('jobs:delete', { jobId });
+      expect(deleted).toEqual({ ok: true, value: { deleted: true } });
+      expect(await core.handle('jobs:get', { jobId })).toMatchObject({
+        ok: false,
+        error: { code: 'not-found' },
+      });
+      expect(await core.handle('jobs:list', {})).toMatchObject({ ok: true, value: { total: 0 } });
+    } finally {
+      await core.close();
+    }
+  });
+});

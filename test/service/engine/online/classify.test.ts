@@ -1,0 +1,66 @@
+// RCPT replies as real mail servers word them, and what each says about the mailbox. The replies that
+// refuse the prober (blocklists, reputation, sender policy) must never read as "mailbox does not exist".
+import { describe, expect, it } from 'vitest';
+import { classifyRcpt, type RcptClass } from '../../../../service/engine/online/classify.js';
+
+function reply(text: string) {
+  const lines = text.split('\n');
+  const enhanced = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(lines[0])?.[1];
+  return { code: Number(text.slice(0, 3)), lines, ...(enhanced ? { enhanced } : {}) };
+}
+
+const cases: [string, RcptClass][] = [
+  ['250 2.1.5 OK', 'accepted'],
+  ['251 User not local; will forward', 'accepted'],
+  [
+    "550-5.1.1 The email account that you tried to reach does not exist. Please try\n550 5.1.1 double-checking the recipient's email address for typos. https://support.google.com/mail/?p=NoSuchUser",
+    'no-mailbox',
+  ],
+  [
+    '550 5.1.1 <x@example.com>: Recipient address rejected: User unknown in virtual mailbox table',
+    'no-mailbox',
+  ],
+  ['550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup', 'no-mailbox'],
+  [
+    "554 delivery error: dd This user doesn't have a yahoo.com account (x@yahoo.com) [0] - mta1.mail.yahoo.com",
+    'no-mailbox',
+  ],
+  ['550 <x@example.com>... User unknown', 'no-mailbox'],
+  ['552 5.2.2 Mailbox full', 'mailbox-full'],
+  ['452 4.2.2 The email account that you tried to reach is over quota', 'mailbox-full'],
+  ['552 Requested mail action aborted: exceeded storage allocation', 'mailbox-full'],
+  ['554 5.7.1 <x@example.com>: Relay access denied', 'domain-rejected'],
+  ['550 5.7.1 Unable to relay', 'domain-rejected'],
+  ['553 5.1.3 Bad recipient address syntax', 'address-rejected'],
+  [
+    "550 5.7.1 Unfortunately, messages from [192.0.2.1] weren't sent. Please contact your Internet service provider since part of their network is on our block list (S3140).",
+    'blocked',
+  ],
+  [
+    "550 SC-001 (BAY004-MC1F1) Unfortunately, messages from 192.0.2.1 weren't sent. Please contact your Internet service provider.",
+    'blocked',
+  ],
+  [
+    "553 5.7.1 [BL21] Connections will not be accepted from 192.0.2.1, because the ip is in Spamhaus's list",
+    'blocked',
+  ],
+  ['550 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org', 'blocked'],
+  ['550 5.4.1 Recipient address rejected: Access denied. AS(201806281)', 'blocked'],
+  ['550 5.7.606 Access denied, banned sending IP [192.0.2.1]', 'blocked'],
+  [
+    '421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints',
+    'transient',
+  ],
+  ['451 4.7.1 Greylisted, please try again later', 'transient'],
+  ['450 4.2.0 <x@example.com>: Recipient address rejected: Greylisted', 'transient'],
+  ['452 4.5.3 Too many recipients', 'too-many-recipients'],
+  ['550 Requested action not taken: mailbox unavailable', 'ambiguous'],
+  ['550 Rejected', 'ambiguous'],
+  ['252 Cannot VRFY user, but will accept message', 'ambiguous'],
+];
+
+describe('classifyRcpt', () => {
+  it.each(cases)('%s → %s', (text, expected) => {
+    expect(classifyRcpt(reply(text))).toBe(expected);
+  });
+});
