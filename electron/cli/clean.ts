@@ -3,7 +3,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import yauzl from 'yauzl';
-import { createClient, isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
+import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
 import { describeStatusCode } from '../../shared/api/codes.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../shared/api/limits.js';
 import {
@@ -19,6 +19,7 @@ import { describeDelimiter, detectLayout, type DetectedLayout } from '../../shar
 import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
 import { EXPORT_KINDS, isExportKind, type ExportKind } from '../core/jobs/exports.js';
 import { runListJob, type JobEvent, type JobOutcome } from '../core/jobs/runner.js';
+import { clientFor } from './connect.js';
 import { CliError, intOption } from './errors.js';
 
 export interface CleanOptions {
@@ -289,15 +290,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   let embedded: EmbeddedService | undefined;
   try {
     if (!options.baseUrl) embedded = await startEmbeddedService(options.dataDir);
-    let client;
-    try {
-      client = createClient({
-        baseUrl: options.baseUrl ?? embedded!.baseUrl,
-        apiKey: embedded ? embedded.apiKey : apiKey!,
-      });
-    } catch {
-      throw new CliError(`--base-url must be an http or https URL; got '${options.baseUrl}'.`);
-    }
+    const client = clientFor(embedded, options.baseUrl, apiKey);
     const isLocal = isLoopbackUrl(client.baseUrl);
     const progress = new Progress(process.stderr, false);
     let phase: JobEvent['phase'] | undefined;

@@ -1,8 +1,8 @@
-import { createClient } from '../../shared/api/client.js';
 import { describeStatusCode } from '../../shared/api/codes.js';
 import { z } from 'zod';
 import { verificationOf, verifyResponseSchema, type VerifyResponse } from '../../shared/api/verification.js';
 import { startEmbeddedService } from '../core/embedded.js';
+import { clientFor } from './connect.js';
 import { CliError } from './errors.js';
 import { hasOnlineOptions, onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 
@@ -106,15 +106,7 @@ export async function verify(emails: string[], options: VerifyOptions): Promise<
   const online = options.baseUrl ? undefined : onlineOptionsFrom(options, 'offline');
   const embedded = online ? await startEmbeddedService(options.dataDir, { online }) : undefined;
   try {
-    let client;
-    try {
-      client = createClient({
-        baseUrl: options.baseUrl ?? embedded!.baseUrl,
-        apiKey: embedded ? embedded.apiKey : apiKey!,
-      });
-    } catch {
-      throw new CliError(`--base-url must be an http or https URL; got '${options.baseUrl}'.`);
-    }
+    const client = clientFor(embedded, options.baseUrl, apiKey);
     for (const email of emails) {
       if (options.explain) {
         const { response, explain } = await verifyExplained(
