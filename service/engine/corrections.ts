@@ -113,6 +113,21 @@ function closest<T>(candidates: readonly T[], within: number, distanceTo: (c: T)
  * top-level domain not in the root zone the common TLD one edit away. `domain`: lower-case.
  */
 export function correctDomain(domain: string): string | undefined {
+  // Lists repeat a few thousand domains over a million rows: the answer depends on the domain alone.
+  let known = correctedDomains.get(domain);
+  if (known === undefined) {
+    if (correctedDomains.size >= CORRECTED_DOMAINS_MAX) correctedDomains.clear();
+    known = findCorrectDomain(domain) ?? null;
+    correctedDomains.set(domain, known);
+  }
+  return known ?? undefined;
+}
+
+/** A bounded memo of {@link correctDomain}: null for "no correction". */
+const correctedDomains = new Map<string, string | null>();
+const CORRECTED_DOMAINS_MAX = 50_000;
+
+function findCorrectDomain(domain: string): string | undefined {
   if (NOT_TYPOS.has(domain) || isCuratedDomain(domain)) return undefined;
   const dot = domain.indexOf('.');
   if (dot < 0) return DOTLESS.get(domain);

@@ -21,18 +21,9 @@ function isListed(list: ReadonlySet<string>, local: string, domain: string, asci
 
 /**
  * The third-party free-mail list also names typo-squatted look-alikes of real providers (gmial.com,
- * hotmial.com). Those are misspellings to correct, not free ISPs to report; memoised per domain, and
- * bounded by the size of the free list.
+ * hotmial.com). Those are misspellings to correct, not free ISPs to report.
  */
-const providerTypos = new Map<string, boolean>();
-function isProviderTypo(asciiDomain: string): boolean {
-  let typo = providerTypos.get(asciiDomain);
-  if (typo === undefined) {
-    typo = correctDomain(asciiDomain) !== undefined;
-    providerTypos.set(asciiDomain, typo);
-  }
-  return typo;
-}
+const isProviderTypo = (asciiDomain: string): boolean => correctDomain(asciiDomain) !== undefined;
 
 /** A correction is offered only if it passes every check itself: syntax OK (10) or allowed (55). */
 function isAcceptedCorrection(candidate: Verdict): boolean {
