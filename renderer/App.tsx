@@ -5,6 +5,7 @@ import { NoticeBar } from './components/NoticeBar.js';
 import { ConnectionScreen } from './screens/ConnectionScreen.js';
 import { HistoryScreen } from './screens/HistoryScreen.js';
 import { JobScreen } from './screens/JobScreen.js';
+import { LookupScreen } from './screens/LookupScreen.js';
 import { NewJobScreen } from './screens/NewJobScreen.js';
 import { VerifyScreen } from './screens/VerifyScreen.js';
 import { useAppStore } from './store/index.js';
@@ -20,6 +21,8 @@ function CurrentScreen() {
       return <HistoryScreen />;
     case 'verify':
       return <VerifyScreen />;
+    case 'lookup':
+      return <LookupScreen />;
     case 'connection':
       return <ConnectionScreen />;
   }

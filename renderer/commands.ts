@@ -42,6 +42,14 @@ export const COMMANDS: readonly Command[] = [
     screen: 'verify',
   },
   {
+    name: 'lookup',
+    label: 'Look up a person',
+    shortcut: 'Ctrl+L',
+    keyTest: (event) => mod(event) && event.key.toLowerCase() === 'l',
+    perform: (state) => state.navigate({ name: 'lookup' }),
+    screen: 'lookup',
+  },
+  {
     name: 'connection',
     label: 'Connection',
     shortcut: 'Ctrl+K',

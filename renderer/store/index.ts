@@ -3,6 +3,7 @@ import { create } from 'zustand';
 import { createConnectionSlice } from './connection.js';
 import { createHistorySlice } from './history.js';
 import { createJobsSlice } from './jobs.js';
+import { createLookupSlice } from './lookup.js';
 import { createNavigationSlice } from './navigation.js';
 import { createNewJobSlice } from './newJob.js';
 import type { AppState } from './types.js';
@@ -15,6 +16,7 @@ export const useAppStore = create<AppState>()((...a) => ({
   ...createJobsSlice(...a),
   ...createHistorySlice(...a),
   ...createVerifySlice(...a),
+  ...createLookupSlice(...a),
 }));
 
 export type { AppState, Screen } from './types.js';

@@ -18,6 +18,8 @@ import type {
   ResultStatus,
   StagedFile,
   VerifyAnswer,
+  PersonAnswer,
+  PersonLookupInput,
 } from '../../shared/desktop/contract.js';
 import type { HistorySort } from '../../shared/desktop/constants.js';
 
@@ -26,6 +28,7 @@ export type Screen =
   | { readonly name: 'job'; readonly jobId: number }
   | { readonly name: 'history' }
   | { readonly name: 'verify' }
+  | { readonly name: 'lookup' }
   | { readonly name: 'connection' };
 
 export type Loadable<T> =
@@ -153,9 +156,19 @@ export interface VerifySlice {
   readonly verifyAddress: (email: string) => Promise<void>;
 }
 
+export interface LookupSlice {
+  readonly lookup:
+    | { readonly status: 'idle' }
+    | { readonly status: 'looking'; readonly query: PersonLookupInput }
+    | { readonly status: 'done'; readonly query: PersonLookupInput; readonly answer: PersonAnswer }
+    | { readonly status: 'failed'; readonly query: PersonLookupInput; readonly error: string };
+  readonly lookUpPerson: (query: PersonLookupInput) => Promise<void>;
+}
+
 export type AppState = NavigationSlice &
   ConnectionSlice &
   NewJobSlice &
   JobsSlice &
   HistorySlice &
-  VerifySlice;
+  VerifySlice &
+  LookupSlice;

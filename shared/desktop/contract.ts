@@ -368,6 +368,73 @@ export const verifyAnswerSchema = z.object({
 export type VerifyAnswer = z.infer<typeof verifyAnswerSchema>;
 
 // ---------------------------------------------------------------------------------------------------------
+// Look up one person (E5)
+
+const HASH_HEX = /^([0-9a-f]{32}|[0-9a-f]{40})$/i;
+const part = (max: number) => z.string().trim().max(max).default('');
+
+/** Whom to look up: by address, by the MD5/SHA-1 of an address, or by name and postal address. */
+export const personLookupInputSchema = z.discriminatedUnion('by', [
+  z.object({ by: z.literal('email'), email: z.string().trim().min(1, 'Enter an address').max(512) }),
+  z.object({
+    by: z.literal('hash'),
+    hash: z
+      .string()
+      .trim()
+      .regex(HASH_HEX, 'Enter an MD5 (32 hex digits) or SHA-1 (40 hex digits) hash of the address'),
+  }),
+  z
+    .object({
+      by: z.literal('postal'),
+      first: z.string().trim().min(1, 'Enter the first name').max(100),
+      last: z.string().trim().min(1, 'Enter the last name').max(100),
+      street: z.string().trim().min(1, 'Enter the street').max(200),
+      city: part(100),
+      state: part(40),
+      zip: part(10),
+    })
+    .refine((input) => input.zip !== '' || (input.city !== '' && input.state !== ''), {
+      message: 'Enter the ZIP code, or the city and state',
+      path: ['zip'],
+    }),
+]);
+export type PersonLookupInput = z.input<typeof personLookupInputSchema>;
+
+/**
+ * A person's E5 answer, reduced to what the screen explains. Enumerated values stay plain strings: a provider
+ * may add a value, and one new band must not fail the whole answer.
+ */
+export const personAnswerSchema = z.object({
+  connection: z.enum(['embedded', 'provider']),
+  /** False for `{}`: nobody in the reference data matched. */
+  isMatch: z.boolean(),
+  /** Scalar intelligence fields present in the answer, by their API names. */
+  attributes: z.record(z.string(), z.union([z.string(), z.number()])),
+  /** Names of the interests present and true. */
+  interests: z.array(z.string()),
+  eam: z
+    .object({
+      dateFirstSeen: z.string(),
+      longevity: z.number(),
+      velocity: z.number(),
+      popularity: z.number(),
+      monthLastOpen: z.string().nullable(),
+    })
+    .nullable(),
+  postalAddress: z
+    .object({
+      firstName: z.string(),
+      lastName: z.string(),
+      address: z.string(),
+      city: z.string(),
+      state: z.string(),
+      zip: z.string(),
+    })
+    .nullable(),
+});
+export type PersonAnswer = z.infer<typeof personAnswerSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
 // Channels
 
 const none = z.object({}).strict();
@@ -394,6 +461,7 @@ export const CHANNELS = {
   'jobs:preview': { input: previewInputSchema, output: previewSchema },
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
   'verify:address': { input: verifyInputSchema, output: verifyAnswerSchema },
+  'people:lookup': { input: personLookupInputSchema, output: personAnswerSchema },
 } as const;
 
 export type Channel = keyof typeof CHANNELS;

@@ -19,6 +19,7 @@ export const METHOD_OF_CHANNEL = {
   'jobs:preview': 'previewRows',
   'jobs:export': 'exportJob',
   'verify:address': 'verifyAddress',
+  'people:lookup': 'lookUpPerson',
 } as const;
 
 /** Operations only the Electron shell performs (native dialogs); browser mode does them in the page. */

@@ -225,6 +225,7 @@ describe('screens', () => {
         for (const [shortcut, heading] of [
           ['Control+h', 'History'],
           ['Control+e', 'Verify an address'],
+          ['Control+l', 'Look up a person'],
           ['Control+k', 'Connection'],
           ['Control+n', 'New job'],
         ] as const) {

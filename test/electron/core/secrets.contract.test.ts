@@ -45,7 +45,7 @@ describe('stored keys stay in the core', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    key = service.key({ services: ['validation', 'corrections'] });
+    key = service.key({ services: ['validation', 'corrections', 'intelligence'] });
     home = tempDir();
     core = createDesktopCore({
       home: home.path,
@@ -129,6 +129,7 @@ describe('stored keys stay in the core', () => {
       'jobs:preview': { jobId, status: 'invalid' },
       'jobs:export': { jobId, kind: 'all' },
       'verify:address': { email: 'john@gmial.com' },
+      'people:lookup': { by: 'email', email: 'john@example.com' },
       'jobs:cancel': { jobId },
       'keys:clear': {},
       'jobs:delete': { jobId },
