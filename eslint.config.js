@@ -22,7 +22,16 @@ const layer = (/** @type {string[]} */ forbiddenFolders, /** @type {string[]} */
 });
 
 export default tseslint.config(
-  { ignores: ['vitest.config.ts', 'dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'build/out/**'] },
+  {
+    ignores: [
+      'vitest.config.ts',
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'test/fixtures/**',
+      'build/out/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -38,10 +47,16 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true },
+      ],
     },
   },
-  { files: ['shared/**/*.ts'], rules: layer(['renderer', 'electron', 'service'], [...nodeBuiltins, 'electron']) },
+  {
+    files: ['shared/**/*.ts'],
+    rules: layer(['renderer', 'electron', 'service'], [...nodeBuiltins, 'electron']),
+  },
   { files: ['service/**/*.ts'], rules: layer(['renderer', 'electron'], ['electron']) },
   { files: ['electron/**/*.ts'], rules: layer(['renderer']) },
   { files: ['renderer/**/*.{ts,tsx}'], rules: layer(['electron', 'service'], [...nodeBuiltins, 'electron']) },

@@ -152,9 +152,7 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
       set({ newJob: { status: 'empty' } });
       const [first] = reply.value.jobIds;
       if (reply.value.jobIds.length > 1)
-        get().notify(
-          `The file was split into ${reply.value.jobIds.length} jobs; History lists every part.`,
-        );
+        get().notify(`The file was split into ${reply.value.jobIds.length} jobs; History lists every part.`);
       if (first !== undefined) get().navigate({ name: 'job', jobId: first });
     },
     resetNewJob() {
