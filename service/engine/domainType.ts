@@ -7,7 +7,7 @@
 // call disposable is still `privacy`); the suffix rules come last because a free or disposable mail
 // domain under edu.pl is that, not a school. Other domains have no type offline (`biz` needs DNS).
 import type { DomainType } from '../../shared/api/verification.js';
-import { DISPOSABLE_DOMAINS, DISPOSABLE_PARENT_DOMAINS, FREE_MAIL_DOMAINS, readDataList } from './lists.js';
+import { disposableDomains, disposableParentDomains, freeMailDomains, readDataList } from './lists.js';
 
 const CURATED_DOMAINS = new Map<string, DomainType>();
 for (const type of ['paidisp', 'wireless', 'privacy'] as const) {
@@ -82,7 +82,7 @@ function selfOrParent(domain: string, has: (d: string) => boolean): string | und
   }
 }
 const isCurated = (d: string): boolean => CURATED_DOMAINS.has(d);
-const isDisposableParent = (d: string): boolean => DISPOSABLE_PARENT_DOMAINS.has(d);
+const isDisposableParent = (d: string): boolean => disposableParentDomains().has(d);
 
 /**
  * The domain type of a domain, or undefined when the offline lists do not know it.
@@ -91,9 +91,9 @@ const isDisposableParent = (d: string): boolean => DISPOSABLE_PARENT_DOMAINS.has
 export function domainTypeOf(domain: string): DomainType | undefined {
   const curated = selfOrParent(domain, isCurated);
   if (curated !== undefined) return CURATED_DOMAINS.get(curated);
-  if (DISPOSABLE_DOMAINS.has(domain) || selfOrParent(domain, isDisposableParent) !== undefined)
+  if (disposableDomains().has(domain) || selfOrParent(domain, isDisposableParent) !== undefined)
     return 'disposable';
-  if (FREE_MAIL_DOMAINS.has(domain)) return 'freeisp';
+  if (freeMailDomains().has(domain)) return 'freeisp';
   return typeBySuffixRules(domain);
 }
 

@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ListPolicy } from './types.js';
 import type { VerifyReply, VerifyRequest } from './verifyWorker.js';
-import { workerUrl } from './workerUrl.js';
+import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
 
 export type BatchResult = Extract<VerifyReply, { type: 'batch' }>;
 
@@ -40,7 +40,7 @@ export class VerifierPool {
       // A small young generation: batches make short-lived strings by the million, and the default (up to
       // 3 × 16 MiB a worker) would hold tens of MiB of them between collections.
       const worker = new Worker(workerUrl('verifyWorker'), {
-        resourceLimits: { maxYoungGenerationSizeMb: 8 },
+        resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
       });
       const member: Member = { worker, inFlight: 0 };
       worker.on('message', (reply: VerifyReply) => {

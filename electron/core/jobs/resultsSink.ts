@@ -63,7 +63,12 @@ export class ResultsSink {
 
   /** Starts the worker ahead of need (its start-up then overlaps the list's processing). */
   static spawn(): ResultsSink {
-    return new ResultsSink(new Worker(exportWorkerUrl()));
+    // A small young generation, as for the list workers: it parses rows by the million into short-lived strings.
+    return new ResultsSink(
+      new Worker(exportWorkerUrl(), {
+        resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 },
+      }),
+    );
   }
 
   /** Has the worker create the results file `partPath` and the export files. */
