@@ -109,7 +109,7 @@ export function buildService(options: ServiceOptions): Service {
   registerStatus(app, auth, online);
   let lists: ListProcessor | undefined;
   if (options.dataDir !== undefined) {
-    const processor = new ListProcessor(options.db, options.dataDir, options.lists);
+    const processor = new ListProcessor(options.db, options.dataDir, options.lists, online);
     app.addHook('onClose', () => processor.close());
     registerLists(app, auth, { db: options.db, dataDir: options.dataDir, processor });
     lists = processor;

@@ -6,6 +6,8 @@
 //   4. Pass 1: scan every row (scan.ts) — each must have the header's number of fields — and send the bytes of
 //      its email field in batches to the verify workers; their verdicts come back as typed arrays, and each
 //      address's 64-bit hash is counted for duplicates.
+//   4b. With online checks (job.online): the distinct addresses of the rows left undecided offline (code 10)
+//      go to the main thread's online verifier (checkOnline); their verdicts replace those rows' as they come.
 //   5. Pass 2: knowing every duplicate, write the results: each row's bytes as they were in the input, then the
 //      appended columns, into a temporary file renamed when complete (zipped for a zip input).
 //
@@ -32,10 +34,11 @@ import {
   SCAN_ERROR,
   SCAN_NEED_MORE,
 } from './scan.js';
-import type { ListJob, ListOutcome } from './types.js';
+import type { ListJob, ListOutcome, OnlineVerdicts } from './types.js';
 import {
   FLAG_DOMAIN_MASK,
   FLAG_DOMAIN_SHIFT,
+  FLAG_HAS_KEY,
   FLAG_ROLE,
   FLAG_STATUS_MASK,
   LIST_ROW_STATUSES,
@@ -78,6 +81,15 @@ class InvalidList extends Error {
  */
 export type ProgressListener = (records: number, inputCount: number, completedCount: number) => void;
 
+/**
+ * Checks distinct addresses online (on the main thread), calling `onVerdicts` as verdicts come in; resolves
+ * once every address has its verdict.
+ */
+export type OnlineChecker = (
+  addresses: string[],
+  onVerdicts: (verdicts: OnlineVerdicts) => void,
+) => Promise<void>;
+
 /** Runs one list; never throws (failures are outcomes). */
 export async function runPipeline(
   job: ListJob,
@@ -85,10 +97,12 @@ export async function runPipeline(
   onProgress: ProgressListener,
   /** Called once every verdict is in (the verify workers are not needed for pass 2). */
   onVerified?: () => Promise<void>,
+  /** Online checks of the rows undecided offline, for a job with `online`. */
+  checkOnline?: OnlineChecker,
 ): Promise<ListOutcome> {
   const temporary: string[] = [];
   try {
-    return await processList(job, pool, onProgress, temporary, onVerified);
+    return await processList(job, pool, onProgress, temporary, onVerified, checkOnline);
   } catch (error) {
     if (error instanceof InvalidList)
       return { kind: 'invalid', reason: error.message, records: error.records };
@@ -223,6 +237,7 @@ async function processList(
   onProgress: ProgressListener,
   temporary: string[],
   onVerified: (() => Promise<void>) | undefined,
+  checkOnline: OnlineChecker | undefined,
 ): Promise<ListOutcome> {
   const { limits } = job;
   // 1. A zip input: its one file, streamed out beside it.
@@ -309,6 +324,9 @@ async function processList(
     // At most one address per row, and a row takes at least two bytes (a character and a line break).
     const duplicates = new DuplicateTable(Math.min(limits.maxRecords, Math.ceil(fileBytes / 2) + 1));
     const validEmails = new Map<number, string>();
+    const isOnline = job.online !== undefined && job.policy.online === true && checkOnline !== undefined;
+    /** With online checks: the addresses of the rows of code 10 (see BatchVerdicts.undecided). */
+    const undecided = new Map<number, string>();
     let completed = 0;
     let lastProgress = 0;
     let isScanDone = false;
@@ -331,7 +349,14 @@ async function processList(
       for (let k = 0; k < count; k++) slots[firstRow + k] = duplicates.add(h[2 * k], h[2 * k + 1]);
       const v = result.validEmails;
       for (let j = 0; j < v.length; j += 2) validEmails.set(firstRow + (v[j] as number), v[j + 1] as string);
-      completed += count;
+      if (isOnline) {
+        // Rows of code 10 are completed by their online verdicts.
+        const u = result.undecided;
+        for (let j = 0; j < u.length; j += 2) undecided.set(firstRow + (u[j] as number), u[j + 1] as string);
+        let pending = 0;
+        for (let k = 0; k < count; k++) if (result.codes[k] === 10) pending++;
+        completed += count - pending;
+      } else completed += count;
       progress();
     };
     pool.begin(job.policy, onVerdicts);
@@ -358,6 +383,52 @@ async function processList(
       }
       // Let the verify workers' answers in.
       await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+
+    /** 4b. The rows of code 10, by distinct address, checked online; their verdicts replace the offline ones. */
+    const checkUndecided = async () => {
+      const addressIndex = new Map<string, number>();
+      const addresses: string[] = [];
+      const rowsOf: number[][] = [];
+      const { codes } = rows;
+      for (let i = 0; i < rows.count; i++) {
+        if (codes[i] !== 10) continue;
+        const address = undecided.get(i);
+        if (address === undefined) {
+          completed++;
+          continue;
+        }
+        let index = addressIndex.get(address);
+        if (index === undefined) {
+          index = addresses.length;
+          addressIndex.set(address, index);
+          addresses.push(address);
+          rowsOf.push([]);
+        }
+        rowsOf[index].push(i);
+      }
+      if (addresses.length === 0) return;
+      addressIndex.clear();
+      undecided.clear();
+      await checkOnline!(addresses, (verdicts) => {
+        const { codes: rowCodes, flags: rowFlags } = rows;
+        for (let k = 0; k < verdicts.indexes.length; k++) {
+          const index = verdicts.indexes[k];
+          const code = verdicts.codes[k];
+          const flags = verdicts.flags[k];
+          const validEmail = verdicts.validEmails[k];
+          for (const i of rowsOf[index] ?? []) {
+            rowCodes[i] = code;
+            rowFlags[i] = (flags & ~FLAG_HAS_KEY) | (rowFlags[i] & FLAG_HAS_KEY);
+            if (validEmail === '') validEmails.delete(i);
+            else validEmails.set(i, validEmail);
+          }
+          completed += rowsOf[index]?.length ?? 0;
+          rowsOf[index] = [];
+        }
+        progress();
+      });
+      progress(true);
     };
 
     let columnCount = -1;
@@ -451,6 +522,7 @@ async function processList(
     await pool.drain();
     await onVerified?.();
     progress(true);
+    if (isOnline) await checkUndecided();
     const records = rows.count;
     if (records === 0)
       throw new InvalidList(

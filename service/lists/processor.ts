@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { LIST_RECORD_LIMIT } from '../../shared/api/limits.js';
 import { listFileExtension } from '../../shared/api/list.js';
+import { minLevel, type ChecksLevel, type OnlineLevel, type OnlineVerifier } from '../engine/online/index.js';
+import type { VerifyPolicy } from '../engine/types.js';
 import type { ServiceDb } from '../store/db.js';
 import { getKeyById } from '../store/keys.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
@@ -21,8 +23,17 @@ import {
   updateProgress,
   type ListRecord,
 } from './store.js';
-import type { ListJob, ListLimits, ListOutcome, PipelineMessage, PipelineRequest } from './types.js';
-import { workerUrl } from './workerUrl.js';
+import type {
+  ListJob,
+  ListLimits,
+  ListOutcome,
+  ListPolicy,
+  OnlineVerdicts,
+  PipelineMessage,
+  PipelineRequest,
+} from './types.js';
+import { packVerdict, toVerifyPolicy } from './verdicts.js';
+import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
 
 export interface ListServiceOptions {
   /** Bytes an upload may have. Default 1 GiB. */
@@ -37,7 +48,20 @@ export interface ListServiceOptions {
    * an arriving upload starts them ahead of need).
    */
   readonly idleMs?: number;
+  /** Time each row's online check may take (DNS, SMTP, retries, the catch-all probe), in ms. Default 10 s. */
+  readonly onlineBudgetMs?: number;
+  /** Online checks of a list in flight at once (fed grouped by domain). Default 64. */
+  readonly onlineConcurrency?: number;
 }
+
+/** The service's online verifier and its ceiling (`serve --checks`): lists run min(key.checks, ceiling). */
+export interface ListOnlineContext {
+  readonly verifier: OnlineVerifier;
+  readonly ceiling: ChecksLevel;
+}
+
+/** How often online verdicts are sent back to the pipeline worker (and so progress moves). */
+const ONLINE_FLUSH_MS = 100;
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_LIST_LIMITS: ListLimits = {
@@ -72,6 +96,8 @@ export class ListProcessor {
   private readonly queue: number[] = [];
   private worker: Worker | undefined;
   private current: number | undefined;
+  /** The online level and policies of the running list, when it has online checks. */
+  private currentOnline: { level: OnlineLevel; policy: ListPolicy; verifyPolicy: VerifyPolicy } | undefined;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly deliveries = new Set<Promise<unknown>>();
   private readonly stopping = new AbortController();
@@ -81,6 +107,7 @@ export class ListProcessor {
     private readonly db: ServiceDb,
     private readonly dataDir: string,
     private readonly options: ListServiceOptions = {},
+    private readonly online?: ListOnlineContext,
   ) {
     this.limits = { ...DEFAULT_LIST_LIMITS, ...options.limits };
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
@@ -135,7 +162,7 @@ export class ListProcessor {
     if (this.worker) return this.worker;
     const worker = new Worker(workerUrl('worker'), {
       workerData: { verifyThreads: this.options.verifyThreads ?? defaultVerifyThreads() },
-      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+      resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
     });
     worker.on('message', (message: PipelineMessage) => this.onMessage(message));
     worker.on('error', (error) => this.onWorkerGone(worker, `the list processor failed (${error.message})`));
@@ -177,6 +204,7 @@ export class ListProcessor {
     const job = this.jobFor(listId);
     if (!job) return this.pump();
     this.current = listId;
+    this.currentOnline = job.online ? this.onlineOf(job, job.online) : undefined;
     markProcessing(this.db, listId);
     const worker = this.ensureWorker();
     worker.ref();
@@ -198,6 +226,8 @@ export class ListProcessor {
       this.fail(list.id, 'Error', 'The key that submitted this list no longer exists.');
       return undefined;
     }
+    // As E1: the key's checks level within the service's ceiling.
+    const level = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
     return {
       listId: list.id,
       dir,
@@ -211,16 +241,92 @@ export class ListProcessor {
         allow: [...key.allow],
         suppress: [...key.suppress],
         legacyAcceptAll: key.legacyAcceptAll,
+        ...(level !== 'offline' ? { online: true } : {}),
       },
       limits: this.limits,
       resultsFile: resultsFileOf(list),
+      ...(level !== 'offline' ? { online: level } : {}),
     };
+  }
+
+  private onlineOf(job: ListJob, level: OnlineLevel) {
+    return { level, policy: job.policy, verifyPolicy: toVerifyPolicy(job.policy) };
+  }
+
+  /**
+   * Checks a list's undecided addresses online, grouped by domain (so a domain's DNS answer and catch-all
+   * probe serve the addresses after it), a bounded number at once; verdicts go back to the pipeline worker
+   * every ONLINE_FLUSH_MS, the last batch marked. Stops early when the list is no longer the one running.
+   */
+  private async checkOnline(listId: number, addresses: readonly string[]): Promise<void> {
+    const worker = this.worker;
+    const online = this.currentOnline;
+    const isCurrent = () => !this.isClosed && this.current === listId && this.worker === worker;
+    if (!worker || !online || !this.online) return;
+    const { verifier } = this.online;
+    const byDomain = new Map<string, number[]>();
+    addresses.forEach((address, index) => {
+      const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+      let group = byDomain.get(domain);
+      if (!group) byDomain.set(domain, (group = []));
+      group.push(index);
+    });
+    const order = [...byDomain.values()].flat();
+    byDomain.clear();
+    const budgetMs = this.options.onlineBudgetMs ?? 10_000;
+    let pending: { indexes: number[]; codes: number[]; flags: number[]; validEmails: string[] } = {
+      indexes: [],
+      codes: [],
+      flags: [],
+      validEmails: [],
+    };
+    let lastFlush = Date.now();
+    const flush = (isLast: boolean) => {
+      if (!isCurrent()) return;
+      const verdicts: OnlineVerdicts = pending;
+      pending = { indexes: [], codes: [], flags: [], validEmails: [] };
+      lastFlush = Date.now();
+      worker.postMessage({ type: 'online-verdicts', listId, verdicts, isLast } satisfies PipelineRequest);
+    };
+    let next = 0;
+    const lane = async () => {
+      while (next < order.length && isCurrent()) {
+        const index = order[next++];
+        const address = addresses[index];
+        let packed: ReturnType<typeof packVerdict>;
+        try {
+          const verdict = await verifier.verify(address, online.verifyPolicy, {
+            level: online.level,
+            budgetMs,
+          });
+          packed = packVerdict(verdict, online.policy);
+        } catch {
+          // Never claim more than was checked: a check that failed is unknown.
+          packed = packVerdict({ address, code: 5 }, online.policy);
+        }
+        pending.indexes.push(index);
+        pending.codes.push(packed.code);
+        pending.flags.push(packed.flags);
+        pending.validEmails.push(packed.validEmail);
+        if (Date.now() - lastFlush >= ONLINE_FLUSH_MS) flush(false);
+      }
+    };
+    const lanes = Math.max(1, Math.min(this.options.onlineConcurrency ?? 64, order.length));
+    await Promise.all(Array.from({ length: lanes }, lane));
+    flush(true);
   }
 
   private onMessage(message: PipelineMessage): void {
     if (message.type === 'progress') {
       if (message.listId === this.current)
         updateProgress(this.db, message.listId, message.records, message.inputCount, message.completedCount);
+    } else if (message.type === 'online') {
+      if (message.listId !== this.current) return;
+      const { listId } = message;
+      // A failure here (never a check's: those end as unknown) leaves the list unfinished: end its run (Error).
+      this.checkOnline(listId, message.addresses).catch(() => {
+        if (this.current === listId) void this.worker?.terminate();
+      });
     } else if (message.type === 'done') {
       if (message.listId !== this.current) return;
       this.current = undefined;

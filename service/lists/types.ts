@@ -1,6 +1,7 @@
 // What the list processor (main thread) and the pipeline worker tell each other. Plain data only: these
 // cross a worker_threads boundary by structured clone.
 import type { EmailValidationReporting } from '../../shared/api/list.js';
+import type { OnlineLevel } from '../engine/online/levels.js';
 
 /** The engine policy and status options of the key a list belongs to, as data a worker can receive. */
 export interface ListPolicy {
@@ -8,6 +9,8 @@ export interface ListPolicy {
   readonly allow: readonly string[];
   readonly suppress: readonly string[];
   readonly legacyAcceptAll: boolean;
+  /** The list has online checks: verify workers report the addresses of rows of code 10 (`undecided`). */
+  readonly online?: boolean;
 }
 
 export interface ListLimits {
@@ -37,6 +40,22 @@ export interface ListJob {
   readonly limits: ListLimits;
   /** File name of the results inside `dir` (written as `<name>.tmp` first, then renamed). */
   readonly resultsFile: string;
+  /**
+   * The level of online checks (the key's checks within the service's ceiling), when not offline: rows left
+   * undecided offline (code 10) get their final verdicts from the service's online verifier on the main thread.
+   */
+  readonly online?: OnlineLevel | undefined;
+}
+
+/**
+ * Online verdicts of some distinct addresses, packed as the list writes them: per address, its index in the
+ * request, the code, the packed flags (rowFlags.ts) and the `Valid Email` ('' for none).
+ */
+export interface OnlineVerdicts {
+  readonly indexes: number[];
+  readonly codes: number[];
+  readonly flags: number[];
+  readonly validEmails: string[];
 }
 
 export type ListOutcome =
@@ -48,12 +67,20 @@ export type ListOutcome =
   | { readonly kind: 'invalid'; readonly reason: string; readonly records: number }
   | { readonly kind: 'error'; readonly reason: string };
 
-export type PipelineRequest = {
-  readonly type: 'run';
-  readonly job: ListJob;
-  /** Whether more lists are queued: when not, the verify workers are stopped once the job's verdicts are in. */
-  readonly isMoreQueued: boolean;
-};
+export type PipelineRequest =
+  | {
+      readonly type: 'run';
+      readonly job: ListJob;
+      /** Whether more lists are queued: when not, the verify workers are stopped once the job's verdicts are in. */
+      readonly isMoreQueued: boolean;
+    }
+  /** Online verdicts for an `online` request, streamed as they come; `isLast` ends them. */
+  | {
+      readonly type: 'online-verdicts';
+      readonly listId: number;
+      readonly verdicts: OnlineVerdicts;
+      readonly isLast: boolean;
+    };
 
 export type PipelineMessage =
   | { readonly type: 'ready' }
@@ -64,4 +91,6 @@ export type PipelineMessage =
       readonly inputCount: number;
       readonly completedCount: number;
     }
+  /** The distinct addresses of rows undecided offline, to be checked online by the main thread. */
+  | { readonly type: 'online'; readonly listId: number; readonly addresses: string[] }
   | { readonly type: 'done'; readonly listId: number; readonly outcome: ListOutcome };

@@ -53,6 +53,11 @@ export interface BatchVerdicts {
   readonly hashes: Uint32Array<ArrayBuffer>;
   /** Pairs of row index (in the batch) and the row's `Valid Email`, for valid and corrected rows only. */
   readonly validEmails: (number | string)[];
+  /**
+   * With `policy.online` only (empty otherwise): pairs of row index and address for the rows of code 10
+   * (syntax OK, undecided offline), which online checks decide.
+   */
+  readonly undecided: (number | string)[];
 }
 
 export function toVerifyPolicy(policy: ListPolicy): VerifyPolicy {
@@ -97,6 +102,8 @@ export function verifyBatch(
   const flags = new Uint16Array(count);
   const hashes = new Uint32Array(count * 2);
   const validEmails: (number | string)[] = [];
+  const undecided: (number | string)[] = [];
+  const isOnline = policy.online === true;
   const statusOf = statusIndexer(policy);
   let previous = '';
   let previousVerdict: Verdict | undefined;
@@ -120,6 +127,22 @@ export function verifyBatch(
     flags[i] = packed;
     if (status === VALID) validEmails.push(i, verdict.address);
     else if (status === CORRECTED) validEmails.push(i, verdict.corrections![0]);
+    if (isOnline && verdict.code === 10) undecided.push(i, verdict.address);
   }
-  return { codes, flags, hashes, validEmails };
+  return { codes, flags, hashes, validEmails, undecided };
+}
+
+/** A verdict packed as a list row's code, flags and `Valid Email` ('' for none), as verifyBatch packs them. */
+export function packVerdict(
+  verdict: Verdict,
+  policy: ListPolicy,
+): { code: number; flags: number; validEmail: string } {
+  const status = STATUS_INDEX.get(listStatusOf(verdict, policy))!;
+  let packed = status;
+  if (verdict.domainType) packed |= DOMAIN_BITS.get(verdict.domainType) ?? 0;
+  if (verdict.roleAccount) packed |= FLAG_ROLE;
+  if (verdict.address !== '') packed |= FLAG_HAS_KEY;
+  const validEmail =
+    status === VALID ? verdict.address : status === CORRECTED ? (verdict.corrections?.[0] ?? '') : '';
+  return { code: verdict.code, flags: packed, validEmail };
 }

@@ -19,6 +19,7 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       domains: 2_000,
       inFlight: Number(process.env.BENCH_IN_FLIGHT ?? 1_000),
       grouped: process.env.BENCH_ORDER !== 'list',
+      via: process.env.BENCH_ONLINE_VIA === 'verifier' ? 'verifier' : 'list',
     }),
   list: () => benchList({ runs: Number(process.env.BENCH_RUNS ?? 3) }),
   app: () =>
