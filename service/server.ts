@@ -33,6 +33,9 @@ export interface RunningService extends Service {
 
 export class UnsafeBindError extends Error {}
 
+/** How long closing waits for requests in flight before it closes their connections. */
+export const CLOSE_GRACE_MS = 2000;
+
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
@@ -95,7 +98,14 @@ export async function startService(options: StartOptions): Promise<RunningServic
     url: `${tls ? 'https' : 'http'}://${hostPart}:${port}`,
     ...(tls ? { certificate: String(tls.cert) } : {}),
     async close() {
-      await service.app.close();
+      // Fastify waits for requests still in flight; a client that stopped halfway would hold the shutdown
+      // until the headers timeout (a minute). Give them a short grace, then close every connection.
+      const grace = setTimeout(() => service.app.server.closeAllConnections(), CLOSE_GRACE_MS);
+      try {
+        await service.app.close();
+      } finally {
+        clearTimeout(grace);
+      }
       if (!options.db) db.close();
     },
   };

@@ -167,3 +167,20 @@ describe('E1 GET /v5/ev: protocol', () => {
     expect((await ev(`email=a%40example.com&api_key=${key}`)).status).toBe(200);
   });
 });
+
+describe('closing the service', () => {
+  it('does not wait on a client that stopped halfway through a request', async () => {
+    const svc = await startTestService();
+    const { hostname, port } = new URL(svc.url);
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.on('error', () => undefined);
+    // Headers begun, never finished: the connection holds a request in flight.
+    socket.write('GET /v5/ev?email=a%40example.com HTTP/1.1\r\nHost: x\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await svc.close();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    socket.destroy();
+  });
+});
