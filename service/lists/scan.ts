@@ -19,6 +19,10 @@ export const SCAN_ROW = 1;
 export const SCAN_NEED_MORE = 0;
 export const SCAN_END = 2;
 export const SCAN_ERROR = 3;
+
+/** closingQuote's answers other than an index. */
+const QUOTE_NEEDS_MORE = -1;
+const QUOTE_UNTERMINATED = -2;
 export type ScanResult = typeof SCAN_ROW | typeof SCAN_NEED_MORE | typeof SCAN_END | typeof SCAN_ERROR;
 
 export type ScanErrorKind =
@@ -203,22 +207,8 @@ export class RowScanner {
       }
       if (i < end && buf[i] === QUOTE) {
         const open = i;
-        let j = i + 1;
-        let close: number;
-        for (;;) {
-          const q = buf.indexOf(QUOTE, j);
-          if (q < 0 || q >= end) {
-            if (!isLast) return SCAN_NEED_MORE;
-            return this.error('unterminated-quote', open);
-          }
-          if (q + 1 >= end && !isLast) return SCAN_NEED_MORE;
-          if (buf[q + 1] === QUOTE) {
-            j = q + 2;
-            continue;
-          }
-          close = q;
-          break;
-        }
+        const close = this.closingQuote(buf, open, end, isLast);
+        if (close < 0) return close === QUOTE_NEEDS_MORE ? SCAN_NEED_MORE : SCAN_ERROR;
         starts[f] = open + 1;
         ends[f] = close;
         quoted[f] = 1;
@@ -284,6 +274,25 @@ export class RowScanner {
     }
   }
 
+  /**
+   * The index of the quote that closes the field opened at `open` (doubled quotes are skipped), or
+   * QUOTE_NEEDS_MORE when the window ends first, or QUOTE_UNTERMINATED (the error recorded) at the file's end.
+   */
+  private closingQuote(buf: Buffer, open: number, end: number, isLast: boolean): number {
+    let j = open + 1;
+    for (;;) {
+      const q = buf.indexOf(QUOTE, j);
+      if (q < 0 || q >= end) {
+        if (!isLast) return QUOTE_NEEDS_MORE;
+        this.error('unterminated-quote', open);
+        return QUOTE_UNTERMINATED;
+      }
+      if (q + 1 >= end && !isLast) return QUOTE_NEEDS_MORE;
+      if (buf[q + 1] !== QUOTE) return q;
+      j = q + 2;
+    }
+  }
+
   private error(kind: ScanErrorKind, at: number): ScanResult {
     this.errorKind = kind;
     this.errorAt = at;
@@ -314,22 +323,8 @@ export class RowScanner {
       // At the start of a field.
       if (i < end && buf[i] === QUOTE) {
         const open = i;
-        let j = i + 1;
-        let close: number;
-        for (;;) {
-          const q = buf.indexOf(QUOTE, j);
-          if (q < 0 || q >= end) {
-            if (!isLast) return SCAN_NEED_MORE;
-            return this.error('unterminated-quote', open);
-          }
-          if (q + 1 >= end && !isLast) return SCAN_NEED_MORE;
-          if (buf[q + 1] === QUOTE) {
-            j = q + 2;
-            continue;
-          }
-          close = q;
-          break;
-        }
+        const close = this.closingQuote(buf, open, end, isLast);
+        if (close < 0) return close === QUOTE_NEEDS_MORE ? SCAN_NEED_MORE : SCAN_ERROR;
         this.pushField(open + 1, close, 1);
         i = close + 1;
         if (i < end) {
