@@ -232,12 +232,17 @@ export interface LayoutRequest {
   readonly header?: boolean;
   /** 1-based index of the email column; undefined to detect it. */
   readonly emailColumn?: number;
+  /**
+   * A file with a header may have no email column (a list for email append, or intelligence by hashes or
+   * name and address): the layout then has `emailColumn` 0 rather than failing.
+   */
+  readonly emailOptional?: boolean;
 }
 
 export interface Layout {
   readonly header: boolean;
   readonly headerHow: 'given' | 'detected';
-  /** 1-based. */
+  /** 1-based; 0 for none (only with `emailOptional`). */
   readonly emailColumn: number;
   readonly emailColumnHow: 'given' | 'content' | 'header';
   /** Fields per row, as the first row has them. */
@@ -361,6 +366,9 @@ export function resolveLayout(rows: readonly (readonly string[])[], request: Lay
         `More than one column is named as an email column (${byName.map((c) => quoteForMessage(first[c] ?? '')).join(', ')}): ` +
           'give email_column to say which to verify.',
       );
+    } else if (request.emailOptional && header) {
+      emailColumn = -1;
+      emailColumnHow = 'header';
     } else {
       return fail(
         `No column holds email addresses (the rows have ${columnCount} fields when split by ${described}): ` +
@@ -369,7 +377,7 @@ export function resolveLayout(rows: readonly (readonly string[])[], request: Lay
     }
   }
 
-  if (header && request.header === true && looksLikeEmail(first[emailColumn] ?? '')) {
+  if (header && request.header === true && emailColumn >= 0 && looksLikeEmail(first[emailColumn] ?? '')) {
     return fail(
       `header=true, but the first row holds an address (${quoteForMessage(first[emailColumn] ?? '')}) rather than ` +
         'column names: the header row is missing. Add one, or submit with header=false.',

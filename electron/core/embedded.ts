@@ -63,6 +63,7 @@ export async function startEmbeddedService(
       host: '127.0.0.1',
       port: 0,
       online: { checks: 'offline', ...options.online },
+      ...(options.nativeBinding ? { lists: { nativeBinding: options.nativeBinding } } : {}),
     });
     return {
       baseUrl: service.url,

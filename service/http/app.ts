@@ -8,6 +8,7 @@ import { RateLimiter } from './rateLimit.js';
 import { methodsFor } from './routes.js';
 import { registerEv } from './routes/ev.js';
 import { registerStatus } from './routes/status.js';
+import { registerKeyInfo } from './routes/key.js';
 import { registerLists } from './routes/list.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
@@ -107,6 +108,7 @@ export function buildService(options: ServiceOptions): Service {
   const identity = registerIdentityRoutes(app, auth, options.db);
   registerEv(app, auth, online, identity);
   registerStatus(app, auth, online);
+  registerKeyInfo(app, auth);
   let lists: ListProcessor | undefined;
   if (options.dataDir !== undefined) {
     const processor = new ListProcessor(options.db, options.dataDir, options.lists, online);

@@ -16,10 +16,12 @@
 import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveLayout, parseSampleRows } from '../../shared/columns.js';
-import { effectiveDelimiter, listFileExtension } from '../../shared/api/list.js';
+import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
+import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
 import { DOMAIN_TYPES } from '../../shared/api/verification.js';
 import { DuplicateTable } from './dupTable.js';
 import { formatBytes, formatCount } from './format.js';
+import { canRun, cannotRunReason, identityColumnsOf, IdentityPass } from './identityPass.js';
 import { InputWindow, lineAt, NotTextError } from './input.js';
 import { resultsFileName } from './names.js';
 import { ReportCounter } from './report.js';
@@ -34,6 +36,7 @@ import {
   SCAN_ERROR,
   SCAN_NEED_MORE,
 } from './scan.js';
+import type { IdentityListService } from './store.js';
 import type { ListJob, ListOutcome, OnlineVerdicts } from './types.js';
 import {
   FLAG_DOMAIN_MASK,
@@ -48,14 +51,7 @@ import type { VerifierPool } from './verifierPool.js';
 import { extractZipEntry, fileSink, inspectZip, zipSink, ZipProblem, type ByteSink } from './zip.js';
 
 /** The columns the validation service appends, in order (spec: "Results file"). */
-export const APPENDED_COLUMNS = [
-  'Validation Status',
-  'Validation Code',
-  'Domain Type',
-  'Role Account',
-  'Duplicate',
-  'Valid Email',
-] as const;
+export const APPENDED_COLUMNS = VALIDATION_COLUMNS;
 
 /** How much of the file the layout is decided from. */
 const SAMPLE_BYTES = 1024 * 1024;
@@ -79,7 +75,13 @@ class InvalidList extends Error {
  * Progress: records found so far, the input count (while scanning, estimated from the bytes scanned so far,
  * so that a progress bar does not chase a moving total), and records verified.
  */
-export type ProgressListener = (records: number, inputCount: number, completedCount: number) => void;
+export type ProgressListener = (
+  records: number,
+  inputCount: number,
+  completedCount: number,
+  /** Rows done by the services other than validation, once they run (pass 2). */
+  identityCompleted?: number,
+) => void;
 
 /**
  * Checks distinct addresses online (on the main thread), calling `onVerdicts` as verdicts come in; resolves
@@ -99,10 +101,12 @@ export async function runPipeline(
   onVerified?: () => Promise<void>,
   /** Online checks of the rows undecided offline, for a job with `online`. */
   checkOnline?: OnlineChecker,
+  /** Told the services that run, once the file's columns are known. */
+  onServices?: (services: readonly ListServiceKey[]) => void,
 ): Promise<ListOutcome> {
   const temporary: string[] = [];
   try {
-    return await processList(job, pool, onProgress, temporary, onVerified, checkOnline);
+    return await processList(job, pool, onProgress, temporary, onVerified, checkOnline, onServices);
   } catch (error) {
     if (error instanceof InvalidList)
       return { kind: 'invalid', reason: error.message, records: error.records };
@@ -238,6 +242,7 @@ async function processList(
   temporary: string[],
   onVerified: (() => Promise<void>) | undefined,
   checkOnline: OnlineChecker | undefined,
+  onServices: ((services: readonly ListServiceKey[]) => void) | undefined,
 ): Promise<ListOutcome> {
   const { limits } = job;
   // 1. A zip input: its one file, streamed out beside it.
@@ -304,13 +309,37 @@ async function processList(
       if (isWholeSample) throw new InvalidList('The file holds only blank lines: it has no records.');
       throw new InvalidList(`Line 1 is longer than ${formatBytes(limits.maxRowBytes)}: is this a list file?`);
     }
+    // Email append, and intelligence by hashes or name and address, need no email column.
+    const needsEmail = !job.services.some((s) => s === 'email_append' || s === 'email_intelligence');
     const resolved = resolveLayout(sample.rows, {
       delimiter,
       header: job.header ?? false,
       ...(job.emailColumn !== undefined ? { emailColumn: job.emailColumn } : {}),
+      ...(needsEmail ? {} : { emailOptional: true }),
     });
     if (!resolved.ok) throw new InvalidList(resolved.reason);
     const layout = resolved.layout;
+
+    // The services that run: those asked for whose columns the file has (named ones must have them).
+    const columns = identityColumnsOf(layout.columnNames, layout.header, layout.emailColumn);
+    for (const service of job.services)
+      if (job.servicesExplicit && !canRun(service, columns))
+        throw new InvalidList(cannotRunReason(service, layout.header));
+    const services = job.services.filter((service) => canRun(service, columns));
+    if (services.length === 0)
+      throw new InvalidList(
+        layout.emailColumn === 0
+          ? 'No column holds email addresses, and no other service of this list finds the columns it needs (name and postal address, or MD5/SHA1).'
+          : 'None of the services of this list can run on this file.',
+      );
+    onServices?.(services);
+    const runsValidation = services.includes('email_validation');
+    const identityServices = services.filter(
+      (service): service is IdentityListService => service !== 'email_validation',
+    );
+    if (identityServices.length > 0 && !job.identity)
+      throw new Error('the list runs identity services without their settings');
+    const isReportOnly = identityServices.length > 0 && job.identity?.report === true;
 
     // 4. Pass 1.
     const fileBytes = statSync(textPath).size;
@@ -484,6 +513,17 @@ async function processList(
           rows.count,
         );
       }
+      if (emailIndex < 0) {
+        if (isEmptyRow(scanner, buf)) continue;
+        if (rows.count >= limits.maxRecords)
+          throw new InvalidList(
+            `The file has more than ${formatCount(limits.maxRecords)} records, the most a list may have: split it into smaller lists.`,
+            rows.count,
+          );
+        rows.push(window.offset + start, contentEnd - start);
+        completed++;
+        continue;
+      }
       if (emailIndex >= fields)
         throw new InvalidList(
           `email_column is ${emailIndex + 1}, but the rows have ${fields} fields.`,
@@ -531,29 +571,57 @@ async function processList(
           : 'The file holds only blank lines: it has no records.',
       );
 
-    // 5. Pass 2: the results.
+    // 5. Pass 2: the results (for a report-only run of services to buy, only the counts: nothing is written).
     const resultsPath = join(job.dir, job.resultsFile);
     const partPath = `${resultsPath}.tmp`;
     temporary.push(partPath);
-    const fd = openSync(partPath, 'w', 0o600);
     const report = new ReportCounter();
+    const identity =
+      identityServices.length > 0 && job.identity
+        ? new IdentityPass(job.identity, identityServices, columns, delimiter, quoteField)
+        : undefined;
+    const fieldScanner = identity
+      ? new RowScanner(delimiterBytes, lineBreak.mode, Math.max(64, layout.columnCount + 1))
+      : undefined;
+    const fd = isReportOnly ? -1 : openSync(partPath, 'w', 0o600);
     try {
-      const sink = isZip ? zipSink(fd, resultsFileName(fileName, job.listId)) : fileSink(fd);
+      const sink = isReportOnly
+        ? undefined
+        : isZip
+          ? zipSink(fd, resultsFileName(fileName, job.listId))
+          : fileSink(fd);
       const reader = new InputWindow(textPath, limits.maxRowBytes, false, 2 * OUTPUT_BYTES);
-      const out = new Output(sink, reader.arena, reader.extraStart);
+      const out = sink ? new Output(sink, reader.arena, reader.extraStart) : undefined;
       const newline = Buffer.from(lineBreak.sequence, 'utf8');
+      const appendedNames = [...(runsValidation ? APPENDED_COLUMNS : []), ...(identity?.columnNames() ?? [])];
+      let lastIdentityProgress = 0;
       try {
-        if (bomLength > 0) out.bytes(UTF8_BOM);
-        if (layout.header) {
-          reader.seek(headerStart);
-          out.copy(0, headerLength);
-        } else {
-          out.text(layout.columnNames.map((name) => quoteField(name, delimiter)).join(delimiter));
+        if (out) {
+          if (bomLength > 0) out.bytes(UTF8_BOM);
+          if (layout.header) {
+            reader.seek(headerStart);
+            out.copy(0, headerLength);
+          } else {
+            out.text(layout.columnNames.map((name) => quoteField(name, delimiter)).join(delimiter));
+          }
+          if (appendedNames.length > 0)
+            out.text(delimiter + appendedNames.map((name) => quoteField(name, delimiter)).join(delimiter));
+          out.bytes(newline);
         }
-        out.text(delimiter + APPENDED_COLUMNS.map((name) => quoteField(name, delimiter)).join(delimiter));
-        out.bytes(newline);
         const suffixes = new Map<number, Uint8Array>();
         const { start, length, codes, flags, slots } = rows;
+        const rbuf = reader.buf;
+        let rowAt = 0;
+        const readField = (index: number): string => {
+          const scanner = fieldScanner!;
+          if (index >= scanner.fields) return '';
+          const text = rbuf.toString(
+            'utf8',
+            rowAt + scanner.fieldStart[index],
+            rowAt + scanner.fieldEnd[index],
+          );
+          return scanner.fieldQuoted[index] === 1 ? text.replaceAll('""', '"') : text;
+        };
         reader.seek(start[0]);
         for (let i = 0; i < records; i++) {
           const rowStart = start[i];
@@ -561,37 +629,70 @@ async function processList(
           if (rowStart + rowLength > reader.offset + reader.end) reader.seek(rowStart);
           const code = codes[i];
           const flag = flags[i];
-          const isDuplicate = duplicates.isDuplicate(slots[i]) ? 1 : 0;
-          const key = code * 1024 + (flag & 0xff) * 2 + isDuplicate;
-          let suffix = suffixes.get(key);
-          if (!suffix) {
-            suffix = suffixFor(code, flag, isDuplicate === 1, delimiter);
-            suffixes.set(key, suffix);
+          if (runsValidation) report.add(code, flag);
+          let identityText = '';
+          if (identity && fieldScanner) {
+            // The row's fields, scanned again (its bytes are in the window): the identity services read them.
+            const inWindow = rowStart - reader.offset;
+            fieldScanner.windowChanged();
+            fieldScanner.scan(rbuf, inWindow, inWindow + rowLength, true);
+            rowAt = 0;
+            identityText = identity.row(readField);
+            const now = Date.now();
+            if (now - lastIdentityProgress >= PROGRESS_EVERY_MS) {
+              lastIdentityProgress = now;
+              onProgress(records, records, completed, identity.done);
+            }
           }
-          const status = flag & FLAG_STATUS_MASK;
-          const validEmail = status === VALID || status === CORRECTED ? validEmails.get(i) : undefined;
+          if (!out) continue;
+          let suffix: Uint8Array | undefined;
+          let validEmail: string | undefined;
+          if (runsValidation) {
+            const isDuplicate = duplicates.isDuplicate(slots[i]) ? 1 : 0;
+            const key = code * 1024 + (flag & 0xff) * 2 + isDuplicate;
+            suffix = suffixes.get(key);
+            if (!suffix) {
+              suffix = suffixFor(code, flag, isDuplicate === 1, delimiter);
+              suffixes.set(key, suffix);
+            }
+            const status = flag & FLAG_STATUS_MASK;
+            validEmail = status === VALID || status === CORRECTED ? validEmails.get(i) : undefined;
+          }
           const need =
             rowLength +
-            suffix.length +
+            (suffix?.length ?? 0) +
             newline.length +
-            (validEmail === undefined ? 0 : validEmail.length * 3 + 2);
+            (validEmail === undefined ? 0 : validEmail.length * 3 + 2) +
+            identityText.length * 3;
           if (!out.fits(need)) await out.flush();
           out.copy(rowStart - reader.offset, rowLength);
-          out.bytes(suffix);
-          if (validEmail !== undefined) out.text(quoteField(validEmail, delimiter));
+          if (suffix) {
+            out.bytes(suffix);
+            if (validEmail !== undefined) out.text(quoteField(validEmail, delimiter));
+          }
+          if (identityText !== '') out.text(identityText);
           out.bytes(newline);
-          report.add(code, flag);
         }
       } finally {
         reader.close();
+        identity?.close();
       }
-      await out.flush();
-      await sink.finish();
+      if (out && sink) {
+        await out.flush();
+        await sink.finish();
+      }
     } finally {
-      closeSync(fd);
+      if (fd >= 0) closeSync(fd);
     }
-    renameSync(partPath, resultsPath);
-    return { kind: 'results', records, reporting: report.reporting() };
+    if (!isReportOnly) renameSync(partPath, resultsPath);
+    return {
+      kind: 'results',
+      records,
+      reporting: report.reporting(),
+      services,
+      serviceReporting: identity?.reporting() ?? {},
+      isAwaitingPurchase: isReportOnly,
+    };
   } finally {
     window.close();
     if (isZip && existsSync(textPath)) rmSync(textPath, { force: true });

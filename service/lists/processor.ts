@@ -19,10 +19,14 @@ import {
   markFailed,
   markProcessing,
   markResults,
+  setListServices,
   unfinishedLists,
   updateProgress,
+  updateServiceProgress,
+  type IdentityListService,
   type ListRecord,
 } from './store.js';
+import { identityJobFor } from './purchase.js';
 import type {
   ListJob,
   ListLimits,
@@ -52,6 +56,8 @@ export interface ListServiceOptions {
   readonly onlineBudgetMs?: number;
   /** Online checks of a list in flight at once (fed grouped by domain). Default 64. */
   readonly onlineConcurrency?: number;
+  /** better-sqlite3's addon for the pipeline worker's read-only connection (the identity services). */
+  readonly nativeBinding?: string;
 }
 
 /** The service's online verifier and its ceiling (`serve --checks`): lists run min(key.checks, ceiling). */
@@ -96,6 +102,8 @@ export class ListProcessor {
   private readonly queue: number[] = [];
   private worker: Worker | undefined;
   private current: number | undefined;
+  /** The services of the running list other than validation, once known. */
+  private currentIdentityServices: IdentityListService[] = [];
   /** The online level and policies of the running list, when it has online checks. */
   private currentOnline: { level: OnlineLevel; policy: ListPolicy; verifyPolicy: VerifyPolicy } | undefined;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
@@ -204,6 +212,7 @@ export class ListProcessor {
     const job = this.jobFor(listId);
     if (!job) return this.pump();
     this.current = listId;
+    this.currentIdentityServices = [];
     this.currentOnline = job.online ? this.onlineOf(job, job.online) : undefined;
     markProcessing(this.db, listId);
     const worker = this.ensureWorker();
@@ -228,6 +237,13 @@ export class ListProcessor {
     }
     // As E1: the key's checks level within the service's ceiling.
     const level = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
+    const identity = list.services.some((service) => service !== 'email_validation')
+      ? identityJobFor(list, key, this.db.name, this.options.nativeBinding)
+      : undefined;
+    if (identity && !identity.ok) {
+      this.fail(list.id, 'Error', identity.reason);
+      return undefined;
+    }
     return {
       listId: list.id,
       dir,
@@ -246,6 +262,9 @@ export class ListProcessor {
       limits: this.limits,
       resultsFile: resultsFileOf(list),
       ...(level !== 'offline' ? { online: level } : {}),
+      services: identity ? identity.services : list.services,
+      servicesExplicit: list.servicesExplicit,
+      ...(identity ? { identity: identity.job } : {}),
     };
   }
 
@@ -318,8 +337,22 @@ export class ListProcessor {
 
   private onMessage(message: PipelineMessage): void {
     if (message.type === 'progress') {
-      if (message.listId === this.current)
-        updateProgress(this.db, message.listId, message.records, message.inputCount, message.completedCount);
+      if (message.listId !== this.current) return;
+      updateProgress(this.db, message.listId, message.records, message.inputCount, message.completedCount);
+      if (this.currentIdentityServices.length > 0)
+        updateServiceProgress(
+          this.db,
+          message.listId,
+          this.currentIdentityServices,
+          message.records,
+          message.identityCompleted,
+        );
+    } else if (message.type === 'services') {
+      if (message.listId !== this.current) return;
+      setListServices(this.db, message.listId, message.services);
+      this.currentIdentityServices = message.services.filter(
+        (service): service is IdentityListService => service !== 'email_validation',
+      );
     } else if (message.type === 'online') {
       if (message.listId !== this.current) return;
       const { listId } = message;
@@ -342,7 +375,10 @@ export class ListProcessor {
       markResults(this.db, listId, {
         records: outcome.records,
         reporting: outcome.reporting,
-        resultsFile: resultsFileOf(list),
+        resultsFile: outcome.isAwaitingPurchase ? null : resultsFileOf(list),
+        services: outcome.services,
+        serviceReporting: outcome.serviceReporting,
+        isAwaitingPurchase: outcome.isAwaitingPurchase,
       });
       this.announce(listId);
     } else {

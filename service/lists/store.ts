@@ -3,10 +3,23 @@ import type { ServiceDb } from '../store/db.js';
 import type {
   EmailValidationReporting,
   ListResource,
+  ListServiceKey,
   ListStatus,
+  PurchaseRequest,
   ServiceStatus,
   SubmitListParams,
 } from '../../shared/api/list.js';
+
+/** The list services other than validation, whose state is kept as JSON (`service_state`). */
+export type IdentityListService = Exclude<ListServiceKey, 'email_validation'>;
+
+/** The state of a list service other than validation, as the status document shows it. */
+export interface ServiceState {
+  readonly status: ServiceStatus;
+  readonly input_count: number;
+  readonly completed_count: number;
+  readonly reporting?: object;
+}
 
 export interface ListRecord {
   readonly id: number;
@@ -26,6 +39,13 @@ export interface ListRecord {
   readonly attempts: number;
   readonly createdAt: string;
   readonly finishedAt: string | null;
+  /** The list services: asked for (or the key's) until the file's columns are known, then those that run. */
+  readonly services: readonly ListServiceKey[];
+  /** Whether E7 named the services. */
+  readonly servicesExplicit: boolean;
+  readonly serviceState: Partial<Record<IdentityListService, ServiceState>>;
+  /** What E9 bought, for a report-only list that was bought. */
+  readonly purchase: PurchaseRequest | null;
 }
 
 interface ListRow {
@@ -46,6 +66,10 @@ interface ListRow {
   attempts: number;
   created_at: string;
   finished_at: string | null;
+  services: string;
+  services_explicit: number;
+  service_state: string;
+  purchase: string | null;
 }
 
 function toRecord(row: ListRow): ListRecord {
@@ -67,6 +91,10 @@ function toRecord(row: ListRow): ListRecord {
     attempts: row.attempts,
     createdAt: row.created_at,
     finishedAt: row.finished_at,
+    services: JSON.parse(row.services) as ListServiceKey[],
+    servicesExplicit: row.services_explicit === 1,
+    serviceState: JSON.parse(row.service_state) as Partial<Record<IdentityListService, ServiceState>>,
+    purchase: row.purchase === null ? null : (JSON.parse(row.purchase) as PurchaseRequest),
   };
 }
 
@@ -81,16 +109,29 @@ export function insertList(
     options: SubmitListParams;
     sizeBytes: number;
     inputFile: (id: number) => string;
+    /** The services asked for (E7 `services`), or the key's list services. Default: validation. */
+    services?: readonly ListServiceKey[];
+    /** Default true. */
+    servicesExplicit?: boolean;
   },
 ): number {
   return db.transaction(() => {
     const at = now();
     const result = db
       .prepare(
-        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at)
-         VALUES (?, ?, '', ?, ?, ?, ?)`,
+        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services, services_explicit)
+         VALUES (?, ?, '', ?, ?, ?, ?, ?, ?)`,
       )
-      .run(list.keyId, list.name, JSON.stringify(list.options), list.sizeBytes, at, at);
+      .run(
+        list.keyId,
+        list.name,
+        JSON.stringify(list.options),
+        list.sizeBytes,
+        at,
+        at,
+        JSON.stringify(list.services ?? ['email_validation']),
+        list.servicesExplicit === false ? 0 : 1,
+      );
     const id = Number(result.lastInsertRowid);
     db.prepare('UPDATE lists SET input_file = ? WHERE id = ?').run(list.inputFile(id), id);
     return id;
@@ -118,8 +159,57 @@ export function unfinishedLists(db: ServiceDb): ListRecord[] {
 export function markProcessing(db: ServiceDb, id: number): void {
   db.prepare(
     `UPDATE lists SET status = 'Processing', service_status = 'Processing', records = 0, input_count = 0, completed_count = 0,
-       attempts = attempts + 1, updated_at = ? WHERE id = ?`,
+       service_state = '{}', attempts = attempts + 1, updated_at = ? WHERE id = ?`,
   ).run(now(), id);
+}
+
+/** The services that run, once the pipeline has read the file's columns. */
+export function setListServices(db: ServiceDb, id: number, services: readonly ListServiceKey[]): void {
+  db.prepare("UPDATE lists SET services = ?, updated_at = ? WHERE id = ? AND status = 'Processing'").run(
+    JSON.stringify(services),
+    now(),
+    id,
+  );
+}
+
+/**
+ * The services other than validation while the results are written: Processing with `completed` records
+ * done, or Pending (undefined) while validation still runs.
+ */
+export function updateServiceProgress(
+  db: ServiceDb,
+  id: number,
+  services: readonly IdentityListService[],
+  inputCount: number,
+  completed: number | undefined,
+): void {
+  const state: Partial<Record<IdentityListService, ServiceState>> = {};
+  for (const service of services)
+    state[service] = {
+      status: completed === undefined ? 'Pending' : 'Processing',
+      input_count: inputCount,
+      completed_count: completed ?? 0,
+    };
+  db.prepare("UPDATE lists SET service_state = ?, updated_at = ? WHERE id = ? AND status = 'Processing'").run(
+    JSON.stringify(state),
+    now(),
+    id,
+  );
+}
+
+/**
+ * A report-only list is bought (E9): it waits to run again, from its stored input, with what was bought.
+ * Answers whether the list was still awaiting purchase (two purchases at once buy once).
+ */
+export function markPurchased(db: ServiceDb, id: number, purchase: PurchaseRequest): boolean {
+  const result = db
+    .prepare(
+      `UPDATE lists SET status = 'Pending', service_status = 'Pending', purchase = ?, service_state = '{}',
+         records = 0, input_count = 0, completed_count = 0, reporting = NULL, results_file = NULL, attempts = 0,
+         finished_at = NULL, updated_at = ? WHERE id = ? AND status = 'Processed'`,
+    )
+    .run(JSON.stringify(purchase), now(), id);
+  return result.changes === 1;
 }
 
 /** `records`: found so far; `inputCount`: the pipeline's estimate of all, until the scan is done. */
@@ -135,21 +225,48 @@ export function updateProgress(
   ).run(records, inputCount, completedCount, now(), id);
 }
 
+/**
+ * Every service complete: `Results` with the results file, or, for a report-only list with services to buy,
+ * `Processed` (awaiting purchase, no results file).
+ */
 export function markResults(
   db: ServiceDb,
   id: number,
-  result: { records: number; reporting: EmailValidationReporting; resultsFile: string },
+  result: {
+    records: number;
+    reporting: EmailValidationReporting;
+    resultsFile: string | null;
+    /** The services that ran; default validation. */
+    services?: readonly ListServiceKey[];
+    serviceReporting?: Partial<Record<IdentityListService, object>>;
+    isAwaitingPurchase?: boolean;
+  },
 ): void {
   const at = now();
+  const services = result.services ?? ['email_validation'];
+  const state: Partial<Record<IdentityListService, ServiceState>> = {};
+  for (const service of services) {
+    if (service === 'email_validation') continue;
+    state[service] = {
+      status: 'Completed',
+      input_count: result.records,
+      completed_count: result.records,
+      reporting: result.serviceReporting?.[service] ?? {},
+    };
+  }
   db.prepare(
-    `UPDATE lists SET status = 'Results', service_status = 'Completed', records = ?, input_count = ?, completed_count = ?,
-       reporting = ?, results_file = ?, reason = NULL, updated_at = ?, finished_at = ? WHERE id = ?`,
+    `UPDATE lists SET status = ?, service_status = 'Completed', records = ?, input_count = ?, completed_count = ?,
+       reporting = ?, results_file = ?, services = ?, service_state = ?, reason = NULL, updated_at = ?, finished_at = ?
+       WHERE id = ?`,
   ).run(
+    result.isAwaitingPurchase === true ? 'Processed' : 'Results',
     result.records,
     result.records,
     result.records,
     JSON.stringify(result.reporting),
     result.resultsFile,
+    JSON.stringify(services),
+    JSON.stringify(state),
     at,
     at,
     id,
@@ -171,14 +288,28 @@ export function markFailed(
   ).run(status, reason, records, at, at, id);
 }
 
-/** The status document (E8, and the callback's payload) of a list. */
+/** The status document (E8, and the callback's payload) of a list: one child per service it runs. */
 export function listDocument(list: ListRecord): ListResource {
-  const service: NonNullable<ListResource['services']['email_validation']> = {
-    input_count: list.inputCount,
-    completed_count: list.completedCount,
-    status: list.serviceStatus,
-    ...(list.reporting ? { reporting: list.reporting } : {}),
-  };
+  const services: Record<string, ServiceState> = {};
+  const failed = list.status === 'Invalid' || list.status === 'Error';
+  for (const key of list.services) {
+    if (key === 'email_validation') {
+      services[key] = {
+        input_count: list.inputCount,
+        completed_count: list.completedCount,
+        status: list.serviceStatus,
+        ...(list.reporting ? { reporting: list.reporting } : {}),
+      };
+    } else {
+      services[key] = list.serviceState[key] ?? {
+        input_count: list.inputCount,
+        completed_count: 0,
+        status: failed ? 'Error' : 'Pending',
+      };
+      if (failed && services[key].status !== 'Completed')
+        services[key] = { ...services[key], status: 'Error' };
+    }
+  }
   return {
     list_id: list.id,
     name: list.name,
@@ -186,7 +317,7 @@ export function listDocument(list: ListRecord): ListResource {
     records: list.records,
     size_bytes: list.sizeBytes,
     created_at: list.createdAt,
-    services: { email_validation: service },
+    services: services,
     ...(list.reason !== null ? { reason: list.reason } : {}),
   };
 }

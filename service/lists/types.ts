@@ -1,7 +1,9 @@
 // What the list processor (main thread) and the pipeline worker tell each other. Plain data only: these
 // cross a worker_threads boundary by structured clone.
-import type { EmailValidationReporting } from '../../shared/api/list.js';
+import type { EmailValidationReporting, ListServiceKey } from '../../shared/api/list.js';
 import type { OnlineLevel } from '../engine/online/levels.js';
+import type { IdentityJob } from './identityPass.js';
+import type { IdentityListService } from './store.js';
 
 /** The engine policy and status options of the key a list belongs to, as data a worker can receive. */
 export interface ListPolicy {
@@ -45,6 +47,12 @@ export interface ListJob {
    * undecided offline (code 10) get their final verdicts from the service's online verifier on the main thread.
    */
   readonly online?: OnlineLevel | undefined;
+  /** The services asked for (E7 `services`, or the key's); those whose columns the file has run. */
+  readonly services: readonly ListServiceKey[];
+  /** E7 named the services: one whose columns are missing makes the list Invalid rather than left out. */
+  readonly servicesExplicit: boolean;
+  /** For the services other than validation. */
+  readonly identity?: IdentityJob | undefined;
 }
 
 /**
@@ -63,6 +71,11 @@ export type ListOutcome =
       readonly kind: 'results';
       readonly records: number;
       readonly reporting: EmailValidationReporting;
+      /** The services that ran. */
+      readonly services: readonly ListServiceKey[];
+      readonly serviceReporting: Partial<Record<IdentityListService, object>>;
+      /** A report-only run of services to buy: no results file; the list awaits purchase. */
+      readonly isAwaitingPurchase: boolean;
     }
   | { readonly kind: 'invalid'; readonly reason: string; readonly records: number }
   | { readonly kind: 'error'; readonly reason: string };
@@ -90,7 +103,11 @@ export type PipelineMessage =
       readonly records: number;
       readonly inputCount: number;
       readonly completedCount: number;
+      /** Rows done by the services other than validation, once they run (pass 2). */
+      readonly identityCompleted?: number;
     }
+  /** The services that run, once the file's columns are known. */
+  | { readonly type: 'services'; readonly listId: number; readonly services: readonly ListServiceKey[] }
   /** The distinct addresses of rows undecided offline, to be checked online by the main thread. */
   | { readonly type: 'online'; readonly listId: number; readonly addresses: string[] }
   | { readonly type: 'done'; readonly listId: number; readonly outcome: ListOutcome };

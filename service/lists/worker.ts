@@ -35,8 +35,15 @@ port.on('message', (request: PipelineRequest) => {
     const outcome = await runPipeline(
       job,
       pool,
-      (records, inputCount, completedCount) =>
-        send({ type: 'progress', listId: job.listId, records, inputCount, completedCount }),
+      (records, inputCount, completedCount, identityCompleted) =>
+        send({
+          type: 'progress',
+          listId: job.listId,
+          records,
+          inputCount,
+          completedCount,
+          ...(identityCompleted !== undefined ? { identityCompleted } : {}),
+        }),
       // With nothing queued behind this list, the verify workers' memory is given back before pass 2.
       isMoreQueued ? undefined : () => pool.close(),
       (addresses, onVerdicts) =>
@@ -44,6 +51,7 @@ port.on('message', (request: PipelineRequest) => {
           onlineRequests.set(job.listId, { onVerdicts, done });
           send({ type: 'online', listId: job.listId, addresses });
         }),
+      (services) => send({ type: 'services', listId: job.listId, services }),
     );
     send({ type: 'done', listId: job.listId, outcome });
   });

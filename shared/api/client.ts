@@ -42,6 +42,7 @@ import {
   type SubmitListParams,
 } from './list.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from './limits.js';
+import { keyInfoSchema, type KeyInfo } from './listServices.js';
 import { verifyResponseSchema, type VerifyResponse } from './verification.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -204,6 +205,11 @@ export interface Client {
   purchase(listId: number, body?: PurchaseRequest, options?: CallOptions): Promise<ApiResult<unknown>>;
   /** E10 `GET /v5/list/{id}/results`. */
   results(listId: number, options?: CallOptions): Promise<ApiResult<ListResults>>;
+  /**
+   * `GET /v5/key`, a Mailsieve extension (key in the `api_key` header): the key's services and fields.
+   * The provider answers 404 (its keys are described by its dashboard).
+   */
+  keyInfo(options?: CallOptions): Promise<ApiResult<KeyInfo>>;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -931,6 +937,10 @@ export function createClient(options: ClientOptions): Client {
       return getJson(listPath(listId), [], 'header', listResourceSchema, call);
     },
 
+    keyInfo(call = {}) {
+      return getJson('/v5/key', [], 'header', keyInfoSchema, call);
+    },
+
     purchase(listId, body, call = {}) {
       const path = listPath(listId, '/purchase');
       if (body !== undefined) {
@@ -1006,6 +1016,11 @@ export interface PollListOptions {
    */
   readonly intervalMs?: number;
   readonly onUpdate?: (list: ListResource) => void;
+  /**
+   * Whether polling stops at this document. Default: a final status (Results, Cancelled, Invalid, Error).
+   * A report-only list also stops when it awaits purchase (`isAwaitingPurchase`).
+   */
+  readonly isDone?: (list: ListResource) => boolean;
   readonly signal?: AbortSignal;
   /** Consecutive transient failures (network, timeout, 429, 5xx) tolerated before giving up. Default 5. */
   readonly maxConsecutiveErrors?: number;
@@ -1055,7 +1070,7 @@ export async function pollList(
     if (result.ok) {
       failures = 0;
       options.onUpdate?.(result.value);
-      if (isFinalListStatus(result.value.status)) return result;
+      if ((options.isDone ?? ((list) => isFinalListStatus(list.status)))(result.value)) return result;
     } else {
       if (!isTransient(result.error)) return result;
       failures++;

@@ -7,6 +7,7 @@
 // may leave out a zero.
 import { z } from 'zod';
 import { CALLBACK_URL_MAX_LENGTH } from './limits.js';
+import type { ServiceName } from './services.js';
 
 /** A schema accepting the known values and, tolerantly, any other string; the type keeps the known ones. */
 function knownOr<const T extends readonly [string, ...string[]]>(values: T) {
@@ -24,6 +25,46 @@ export const LIST_SERVICE_KEYS = [
   'alternate_email_append',
 ] as const;
 export type ListServiceKey = (typeof LIST_SERVICE_KEYS)[number];
+
+/** The key services (DESIGN.md "Conventions") each list service needs: any one of them. */
+export const LIST_SERVICE_NEEDS: Readonly<Record<ListServiceKey, readonly ServiceName[]>> = {
+  email_validation: ['validation'],
+  email_intelligence: ['intelligence', 'eam'],
+  email_append: ['email_append'],
+  alternate_email_append: ['alternate_email'],
+};
+
+/**
+ * Parses E7's `services` (a Mailsieve extension) or `mailsieve clean --services`: comma-separated list service
+ * keys (`email_validation`, …) or the key service names of DESIGN.md that stand for them (`validation`,
+ * `intelligence` or `eam`, `email_append`, `alternate_email`); `all` for every list service. Other key
+ * service names (`corrections`, `postal_append`) are settings of the key, not list services: they are
+ * accepted and stand for nothing. Returns the services, or the first word that is none.
+ */
+export function parseListServices(
+  text: string,
+): { ok: true; services: ListServiceKey[] } | { ok: false; unknown: string } {
+  const chosen = new Set<ListServiceKey>();
+  for (const raw of text.split(',')) {
+    const word = raw.trim().toLowerCase();
+    if (word === '') continue;
+    if (word === 'all') {
+      LIST_SERVICE_KEYS.forEach((key) => chosen.add(key));
+      continue;
+    }
+    if ((LIST_SERVICE_KEYS as readonly string[]).includes(word)) {
+      chosen.add(word as ListServiceKey);
+      continue;
+    }
+    const byName = LIST_SERVICE_KEYS.find((key) =>
+      (LIST_SERVICE_NEEDS[key] as readonly string[]).includes(word),
+    );
+    if (byName) chosen.add(byName);
+    else if (word === 'corrections' || word === 'postal_append') continue;
+    else return { ok: false, unknown: raw.trim() };
+  }
+  return { ok: true, services: LIST_SERVICE_KEYS.filter((key) => chosen.has(key)) };
+}
 
 export const LIST_STATUSES = [
   'Pending',
@@ -46,6 +87,19 @@ export const LIST_FINAL_STATUSES = [
 
 export function isFinalListStatus(status: string): boolean {
   return (LIST_FINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/**
+ * A list submitted with `report=true` whose match reports are ready: `Processed` with every service
+ * `Completed`. It waits there for a purchase (E9), after which it runs again to `Results`.
+ */
+export function isAwaitingPurchase(list: { status: string; services: Record<string, unknown> }): boolean {
+  if (list.status !== 'Processed') return false;
+  const services = Object.values(list.services).filter(
+    (service): service is { status: string } =>
+      typeof service === 'object' && service !== null && 'status' in service,
+  );
+  return services.length > 0 && services.every((service) => service.status === 'Completed');
 }
 
 export const SERVICE_STATUSES = ['Pending', 'Processing', 'Completed', 'Cancelled', 'Error'] as const;
@@ -266,6 +320,11 @@ export const submitListParamsSchema = z.object({
   name: listNameSchema.optional(),
   fields: z.array(z.string().min(1)).optional(),
   callback_url: callbackUrlSchema.optional(),
+  /**
+   * A Mailsieve extension: the list services to run (default: every one the key has whose columns the file
+   * holds). The provider decides services by the key, and may ignore it.
+   */
+  services: z.array(z.enum(LIST_SERVICE_KEYS)).optional(),
 });
 export type SubmitListParams = z.infer<typeof submitListParamsSchema>;
 
@@ -295,6 +354,18 @@ export const submitListQuerySchema = z
     name: listNameSchema.optional(),
     fields: commaList.optional(),
     callback_url: callbackUrlSchema.optional(),
+    services: z
+      .string()
+      .transform((value, context): ListServiceKey[] => {
+        const parsed = parseListServices(value);
+        if (parsed.ok) return parsed.services;
+        context.addIssue({
+          code: 'custom',
+          message: `'${parsed.unknown}' is not a list service (email_validation, email_intelligence, email_append, alternate_email_append)`,
+        });
+        return z.NEVER;
+      })
+      .optional(),
   })
   .transform(({ action, ...params }): SubmitListParams =>
     action === 'report' && params.report === undefined ? { ...params, report: true } : params,
@@ -310,6 +381,7 @@ export function submitListQueryPairs(params: SubmitListParams): [string, string]
   if (params.name !== undefined) pairs.push(['name', params.name]);
   if (params.fields !== undefined) pairs.push(['fields', params.fields.join(',')]);
   if (params.callback_url !== undefined) pairs.push(['callback_url', params.callback_url]);
+  if (params.services !== undefined) pairs.push(['services', params.services.join(',')]);
   return pairs;
 }
 

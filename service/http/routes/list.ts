@@ -10,6 +10,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   LIST_NAME_DEFAULT,
+  type ListServiceKey,
   listFileExtension,
   purchaseRequestSchema,
   submitListQuerySchema,
@@ -20,7 +21,15 @@ import type { ServiceDb } from '../../store/db.js';
 import type { KeyRecord } from '../../store/keys.js';
 import { listDir, resultsFileName } from '../../lists/names.js';
 import type { ListProcessor } from '../../lists/processor.js';
-import { deleteList, getList, insertList, listDocument, type ListRecord } from '../../lists/store.js';
+import { checkPurchase, submissionServices } from '../../lists/purchase.js';
+import {
+  deleteList,
+  getList,
+  insertList,
+  listDocument,
+  markPurchased,
+  type ListRecord,
+} from '../../lists/store.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
 import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
@@ -40,6 +49,8 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 interface Submission {
   readonly key: KeyRecord;
   readonly params: SubmitListParams;
+  readonly services: ListServiceKey[];
+  readonly isExplicit: boolean;
   readonly contentType: (typeof LIST_CONTENT_TYPES)[number];
 }
 const submissions = new WeakMap<FastifyRequest, Submission>();
@@ -112,7 +123,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'POST' || request.routeOptions.url !== '/v5/list') return;
-    const key = authorise(auth, request, reply, 'header', 'validation', { rateLimited: false });
+    const key = authorise(auth, request, reply, 'header', null, { rateLimited: false });
     if (!key) return reply;
     const type = mediaType(request);
     const contentType = LIST_CONTENT_TYPES.find((t) => t === type);
@@ -124,6 +135,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
           `got '${printable(type || 'none')}'.`,
       );
     const params = submitParams(request.query);
+    const services = submissionServices(key, params);
+    if (!services.ok) return sendError(reply, services.status, services.message);
     const declared = Number(request.headers['content-length']);
     const allowance =
       processor.maxUploadBytes + (contentType === 'multipart/form-data' ? MULTIPART_OVERHEAD : 0);
@@ -132,7 +145,13 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       reply.header('connection', 'close');
       return sendError(reply, problem.status, problem.message);
     }
-    submissions.set(request, { key, params, contentType });
+    submissions.set(request, {
+      key,
+      params,
+      contentType,
+      services: services.value.services,
+      isExplicit: services.value.isExplicit,
+    });
     // The pipeline worker starts while the file arrives.
     processor.warm();
   });
@@ -141,7 +160,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   registerRoute(app, 'POST', '/v5/list', async (request, reply) => {
     const submission = submissions.get(request);
     if (!submission) throw new HttpError(500, 'The list submission was not prepared.');
-    const { key, params, contentType } = submission;
+    const { key, params, contentType, services, isExplicit } = submission;
     let source: Readable;
     let fileName: string | undefined;
     if (contentType === 'multipart/form-data') {
@@ -196,6 +215,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         options: params,
         sizeBytes: upload.size,
         inputFile: () => inputFile,
+        services,
+        servicesExplicit: isExplicit,
       });
       const dir = listDir(context.dataDir, listId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -225,7 +246,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
   });
 
-  // E9: purchase. A validation-only list is complete once it has Results: the answer is its status document.
+  // E9: purchase. A report-only list awaiting purchase (Processed) runs again with what is bought; a list
+  // with Results has nothing more to buy: the answer is its status document, as it is.
   registerRoute(app, 'POST', '/v5/list/:id/purchase', (request, reply) => {
     const key = keyFor(request, reply);
     if (!key) return reply;
@@ -247,6 +269,13 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       );
     }
     const list = ownList(db, key, listIdOf(request));
+    if (list.status === 'Processed') {
+      const purchase = checkPurchase(key, list, body.data);
+      if (!purchase.ok) throw new HttpError(purchase.status, purchase.message);
+      if (markPurchased(db, list.id, purchase.value)) processor.submit(list.id);
+      const bought = getList(db, list.id) ?? list;
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(bought)));
+    }
     if (list.status !== 'Results') {
       const why =
         list.status === 'Invalid' || list.status === 'Error'
@@ -268,7 +297,9 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         404,
         list.status === 'Results'
           ? `The results file of list ${list.id} is missing.`
-          : `List ${list.id} has no results${list.status === 'Invalid' || list.status === 'Error' ? '' : ' yet'}: its status is ${list.status}.`,
+          : list.status === 'Processed'
+            ? `List ${list.id} is waiting for purchase: its match reports are in its status document; buy its results with POST /v5/list/${list.id}/purchase.`
+            : `List ${list.id} has no results${list.status === 'Invalid' || list.status === 'Error' ? '' : ' yet'}: its status is ${list.status}.`,
       );
     }
     const extension = listFileExtension(list.name) ?? '.csv';

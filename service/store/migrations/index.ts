@@ -3,5 +3,12 @@ import { createKeys } from './0010-create-keys.js';
 import { createLists } from './0020-create-lists.js';
 import { keyChecks } from './0030-key-checks.js';
 import { identity } from './0040-identity.js';
+import { listServices } from './0050-list-services.js';
 
-export const SERVICE_MIGRATIONS: readonly Migration[] = [createKeys, createLists, keyChecks, identity];
+export const SERVICE_MIGRATIONS: readonly Migration[] = [
+  createKeys,
+  createLists,
+  keyChecks,
+  identity,
+  listServices,
+];

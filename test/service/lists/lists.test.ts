@@ -361,9 +361,15 @@ describe('lists (E7–E10) through HTTP', () => {
     expect(lines(results.text)).toHaveLength(150_001);
   });
 
-  it('refuses 403 for a key without the validation service', async () => {
+  it('refuses 403 for a key without any list service, or asked for validation it lacks', async () => {
+    const postalOnly = svc.key({ services: ['postal_append'] });
+    const none = await submit(svc.url, postalOnly, 'email\njane@example.com\n');
+    expect(none.status).toBe(403);
     const intelligenceOnly = svc.key({ services: ['intelligence'] });
-    const answer = await submit(svc.url, intelligenceOnly, 'email\njane@example.com\n');
-    expect(answer.status).toBe(403);
+    const lacking = await submit(svc.url, intelligenceOnly, 'email\njane@example.com\n', {
+      query: { services: 'email_validation' },
+    });
+    expect(lacking.status).toBe(403);
+    expect(lacking.text).toMatch(/not enabled for email_validation/);
   });
 });

@@ -1,0 +1,142 @@
+// The list services beyond validation, as our service runs them and as the CLI and the desktop ask for
+// them: which list service a key's services give, which columns of a file each needs, the names of the
+// columns each appends to a results file, and what E9's `fields` may name. docs/list-services.md tells the
+// rules in words; this module is the one place their names live, so the service, the CLI and the desktop
+// agree.
+import { z } from 'zod';
+import { INTELLIGENCE_FIELDS, INTEREST_NAMES, type IntelligenceField } from './intelligence.js';
+import { LIST_SERVICE_KEYS, LIST_SERVICE_NEEDS, type ListServiceKey } from './list.js';
+
+export { LIST_SERVICE_NEEDS, parseListServices } from './list.js';
+
+/** Words for a person, by list service. */
+export const LIST_SERVICE_TITLES: Readonly<Record<ListServiceKey, string>> = {
+  email_validation: 'Validation',
+  email_intelligence: 'Email intelligence',
+  email_append: 'Email append',
+  alternate_email_append: 'Alternate email append',
+};
+
+/** The list services a key with these services may run, in the spec's order. */
+export function listServicesOfKey(services: Iterable<string>): ListServiceKey[] {
+  const has = new Set(services);
+  return LIST_SERVICE_KEYS.filter((key) => LIST_SERVICE_NEEDS[key].some((name) => has.has(name)));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Results columns
+
+/** The columns the validation service appends, in order (spec: "Results file"). */
+export const VALIDATION_COLUMNS = [
+  'Validation Status',
+  'Validation Code',
+  'Domain Type',
+  'Role Account',
+  'Duplicate',
+  'Valid Email',
+] as const;
+
+/** `eam` members as columns, `eam.` before each. */
+export const EAM_COLUMNS = [
+  'eam.date_first_seen',
+  'eam.longevity',
+  'eam.velocity',
+  'eam.popularity',
+] as const;
+export const EAM_MONTH_LAST_OPEN_COLUMN = 'eam.month_last_open';
+export const POSTAL_ADDRESS_COLUMNS = [
+  'postal_address.first_name',
+  'postal_address.last_name',
+  'postal_address.address',
+  'postal_address.city',
+  'postal_address.state',
+  'postal_address.zip',
+] as const;
+
+/** The columns email append adds: the best match's address and its match type (`Individual`/`Household`). */
+export const EMAIL_APPEND_COLUMNS = ['Appended Email', 'Email Match Type'] as const;
+
+/** The columns alternate email append adds: an address and a match type per match, up to the key's maximum. */
+export function alternateEmailColumns(max: number): string[] {
+  const columns: string[] = [];
+  for (let n = 1; n <= max; n++) {
+    const suffix = n === 1 ? '' : ` ${n}`;
+    columns.push(`Alternate Email${suffix}`, `Alternate Match Type${suffix}`);
+  }
+  return columns;
+}
+
+/** What the intelligence columns of a results file are made of. */
+export interface IntelligenceColumnsOf {
+  /** Intelligence fields, in any order (columns follow the spec's table order). */
+  readonly fields: Iterable<IntelligenceField>;
+  readonly eam: boolean;
+  readonly monthLastOpen: boolean;
+  readonly postalAddress: boolean;
+}
+
+/**
+ * The intelligence columns: each scalar field by its response name (`age`, `household_income`, …), `interests`
+ * as one column per member (`interests.travel`, value `true` or empty), then `eam.*` and `postal_address.*`.
+ * Every record gets every column, empty when no data was found.
+ */
+export function intelligenceColumns(of: IntelligenceColumnsOf): string[] {
+  const wanted = new Set(of.fields);
+  const columns: string[] = [];
+  for (const field of INTELLIGENCE_FIELDS) {
+    if (!wanted.has(field)) continue;
+    if (field === 'interests') columns.push(...INTEREST_NAMES.map((name) => `interests.${name}`));
+    else columns.push(field);
+  }
+  if (of.eam) {
+    columns.push(...EAM_COLUMNS);
+    if (of.monthLastOpen) columns.push(EAM_MONTH_LAST_OPEN_COLUMN);
+  }
+  if (of.postalAddress) columns.push(...POSTAL_ADDRESS_COLUMNS);
+  return columns;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Which columns of a file each service reads (by the spec's header synonyms: shared/columns.ts)
+
+/**
+ * What a list service reads from a row:
+ * - email_validation, alternate_email_append: the email column;
+ * - email_intelligence: the email column, or an `MD5` / `SHA1` column, or a person by name and postal address;
+ * - email_append: first and last name (or a full name) and a street with a ZIP or a city and state.
+ * Name and postal columns are found by header name, so they need `header=true`.
+ */
+export const LIST_SERVICE_INPUTS: Readonly<Record<ListServiceKey, string>> = {
+  email_validation: 'an email column',
+  email_intelligence:
+    'an email column, an MD5 or SHA1 column, or first name, last name, street and ZIP (or city and state) columns',
+  email_append: 'first name, last name, street and ZIP (or city and state) columns',
+  alternate_email_append: 'an email column',
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// E9 purchase
+
+/**
+ * Names E9's `fields` may hold for our service: intelligence fields (also `financial_segement`), the sections
+ * `eam`, `postal_address` and `month_last_open`, and the list service keys, a service key buying that
+ * service's columns whole (`email_intelligence`: every matched intelligence field). Without `fields`,
+ * everything matched is bought.
+ */
+export const PURCHASE_SECTION_NAMES = ['eam', 'postal_address', 'month_last_open'] as const;
+
+// ---------------------------------------------------------------------------------------------------------
+// GET /v5/key (a Mailsieve extension): what the calling key may have
+
+/**
+ * What our service tells a key about itself (`GET /v5/key`, key in the `api_key` header): its services, the
+ * list services they give, its fields (`month_last_open` among them when enabled) and its alternate email
+ * maximum. The provider has no such endpoint (404): the desktop then asks the user what their account has.
+ */
+export const keyInfoSchema = z.looseObject({
+  services: z.array(z.string()),
+  list_services: z.array(z.string()),
+  fields: z.array(z.string()),
+  alternate_max: z.number().int().min(1),
+});
+export type KeyInfo = z.infer<typeof keyInfoSchema>;
