@@ -101,6 +101,8 @@ export async function benchIdentity(options: {
   people: number;
   records: number;
   runs: number;
+  /** Rows of the list run with and without the identity services. */
+  listRows: number;
 }): Promise<Record<string, number>> {
   const cache = join(out, `identity-${options.people}`);
   const figuresFile = join(cache, 'import.json');
@@ -119,7 +121,7 @@ export async function benchIdentity(options: {
       '--data-dir',
       store,
       '--services',
-      'intelligence,eam,postal_append',
+      'validation,intelligence,eam,postal_append,email_append,alternate_email',
       '--rate-limit',
       '0',
       '--label',
@@ -184,7 +186,9 @@ export async function benchIdentity(options: {
     console.log(
       `  answer ${fmt(last.bytes / 1024)} KiB, ${fmt(matched)} of ${fmt(records.length)} records matched a person`,
     );
+    const lists = await benchListServices(service.match[1], key, cache, options.listRows);
     return {
+      ...lists,
       people_per_second: figures.people_per_second,
       people_import_seconds: figures.people_seconds,
       events_per_second: figures.events_per_second,
@@ -196,4 +200,86 @@ export async function benchIdentity(options: {
   } finally {
     await stop(service.child);
   }
+}
+
+/**
+ * A list of `rows` rows (email, name and postal address of people of the store, one in ten unknown) through
+ * E7–E10 twice on the same service: validation alone (the baseline), then with email intelligence (every
+ * field, eam, postal_address), email append and alternate email append.
+ */
+async function benchListServices(
+  base: string,
+  key: string,
+  cache: string,
+  rows: number,
+): Promise<Record<string, number>> {
+  const file = join(cache, `list-services-${rows}.csv`);
+  if (!existsSync(file)) {
+    const lines = createInterface({ input: createReadStream(join(cache, 'csv', 'people.csv')) });
+    let header: string[] | undefined;
+    const out: string[] = ['Email,First Name,Last Name,Street,City,State,Zip'];
+    for await (const line of lines) {
+      if (!header) {
+        header = line.split(',');
+        continue;
+      }
+      const cells = line.split(',');
+      const at = (name: string) => cells[header!.findIndex((h) => h.toLowerCase() === name)] ?? '';
+      const email = out.length % 10 === 0 ? `unknown.${out.length}@example.com` : at('email');
+      if (email === '') continue;
+      out.push(
+        [email, at('first name'), at('last name'), at('street'), at('city'), at('state'), at('zip')].join(
+          ',',
+        ),
+      );
+      if (out.length > rows) break;
+    }
+    lines.close();
+    writeFileSync(file, `${out.join('\n')}\n`);
+  }
+  const bytes = readFileSync(file);
+  const run = async (services: string) => {
+    const form = new FormData();
+    form.append('file', new Blob([bytes]), 'bench.csv');
+    const started = performance.now();
+    const submitted = await fetch(`${base}/v5/list?header=true&services=${services}`, {
+      method: 'POST',
+      headers: { api_key: key },
+      body: form,
+    });
+    if (submitted.status !== 202)
+      throw new Error(`E7 answered ${submitted.status}: ${await submitted.text()}`);
+    const { list_id } = (await submitted.json()) as { list_id: number };
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const status = (await (
+        await fetch(`${base}/v5/list/${list_id}`, { headers: { api_key: key } })
+      ).json()) as { status: string; reason?: string; services: Record<string, { reporting?: object }> };
+      if (status.status === 'Results') {
+        const results = await fetch(`${base}/v5/list/${list_id}/results`, { headers: { api_key: key } });
+        await results.arrayBuffer();
+        return { ms: performance.now() - started, list: status };
+      }
+      if (status.status !== 'Pending' && status.status !== 'Processing')
+        throw new Error(`list ${list_id} ended ${status.status}: ${status.reason ?? ''}`);
+    }
+  };
+  const baseline = await run('email_validation');
+  const all = await run('email_validation,email_intelligence,email_append,alternate_email_append');
+  const intelligence = all.list.services.email_intelligence?.reporting as
+    Record<string, { 'Total Count': number }> | undefined;
+  console.log(
+    `\nList of ${fmt(rows)} rows (email, name, postal; 1 in 10 unknown) through E7–E10 on the same store`,
+  );
+  console.log(`  validation only                                ${fmt(baseline.ms / 1000, 2)} s`);
+  console.log(
+    `  + intelligence, email append, alternate email  ${fmt(all.ms / 1000, 2)} s   ${fmt(rows / (all.ms / 1000))} rows/s   ${fmt(all.ms / baseline.ms, 2)}× validation only`,
+  );
+  console.log(`  age matched ${fmt(intelligence?.age?.['Total Count'] ?? 0)} rows`);
+  return {
+    list_rows: rows,
+    list_validation_ms: baseline.ms,
+    list_all_services_ms: all.ms,
+    list_all_services_ratio: all.ms / baseline.ms,
+  };
 }

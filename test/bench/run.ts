@@ -12,7 +12,12 @@ import { benchApp } from './app.js';
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () => benchE1({ seconds: Number(process.env.BENCH_SECONDS ?? 10) }),
   identity: () =>
-    benchIdentity({ people: Number(process.env.BENCH_PEOPLE ?? 1_000_000), records: 5_000, runs: 20 }),
+    benchIdentity({
+      people: Number(process.env.BENCH_PEOPLE ?? 1_000_000),
+      records: 5_000,
+      runs: 20,
+      listRows: 100_000,
+    }),
   online: () =>
     benchOnline({
       rows: Number(process.env.BENCH_ROWS ?? 100_000),
