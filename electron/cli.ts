@@ -8,6 +8,7 @@ import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './cli/keys.
 import { verify } from './cli/verify.js';
 import { doctor } from './cli/doctor.js';
 import { clean, collect } from './cli/clean.js';
+import { purchase } from './cli/purchase.js';
 import { addCheckOptions, addNetworkOptions } from './cli/onlineOptions.js';
 import { registerDataCommands } from './cli/data.js';
 
@@ -125,11 +126,44 @@ export function buildProgram(): Command {
     .option('--name <name>', 'the list’s name at the service (default: the file’s name)')
     .option('--out <dir>', 'folder for the results and exports (default: the file’s folder)')
     .option('--export <kind>', 'write an export: safe, invalid, clean or all (repeatable)', collect, [])
+    .option(
+      '--services <list>',
+      'list services, comma-separated: validation, intelligence, email_append, alternate_email, or all',
+      'validation',
+    )
+    .option('--fields <list>', 'intelligence fields to return, comma-separated (default: the key’s)', collect)
+    .option(
+      '--report-only',
+      'stop at the match reports and print the list id to buy it with: nothing is bought',
+    )
     .option('--base-url <url>', 'a provider’s service instead of the embedded one')
     .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
     .option('--json', 'print the outcome as one JSON object')
     .addOption(dataDirOption())
     .action(clean);
+
+  program
+    .command('purchase')
+    .description(
+      'Buy a list cleaned with --report-only (E9), wait for its results and download them (and the exports).',
+    )
+    .argument('<list-id>', 'the list id clean --report-only printed')
+    .option(
+      '--fields <list>',
+      'fields to buy, comma-separated: intelligence fields, eam, postal_address, or services',
+      collect,
+    )
+    .option(
+      '--match-type <type>',
+      'email append matches to buy: I (Individual only) or H (Individual and Household)',
+    )
+    .option('--out <dir>', 'folder for the results and exports (default: the current folder)')
+    .option('--export <kind>', 'write an export: safe, invalid, clean or all (repeatable)', collect, [])
+    .option('--base-url <url>', 'a provider’s service instead of the embedded one')
+    .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
+    .option('--json', 'print the outcome as one JSON object')
+    .addOption(dataDirOption())
+    .action(purchase);
 
   registerDataCommands(program, dataDirOption);
 
@@ -149,9 +183,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 const argv = process.argv.slice(2);
-// `clean` streams a whole list through this process: a small young generation keeps its peak memory down
-// (the bytes pass through; little lives long). Set before the heap grows; `serve` keeps V8's default.
-if (argv[0] === 'clean') setFlagsFromString('--max-semi-space-size=4');
+// `clean` and `purchase` stream a whole list through this process: a small young generation keeps its peak
+// memory down (the bytes pass through; little lives long). Set before the heap grows; `serve` keeps V8's default.
+if (argv[0] === 'clean' || argv[0] === 'purchase') setFlagsFromString('--max-semi-space-size=4');
 const exitCode = await main(argv);
 // `serve` keeps running until a signal stops it; every other command ends here, even if an idle keep-alive
 // socket of the HTTP client would hold the event loop open a while longer.

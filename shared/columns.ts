@@ -409,7 +409,13 @@ export interface DetectedLayout extends Layout {
 export function detectLayout(
   sample: string,
   fileName: string,
-  given: { delimiter?: string; header?: boolean; emailColumn?: number; isWhole?: boolean } = {},
+  given: {
+    delimiter?: string;
+    header?: boolean;
+    emailColumn?: number;
+    isWhole?: boolean;
+    emailOptional?: boolean;
+  } = {},
 ): { ok: true; layout: DetectedLayout } | { ok: false; reason: string } {
   const delimiter =
     given.delimiter !== undefined
@@ -423,6 +429,7 @@ export function detectLayout(
     delimiter: delimiter.delimiter,
     ...(given.header !== undefined ? { header: given.header } : {}),
     ...(given.emailColumn !== undefined ? { emailColumn: given.emailColumn } : {}),
+    ...(given.emailOptional ? { emailOptional: true } : {}),
   });
   if (!resolved.ok) return resolved;
   return {

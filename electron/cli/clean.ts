@@ -1,5 +1,7 @@
 // `mailsieve clean FILE`: a list file through the service (the embedded one, or a provider's with --base-url),
-// its results downloaded next to it (or into --out) and the exports asked for written beside them.
+// its results downloaded next to it (or into --out) and the exports asked for written beside them. The list
+// services beyond validation (--services, docs/list-services.md) add their columns; --report-only stops at
+// their match reports, and `mailsieve purchase` (purchase.ts) buys the list later.
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import yauzl from 'yauzl';
@@ -9,16 +11,28 @@ import { LIST_POLL_MIN_INTERVAL_MS } from '../../shared/api/limits.js';
 import {
   listFileExtension,
   listProgress,
+  REPORT_ALTERNATE_MATCH_KEYS,
   REPORT_DOMAIN_TYPE_KEYS,
+  REPORT_EMAIL_MATCH_KEYS,
   REPORT_STATUS_KEYS,
   type EmailValidationReporting,
   type ListResource,
+  type ListServiceKey,
   type SubmitListParams,
 } from '../../shared/api/list.js';
-import { describeDelimiter, detectLayout, type DetectedLayout } from '../../shared/columns.js';
+import { LIST_SERVICE_TITLES, parseListServices } from '../../shared/api/listServices.js';
+import {
+  describeDelimiter,
+  detectDelimiter,
+  detectLayout,
+  parseSampleRows,
+  resolveLayout,
+  type DetectedLayout,
+} from '../../shared/columns.js';
+import { serviceDataDir } from '../core/home.js';
 import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
-import { EXPORT_KINDS, isExportKind, type ExportKind } from '../core/jobs/exports.js';
-import { runListJob, type JobEvent, type JobOutcome } from '../core/jobs/runner.js';
+import { EXPORT_KINDS, isExportKind, type ExportKind, type ResultsSummary } from '../core/jobs/exports.js';
+import { runListJob, type JobEvent } from '../core/jobs/runner.js';
 import { clientFor } from './connect.js';
 import { CliError, intOption } from './errors.js';
 
@@ -29,6 +43,11 @@ export interface CleanOptions {
   name?: string;
   out?: string;
   export?: string[];
+  /** Comma-separated list services (E7's `services`); default validation. */
+  services?: string;
+  /** E7's `fields`. */
+  fields?: string[];
+  reportOnly?: boolean;
   baseUrl?: string;
   apiKey?: string;
   dataDir: string;
@@ -62,6 +81,28 @@ function delimiterOption(raw: string): string {
       `--delimiter takes one character (or tab, comma, semicolon, pipe, space); got '${raw}'.`,
     );
   return value;
+}
+
+/** `--export` kinds, each once, or a CliError naming the bad one. */
+export function exportKindsOption(raw: readonly string[] = []): ExportKind[] {
+  const kinds: ExportKind[] = [];
+  for (const kind of raw) {
+    if (!isExportKind(kind)) throw new CliError(`--export takes ${EXPORT_KINDS.join(', ')}; got '${kind}'.`);
+    if (!kinds.includes(kind)) kinds.push(kind);
+  }
+  return kinds;
+}
+
+/** `--services`: list services by their keys or the key service names, or `all`. */
+function servicesOption(raw: string | undefined): ListServiceKey[] {
+  const parsed = parseListServices(raw ?? 'validation');
+  if (!parsed.ok)
+    throw new CliError(
+      `--services takes validation, intelligence, email_append, alternate_email or all (comma-separated); got '${parsed.unknown}'.`,
+    );
+  if (parsed.services.length === 0)
+    throw new CliError(`--services names no list service; got '${raw ?? ''}'.`);
+  return parsed.services;
 }
 
 const SAMPLE_BYTES = 1024 * 1024;
@@ -129,13 +170,45 @@ function cliWords(reason: string): string {
     .replaceAll('header is false', '--no-header was given');
 }
 
+/**
+ * `detectLayout`, letting a file with a header have no email column when no service chosen reads one (email
+ * append, intelligence by hashes or name and address): its `emailColumn` is then 0.
+ */
+function detectListLayout(
+  sample: string,
+  fileName: string,
+  given: { delimiter?: string; header?: boolean; emailColumn?: number; isWhole: boolean },
+  isEmailOptional: boolean,
+): ReturnType<typeof detectLayout> {
+  const detected = detectLayout(sample, fileName, given);
+  if (detected.ok || !isEmailOptional) return detected;
+  const delimiter =
+    given.delimiter !== undefined
+      ? { delimiter: given.delimiter, how: 'given' as const }
+      : detectDelimiter(sample, fileName);
+  const { rows } = parseSampleRows(sample, delimiter.delimiter, { maxRows: 1000, isWhole: given.isWhole });
+  const resolved = resolveLayout(rows, {
+    delimiter: delimiter.delimiter,
+    ...(given.header !== undefined ? { header: given.header } : {}),
+    ...(given.emailColumn !== undefined ? { emailColumn: given.emailColumn } : {}),
+    emailOptional: true,
+  });
+  if (!resolved.ok) return detected;
+  return {
+    ok: true,
+    layout: { ...resolved.layout, delimiter: delimiter.delimiter, delimiterHow: delimiter.how },
+  };
+}
+
 function describeLayout(layout: DetectedLayout): string {
   const how = (given: boolean) => (given ? 'given' : 'detected');
   const column = layout.columnNames[layout.emailColumn - 1] ?? '';
   return [
     `delimiter ${describeDelimiter(layout.delimiter)} (${layout.delimiterHow === 'given' ? 'given' : layout.delimiterHow === 'content' ? 'detected' : 'from the file name'})`,
     `${layout.header ? 'a header row' : 'no header row'} (${how(layout.headerHow === 'given')})`,
-    `email in column ${layout.emailColumn}${layout.header && column ? ` '${column}'` : ''} (${how(layout.emailColumnHow === 'given')})`,
+    layout.emailColumn === 0
+      ? 'no email column'
+      : `email in column ${layout.emailColumn}${layout.header && column ? ` '${column}'` : ''} (${how(layout.emailColumnHow === 'given')})`,
   ].join(', ');
 }
 
@@ -145,7 +218,7 @@ function describeLayout(layout: DetectedLayout): string {
 const MB = 1024 * 1024;
 
 /** A progress bar on stderr when it is a terminal; otherwise a plain line at every quarter. */
-class Progress {
+export class Progress {
   private lastDraw = 0;
   private lastQuarter = -1;
   private isDrawn = false;
@@ -192,6 +265,26 @@ const bytesOf = (done: number, total: number) => `${(done / MB).toFixed(1)} of $
 const countOf = (done: number, total: number) =>
   `${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} records`;
 
+/** The job's events as progress on stderr: uploading, processing, downloading. */
+export function showProgress(progress: Progress): (event: JobEvent) => void {
+  let phase: JobEvent['phase'] | undefined;
+  return (event) => {
+    if (phase !== event.phase && phase !== 'submitted') progress.end();
+    phase = event.phase;
+    if (event.phase === 'uploading') progress.update('uploading', event.sentBytes, event.totalBytes, bytesOf);
+    else if (event.phase === 'processing') {
+      const { completed, total } = listProgress(event.list);
+      progress.update('processing', completed, Math.max(total, event.list.records), countOf);
+    } else if (event.phase === 'downloading' && event.totalBytes)
+      progress.update('downloading', event.receivedBytes, event.totalBytes, bytesOf);
+  };
+}
+
+/** The embedded service may be polled often; a remote one no faster than every 5 s (pollList enforces it). */
+export function pollIntervalFor(baseUrl: string, embedded: EmbeddedService | undefined): number {
+  return isLoopbackUrl(baseUrl) && embedded ? LOCAL_POLL_MIN_INTERVAL_MS : LIST_POLL_MIN_INTERVAL_MS;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The breakdown
 
@@ -211,40 +304,137 @@ const DOMAIN_WORDS: Record<string, string> = {
 
 const n = (value: number | undefined) => (value ?? 0).toLocaleString('en-US');
 
+const percentOf = (count: number, total: number) =>
+  total > 0 ? `${((100 * count) / total).toFixed(1)}%` : '';
+
+const plural = (count: number, word: string) => `${n(count)} ${word}${count === 1 ? '' : 's'}`;
+
+/** The match reports of the services beyond validation, in the spec's order; none for a validation list. */
+export function formatServiceReports(list: ListResource): string[] {
+  const lines: string[] = [];
+  // `email append:  …`, the words after the title aligned as the validation breakdown's; a service that did
+  // not complete says its status instead.
+  const report = (
+    key: ListServiceKey,
+    service: { status: string; reporting?: unknown },
+    words: () => string,
+  ) => {
+    const title = `${LIST_SERVICE_TITLES[key].toLowerCase()}:`.padEnd(14);
+    lines.push(
+      `  ${title} ${service.status === 'Completed' && service.reporting ? words() : service.status.toLowerCase()}`,
+    );
+  };
+  // The first two keys (Individual, Household) always; the 2nd to 5th alternates when they matched.
+  const counts = (reporting: Readonly<Record<string, unknown>> | undefined, keys: readonly string[]) =>
+    keys
+      .map((key, i) => {
+        const count = reporting?.[key];
+        return [key, typeof count === 'number' ? count : 0, i < 2] as const;
+      })
+      .filter(([, count, isAlways]) => isAlways || count > 0)
+      .map(([key, count]) => `${key.toLowerCase()} ${n(count)}`)
+      .join(', ');
+
+  const intelligence = list.services.email_intelligence;
+  if (intelligence) {
+    const matched = Object.entries(intelligence.reporting ?? {});
+    report('email_intelligence', intelligence, () =>
+      matched.length > 0 ? `${plural(matched.length, 'field')} matched` : 'no field matched',
+    );
+    // As the spec's match report: field, records matched, percent.
+    const total = intelligence.input_count || list.records;
+    if (intelligence.status === 'Completed')
+      for (const [field, { 'Total Count': count }] of matched)
+        lines.push(
+          `    ${field.padEnd(28)} ${plural(count, 'record').padStart(15)}  ${percentOf(count, total)}`,
+        );
+  }
+  const append = list.services.email_append;
+  if (append)
+    report('email_append', append, () => counts(append.reporting?.email_match_type, REPORT_EMAIL_MATCH_KEYS));
+  const alternate = list.services.alternate_email_append;
+  if (alternate)
+    report('alternate_email_append', alternate, () =>
+      counts(alternate.reporting?.alternate_match_type, REPORT_ALTERNATE_MATCH_KEYS),
+    );
+  return lines;
+}
+
+/**
+ * The list in words: its validation breakdown when validation ran (duplicates from the results, when they
+ * were read), then the match reports of the other services.
+ */
 export function formatBreakdown(
   list: ListResource,
-  outcome: Pick<JobOutcome, 'summary'>,
-  options: { isOffline: boolean },
+  summary: ResultsSummary | undefined,
+  options: { isOffline: boolean; note?: string },
 ): string {
-  const reporting: EmailValidationReporting = list.services.email_validation?.reporting ?? {};
   const lines: string[] = [];
-  lines.push(`List ${list.list_id} (${list.name}): ${n(list.records)} records, status ${list.status}`);
-  const statuses = REPORT_STATUS_KEYS.map((key) => [key, reporting.statuses?.[key] ?? 0] as const)
-    .filter(([, count]) => count > 0)
-    .map(([key, count]) => `${key.toLowerCase()} ${n(count)}`);
-  lines.push(`  statuses:      ${statuses.join(', ') || 'none'}`);
-  const codes = Object.entries(reporting.status_codes ?? {}).sort(([a], [b]) => Number(a) - Number(b));
-  if (codes.length > 0) {
-    lines.push('  status codes:');
-    for (const [code, count] of codes)
-      lines.push(
-        `    ${code.padStart(3)}  ${describeStatusCode(Number(code)).padEnd(44)} ${n(count).padStart(11)}`,
-      );
-  }
-  const domains = REPORT_DOMAIN_TYPE_KEYS.map((key) => [key, reporting.domain_type?.[key] ?? 0] as const)
-    .filter(([, count]) => count > 0)
-    .map(([key, count]) => `${DOMAIN_WORDS[key] ?? key} ${n(count)}`);
-  if (domains.length > 0) lines.push(`  domain types:  ${domains.join(', ')}`);
-  lines.push(`  role accounts: ${n(reporting.role_accounts)}`);
   lines.push(
-    `  duplicates:    ${n(outcome.summary.duplicates)} rows hold an address that appears more than once`,
+    `List ${list.list_id} (${list.name}): ${n(list.records)} records, status ${list.status}${options.note ? ` (${options.note})` : ''}`,
   );
-  if (options.isOffline) lines.push('  checked offline: syntax only — good addresses read unknown (code 10)');
+  const validation = list.services.email_validation;
+  if (validation) {
+    const reporting: EmailValidationReporting = validation.reporting ?? {};
+    const statuses = REPORT_STATUS_KEYS.map((key) => [key, reporting.statuses?.[key] ?? 0] as const)
+      .filter(([, count]) => count > 0)
+      .map(([key, count]) => `${key.toLowerCase()} ${n(count)}`);
+    lines.push(`  statuses:      ${statuses.join(', ') || 'none'}`);
+    const codes = Object.entries(reporting.status_codes ?? {}).sort(([a], [b]) => Number(a) - Number(b));
+    if (codes.length > 0) {
+      lines.push('  status codes:');
+      for (const [code, count] of codes)
+        lines.push(
+          `    ${code.padStart(3)}  ${describeStatusCode(Number(code)).padEnd(44)} ${n(count).padStart(11)}`,
+        );
+    }
+    const domains = REPORT_DOMAIN_TYPE_KEYS.map((key) => [key, reporting.domain_type?.[key] ?? 0] as const)
+      .filter(([, count]) => count > 0)
+      .map(([key, count]) => `${DOMAIN_WORDS[key] ?? key} ${n(count)}`);
+    if (domains.length > 0) lines.push(`  domain types:  ${domains.join(', ')}`);
+    lines.push(`  role accounts: ${n(reporting.role_accounts)}`);
+    if (summary)
+      lines.push(
+        `  duplicates:    ${n(summary.duplicates)} rows hold an address that appears more than once`,
+      );
+    if (options.isOffline)
+      lines.push('  checked offline: syntax only — good addresses read unknown (code 10)');
+  }
+  lines.push(...formatServiceReports(list));
   return lines.join('\n');
+}
+
+/** A word of a command line, quoted for a POSIX shell when it needs to be. */
+export function shellWord(word: string): string {
+  return /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // The command
+
+/** What `mailsieve purchase` needs to find the list again: the command to print after a report-only run. */
+export function purchaseCommand(
+  listId: number,
+  where: {
+    embedded: boolean;
+    dataDir: string;
+    baseUrl: string | undefined;
+    isKeyGiven: boolean;
+    outDir: string;
+    exports: readonly ExportKind[];
+  },
+): string {
+  const words = ['mailsieve', 'purchase', String(listId)];
+  if (where.embedded && resolve(where.dataDir) !== resolve(serviceDataDir()))
+    words.push('--data-dir', resolve(where.dataDir));
+  if (where.baseUrl) words.push('--base-url', where.baseUrl);
+  // The key is not echoed: it came from --api-key (said as a placeholder) or MAILSIEVE_API_KEY (read again).
+  const command = words.map(shellWord);
+  if (where.baseUrl && where.isKeyGiven) command.push('--api-key', '<key>');
+  if (resolve(where.outDir) !== process.cwd()) command.push('--out', shellWord(where.outDir));
+  for (const kind of where.exports) command.push('--export', kind);
+  return command.join(' ');
+}
 
 export async function clean(file: string, options: CleanOptions): Promise<void> {
   const path = resolve(file);
@@ -252,11 +442,18 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   const extension = listFileExtension(options.name ?? path);
   if (!extension)
     throw new CliError(`${options.name ? `--name ${options.name}` : file} must end in .csv, .txt or .zip.`);
-  const exportKinds: ExportKind[] = [];
-  for (const kind of options.export ?? []) {
-    if (!isExportKind(kind)) throw new CliError(`--export takes ${EXPORT_KINDS.join(', ')}; got '${kind}'.`);
-    if (!exportKinds.includes(kind)) exportKinds.push(kind);
-  }
+  const exportKinds = exportKindsOption(options.export);
+  const services = servicesOption(options.services);
+  const isReportOnly = options.reportOnly === true;
+  if (isReportOnly && !services.some((service) => service !== 'email_validation'))
+    throw new CliError(
+      '--report-only is for intelligence, email_append and alternate_email: validation alone always runs to its results.',
+    );
+  if (exportKinds.length > 0 && !services.includes('email_validation'))
+    throw new CliError(
+      '--export needs validation in --services: the exports sort rows by their validation status.',
+    );
+  const fields = options.fields && options.fields.length > 0 ? options.fields : undefined;
   const emailColumn =
     options.emailColumn === undefined
       ? undefined
@@ -269,42 +466,41 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   mkdirSync(outDir, { recursive: true });
   const info = (line: string) => (options.json ? process.stderr : process.stdout).write(`${line}\n`);
 
-  // What the file looks like, from its first rows: said, then given to the service explicitly.
+  // What the file looks like, from its first rows: said, then given to the service explicitly. Only
+  // validation and alternate email append read the email column; the others can do without one.
+  const isEmailOptional = !services.some(
+    (service) => service === 'email_validation' || service === 'alternate_email_append',
+  );
   const sample = await readSample(path);
-  const detected = detectLayout(sample.text, sample.textName, {
-    ...(delimiter !== undefined ? { delimiter } : {}),
-    ...(options.header !== undefined ? { header: options.header } : {}),
-    ...(emailColumn !== undefined ? { emailColumn } : {}),
-    isWhole: sample.isWhole,
-  });
+  const detected = detectListLayout(
+    sample.text,
+    sample.textName,
+    {
+      ...(delimiter !== undefined ? { delimiter } : {}),
+      ...(options.header !== undefined ? { header: options.header } : {}),
+      ...(emailColumn !== undefined ? { emailColumn } : {}),
+      isWhole: sample.isWhole,
+    },
+    isEmailOptional,
+  );
   if (!detected.ok) throw new CliError(`Cannot clean ${basename(path)}: ${cliWords(detected.reason)}`);
   const layout = detected.layout;
   info(`${basename(path)}: ${describeLayout(layout)}`);
   const params: SubmitListParams = {
     delimiter: layout.delimiter,
     header: layout.header,
-    email_column: layout.emailColumn,
+    ...(layout.emailColumn > 0 ? { email_column: layout.emailColumn } : {}),
     ...(options.name ? { name: options.name } : {}),
+    services,
+    ...(fields ? { fields } : {}),
+    ...(isReportOnly ? { report: true } : {}),
   };
 
   let embedded: EmbeddedService | undefined;
   try {
     if (!options.baseUrl) embedded = await startEmbeddedService(options.dataDir);
     const client = clientFor(embedded, options.baseUrl, apiKey);
-    const isLocal = isLoopbackUrl(client.baseUrl);
     const progress = new Progress(process.stderr, false);
-    let phase: JobEvent['phase'] | undefined;
-    const onEvent = (event: JobEvent) => {
-      if (phase !== event.phase && phase !== 'submitted') progress.end();
-      phase = event.phase;
-      if (event.phase === 'uploading')
-        progress.update('uploading', event.sentBytes, event.totalBytes, bytesOf);
-      else if (event.phase === 'processing') {
-        const { completed, total } = listProgress(event.list);
-        progress.update('processing', completed, Math.max(total, event.list.records), countOf);
-      } else if (event.phase === 'downloading' && event.totalBytes)
-        progress.update('downloading', event.receivedBytes, event.totalBytes, bytesOf);
-    };
     const result = await runListJob({
       client,
       file: path,
@@ -312,35 +508,67 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       delimiter: layout.delimiter,
       outDir,
       exports: exportKinds,
-      // The embedded service may be polled often; a remote one no faster than every 5 s (pollList enforces it).
-      pollIntervalMs: isLocal && embedded ? LOCAL_POLL_MIN_INTERVAL_MS : LIST_POLL_MIN_INTERVAL_MS,
-      onEvent,
+      reportOnly: isReportOnly,
+      pollIntervalMs: pollIntervalFor(client.baseUrl, embedded),
+      onEvent: showProgress(progress),
     });
     progress.end();
     if (!result.ok) throw new CliError(result.error.message);
     const outcome = result.value;
+    const isOffline = embedded !== undefined;
+    const detectedJson = {
+      delimiter: layout.delimiter,
+      header: layout.header,
+      email_column: layout.emailColumn > 0 ? layout.emailColumn : null,
+      column_names: layout.columnNames,
+    };
+
+    if (outcome.stage === 'awaiting-purchase') {
+      const command = purchaseCommand(outcome.list.list_id, {
+        embedded: embedded !== undefined,
+        dataDir: options.dataDir,
+        baseUrl: options.baseUrl,
+        isKeyGiven: options.apiKey !== undefined,
+        outDir,
+        exports: exportKinds,
+      });
+      if (options.json) {
+        process.stdout.write(
+          `${JSON.stringify({ list: outcome.list, detected: detectedJson, awaiting_purchase: true, purchase_command: command, offline: isOffline })}\n`,
+        );
+        return;
+      }
+      info(
+        formatBreakdown(outcome.list, undefined, {
+          isOffline,
+          note: 'match reports ready, awaiting purchase',
+        }),
+      );
+      info(`Nothing was bought or downloaded. To buy list ${outcome.list.list_id}:`);
+      info(`  ${command}`);
+      info('  (add --fields to buy only some fields, --match-type I for Individual email matches only)');
+      return;
+    }
+
     if (options.json) {
       process.stdout.write(
         `${JSON.stringify({
           list: outcome.list,
-          detected: {
-            delimiter: layout.delimiter,
-            header: layout.header,
-            email_column: layout.emailColumn,
-            column_names: layout.columnNames,
-          },
+          detected: detectedJson,
           results: outcome.resultsPath,
-          duplicates: outcome.summary.duplicates,
+          duplicates: outcome.summary?.duplicates ?? null,
           exports: outcome.exports,
-          offline: embedded !== undefined,
+          ...(outcome.exportsSkipped ? { exports_skipped: outcome.exportsSkipped } : {}),
+          offline: isOffline,
         })}\n`,
       );
       return;
     }
-    info(formatBreakdown(outcome.list, outcome, { isOffline: embedded !== undefined }));
+    info(formatBreakdown(outcome.list, outcome.summary, { isOffline }));
     info(`Results: ${outcome.resultsPath}`);
     for (const exported of outcome.exports)
       info(`Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows)`);
+    if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);
   } finally {
     await embedded?.close();
   }

@@ -5,7 +5,7 @@
 // its service's `reporting`; a report-only run counts and appends nothing.
 import Database from 'better-sqlite3';
 import type { PersonQuery } from '../../shared/api/bulk.js';
-import type { EmailMatch } from '../../shared/api/intelligence.js';
+import { EAM_UNKNOWN_ADDRESS, type EmailMatch } from '../../shared/api/intelligence.js';
 import {
   alternateEmailColumns,
   EMAIL_APPEND_COLUMNS,
@@ -211,11 +211,22 @@ export class IdentityPass {
 
   private intelligence(query: PersonQuery, values: string[]): void {
     const policy = this.job.intelligence!;
-    const answer =
+    const options = { nowS: this.job.nowS };
+    let answer =
       hasEmailRoute(query) || hasPostalRoute(query)
-        ? intelligenceAnswer(this.store, query, policy, { nowS: this.job.nowS })
+        ? intelligenceAnswer(this.store, query, policy, options)
         : {};
-    const result = isErrorAnswer(answer) ? {} : (answer as Record<string, unknown>);
+    // An address with activity but no person, beside a postal address nobody lives at, keeps its activity
+    // metrics; and an EAM key's rows always carry them (the spec's defaults when nothing is known).
+    if (isErrorAnswer(answer) && hasEmailRoute(query) && hasPostalRoute(query)) {
+      const { email, md5_email, sha1_email } = query;
+      answer = intelligenceAnswer(this.store, { email, md5_email, sha1_email }, policy, options);
+    }
+    const result = isErrorAnswer(answer)
+      ? policy.eam
+        ? { eam: EAM_UNKNOWN_ADDRESS }
+        : {}
+      : (answer as Record<string, unknown>);
     for (const [field, value] of Object.entries(result)) {
       if (field === 'eam') {
         if ((value as { date_first_seen: string }).date_first_seen !== 'now') this.count('eam');

@@ -4,6 +4,9 @@
 //   upload (E7, streamed multipart) → poll (E8, never faster than pollList allows) → purchase (E9)
 //   → download (E10, streamed to disk) → exports (computed from the same stream, in one pass)
 //
+// A report-only list (E7 `report=true`, docs/list-services.md) stops after the poll, once it awaits its
+// purchase; `purchaseListJob` later buys it (E9 with a field selection) and goes on from the poll.
+//
 // It answers a value, never throws for a failure of the job itself: `{ok: true, value}` or
 // `{ok: false, error: {code, message}}`, the message one line for a person, without the key.
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -11,11 +14,13 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
-import { pollList, safeFileName, type Client } from '../../../shared/api/client.js';
+import { pollList, safeFileName, type ApiError, type Client } from '../../../shared/api/client.js';
 import {
+  isAwaitingPurchase,
   isFinalListStatus,
   listFileExtension,
   type ListResource,
+  type PurchaseRequest,
   type SubmitListParams,
 } from '../../../shared/api/list.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../../shared/api/limits.js';
@@ -32,6 +37,8 @@ import { ResultsFormatFailure, ResultsSink } from './resultsSink.js';
 export type JobEvent =
   | { readonly phase: 'uploading'; readonly sentBytes: number; readonly totalBytes: number }
   | { readonly phase: 'submitted'; readonly listId: number }
+  /** E9 bought a report-only list (purchaseListJob): it runs again to its results. */
+  | { readonly phase: 'purchased'; readonly listId: number }
   | { readonly phase: 'processing'; readonly list: ListResource }
   | {
       readonly phase: 'downloading';
@@ -62,12 +69,25 @@ export interface ExportFileInfo {
   readonly rows: number;
 }
 
-export interface JobOutcome {
+/** The list's results, downloaded (and the exports written). */
+export interface ResultsOutcome {
+  readonly stage: 'results';
   readonly list: ListResource;
   readonly resultsPath: string;
   readonly exports: readonly ExportFileInfo[];
-  readonly summary: ResultsSummary;
+  /** Rows and duplicates, read from the results for the exports; absent when validation did not run. */
+  readonly summary?: ResultsSummary;
+  /** Why the exports asked for were not written (results without validation columns). */
+  readonly exportsSkipped?: string;
 }
+
+/** A report-only list whose match reports are in `list`: nothing bought, nothing downloaded. */
+export interface AwaitingPurchaseOutcome {
+  readonly stage: 'awaiting-purchase';
+  readonly list: ListResource;
+}
+
+export type JobOutcome = ResultsOutcome | AwaitingPurchaseOutcome;
 
 export type JobResult =
   { readonly ok: true; readonly value: JobOutcome } | { readonly ok: false; readonly error: JobError };
@@ -83,10 +103,49 @@ export interface ListJobOptions {
   /** Folder for the results and the exports. */
   readonly outDir: string;
   readonly exports: readonly ExportKind[];
+  /**
+   * Stop once the list awaits its purchase (submit with `params.report`): the outcome is then
+   * `awaiting-purchase`. A list that ends `Results` all the same (validation alone) is downloaded as usual.
+   */
+  readonly reportOnly?: boolean;
   /** Time between status requests; pollList raises it to 5 s for a remote service. Default 5 s. */
   readonly pollIntervalMs?: number;
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: JobEvent) => void;
+}
+
+export interface PurchaseJobOptions {
+  readonly client: Pick<Client, 'baseUrl' | 'listStatus' | 'purchase' | 'results'>;
+  readonly listId: number;
+  /** E9's body: the fields to buy and the email append match type. Undefined buys everything matched. */
+  readonly purchase?: PurchaseRequest;
+  /** Folder for the results and the exports (named after the list's name). */
+  readonly outDir: string;
+  readonly exports: readonly ExportKind[];
+  /** The list's delimiter when known; else read from the results' header (or, failing that, the name). */
+  readonly delimiter?: string;
+  readonly pollIntervalMs?: number;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: JobEvent) => void;
+}
+
+/** What following a list to its results needs, from a list job or a purchase. */
+interface FollowOptions {
+  readonly client: Pick<Client, 'baseUrl' | 'listStatus' | 'purchase' | 'results'>;
+  readonly listId: number;
+  /** The list's name at the service: the fallback results name, and whether the results are zipped. */
+  readonly name: string;
+  /** The file the exports are named after (`<stem>-<kind>.<ext>`). */
+  readonly exportStem: string;
+  readonly delimiter: string | undefined;
+  readonly outDir: string;
+  readonly exports: readonly ExportKind[];
+  readonly reportOnly: boolean;
+  /** E9 was called already (with the buyer's selection): a second call without a body would buy everything. */
+  readonly isPurchased: boolean;
+  readonly pollIntervalMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly emit: (event: JobEvent) => void;
 }
 
 /** Where an export of `file` goes: `<out>/<name>-<kind>.<ext of the list's text>`. */
@@ -99,6 +158,72 @@ const fail = (code: JobErrorCode, message: string, list?: ListResource): JobResu
   ok: false,
   error: { code, message, ...(list ? { list } : {}) },
 });
+
+/** A client error in the service's words: `List 7 not found. (HTTP 404)` rather than the request line. */
+function serviceWords(error: ApiError): string {
+  const match = /^[A-Z]+ \S+: HTTP (\d+) (.+)$/.exec(error.message);
+  return match ? `${match[2]} (HTTP ${match[1]})` : error.message;
+}
+
+/** Whether the results have the validation columns the exports sort rows by. */
+const hasValidation = (list: ListResource) => list.services.email_validation !== undefined;
+
+const NO_VALIDATION_EXPORTS =
+  'no exports were written: the list ran without validation, and the exports sort rows by validation status';
+
+/**
+ * The delimiter of a results file, from its header: the character between the appended `Validation Status`
+ * and `Validation Code`. Undefined when the header does not show it.
+ */
+export function resultsDelimiter(header: string): string | undefined {
+  return /Validation Status"?([^"\r\n])"?Validation Code/u.exec(header)?.[1];
+}
+
+/** The delimiter to read results by when the header does not tell: the name's (`.csv` comma, else tab). */
+const delimiterOfName = (name: string) => (listFileExtension(name) === '.csv' ? ',' : '\t');
+
+const HEAD_BYTES = 64 * 1024;
+const LINE_FEED = 0x0a;
+
+/**
+ * Passes `chunks` on after `use` was called with the delimiter: the given one at once, else the one the
+ * results' header shows (its first line, or the first 64 KiB), else the name's.
+ */
+async function* withDelimiter(
+  chunks: AsyncIterable<Uint8Array>,
+  given: string | undefined,
+  name: string,
+  use: (delimiter: string) => void | Promise<void>,
+): AsyncIterable<Uint8Array> {
+  if (given !== undefined) {
+    await use(given);
+    yield* chunks;
+    return;
+  }
+  const head: Uint8Array[] = [];
+  let size = 0;
+  let isKnown = false;
+  const learn = async () => {
+    const text = Buffer.concat(head).toString('utf8');
+    await use(resultsDelimiter(text) ?? delimiterOfName(name));
+    isKnown = true;
+  };
+  for await (const chunk of chunks) {
+    if (isKnown) {
+      yield chunk;
+      continue;
+    }
+    head.push(chunk);
+    size += chunk.length;
+    if (size < HEAD_BYTES && !chunk.includes(LINE_FEED)) continue;
+    await learn();
+    yield* head;
+  }
+  if (!isKnown) {
+    await learn();
+    yield* head;
+  }
+}
 
 /**
  * A file as a web stream that reads a chunk only when the consumer pulls one. (Readable.toWeb would take the
@@ -143,7 +268,6 @@ export async function runListJob(options: ListJobOptions): Promise<JobResult> {
   const { client, file, signal } = options;
   const emit = options.onEvent ?? (() => undefined);
   const name = options.params.name ?? basename(file);
-  const isZip = listFileExtension(name) === '.zip';
 
   // Upload, streamed from disk.
   let size: number;
@@ -171,22 +295,97 @@ export async function runListJob(options: ListJobOptions): Promise<JobResult> {
   }
   const listId = submitted.value.list_id;
   emit({ phase: 'submitted', listId });
-  return followAndSave(options, listId, name, isZip);
+  return followAndSave({
+    client,
+    listId,
+    name,
+    exportStem: file,
+    delimiter: options.delimiter,
+    outDir: options.outDir,
+    exports: options.exports,
+    reportOnly: options.reportOnly ?? false,
+    isPurchased: false,
+    pollIntervalMs: options.pollIntervalMs,
+    signal,
+    emit,
+  });
 }
 
-async function followAndSave(
-  options: ListJobOptions,
-  listId: number,
-  name: string,
-  isZip: boolean,
-): Promise<JobResult> {
-  const { client, file, outDir, signal } = options;
+/**
+ * Buys a report-only list (E9 with `options.purchase`), waits for it to run again to `Results`, and
+ * downloads the results and the exports as `runListJob` does. A list that has its results already is
+ * downloaded without buying anything; a list in any other state than awaiting purchase is refused.
+ */
+export async function purchaseListJob(options: PurchaseJobOptions): Promise<JobResult> {
+  const { client, listId, signal } = options;
   const emit = options.onEvent ?? (() => undefined);
+  const call = signal ? { signal } : {};
+  const status = await client.listStatus(listId, call);
+  if (!status.ok) {
+    if (status.error.kind === 'aborted') return fail('cancelled', 'Cancelled.');
+    return fail('purchase-failed', `Could not purchase list ${listId}: ${serviceWords(status.error)}`);
+  }
+  const list = status.value;
+  const isDone = list.status === 'Results';
+  if (!isDone && !isAwaitingPurchase(list)) {
+    const why = list.reason
+      ? `: ${list.reason}`
+      : isFinalListStatus(list.status)
+        ? '.'
+        : ': it is still running; try again once it stops.';
+    return fail(
+      'purchase-failed',
+      `List ${listId} is not awaiting purchase (status ${list.status})${why}`,
+      list,
+    );
+  }
+  // Refused before buying: exports need the validation columns.
+  if (options.exports.length > 0 && !hasValidation(list))
+    return fail(
+      'export-failed',
+      `List ${listId} ran without validation, so its results have no validation status to export: purchase it without --export.`,
+      list,
+    );
+  if (!isDone) {
+    const purchased = await client.purchase(listId, options.purchase, call);
+    if (!purchased.ok) {
+      if (purchased.error.kind === 'aborted') return fail('cancelled', 'Cancelled.', list);
+      return fail(
+        'purchase-failed',
+        `Could not purchase list ${listId}: ${serviceWords(purchased.error)}`,
+        list,
+      );
+    }
+    emit({ phase: 'purchased', listId });
+  }
+  return followAndSave({
+    client,
+    listId,
+    name: list.name,
+    exportStem: list.name,
+    delimiter: options.delimiter,
+    outDir: options.outDir,
+    exports: options.exports,
+    reportOnly: false,
+    // A list with results needs no purchase; one just bought must not be bought again (without a selection).
+    isPurchased: true,
+    pollIntervalMs: options.pollIntervalMs,
+    signal,
+    emit,
+  });
+}
 
-  // Poll until the list is final.
+async function followAndSave(options: FollowOptions): Promise<JobResult> {
+  const { client, listId, name, outDir, signal, emit } = options;
+  const isZip = listFileExtension(name) === '.zip';
+
+  // Poll until the list is final (or, report-only, awaits its purchase).
   const polled = await pollList(client, listId, {
     intervalMs: options.pollIntervalMs ?? LIST_POLL_MIN_INTERVAL_MS,
     onUpdate: (list) => emit({ phase: 'processing', list }),
+    ...(options.reportOnly
+      ? { isDone: (list: ListResource) => isFinalListStatus(list.status) || isAwaitingPurchase(list) }
+      : {}),
     ...(signal ? { signal } : {}),
   });
   if (!polled.ok) {
@@ -195,6 +394,8 @@ async function followAndSave(
     return fail('poll-failed', `Could not follow list ${listId}: ${polled.error.message}`);
   }
   const list = polled.value;
+  if (options.reportOnly && isAwaitingPurchase(list))
+    return { ok: true, value: { stage: 'awaiting-purchase', list } };
   if (list.status === 'Invalid')
     return fail(
       'list-invalid',
@@ -209,9 +410,11 @@ async function followAndSave(
     );
 
   // Purchase: for a validation-only list the service answers with the status document.
-  const purchased = await client.purchase(listId, undefined, signal ? { signal } : {});
-  if (!purchased.ok)
-    return fail('purchase-failed', `Could not purchase list ${listId}: ${purchased.error.message}`, list);
+  if (!options.isPurchased) {
+    const purchased = await client.purchase(listId, undefined, signal ? { signal } : {});
+    if (!purchased.ok)
+      return fail('purchase-failed', `Could not purchase list ${listId}: ${purchased.error.message}`, list);
+  }
 
   // Download, and the exports from the same bytes.
   const results = await client.results(listId, signal ? { signal } : {});
@@ -225,52 +428,79 @@ async function followAndSave(
   const resultsPath = join(outDir, safeFileName(results.value.fileName) ?? fallbackName);
   const partPath = `${resultsPath}.part`;
   const textExtension = isZip ? '' : (listFileExtension(name) ?? '.csv');
+  // Without validation there is no status to sort rows by: the results are saved as they come, no exports.
+  const isExportable = hasValidation(list);
+  const exportsSkipped = !isExportable && options.exports.length > 0 ? NO_VALIDATION_EXPORTS : undefined;
   let exporter: ResultsExporter | undefined;
   let sink: ResultsSink | undefined;
   let used: ExportTarget[] = [];
   const targets = (extension: string): ExportTarget[] =>
-    (used = options.exports.map((kind) => ({ kind, path: exportPath(outDir, file, kind, extension) })));
+    (used = options.exports.map((kind) => ({
+      kind,
+      path: exportPath(outDir, options.exportStem, kind, extension),
+    })));
   try {
     let received = 0;
-    let summary: ResultsSummary;
+    let summary: ResultsSummary | undefined;
     const body = results.value.body as unknown as AsyncIterable<Uint8Array>;
+    const counted = async function* (): AsyncIterable<Uint8Array> {
+      for await (const chunk of body) {
+        received += chunk.length;
+        yield chunk;
+        emit({ phase: 'downloading', receivedBytes: received, totalBytes: results.value.contentLength });
+      }
+    };
     const check = () => {
       if (results.value.contentLength !== undefined && received !== results.value.contentLength)
         throw new Error(`the download stopped after ${received} of ${results.value.contentLength} bytes`);
     };
-    if (!isZip) {
+    if (!isZip && isExportable) {
       // A text result: written and exported by the export worker from the same bytes, as they arrive.
       // (Started only now: a worker started earlier would add its memory to the processing's peak.)
-      sink = ResultsSink.spawn().begin(partPath, options.delimiter, targets(textExtension));
-      for await (const chunk of body) {
-        await sink.push(chunk);
-        received += chunk.length;
-        emit({ phase: 'downloading', receivedBytes: received, totalBytes: results.value.contentLength });
-      }
+      const chunks = withDelimiter(counted(), options.delimiter, name, (delimiter) => {
+        sink = ResultsSink.spawn().begin(partPath, delimiter, targets(textExtension));
+      });
+      for await (const chunk of chunks) await sink!.push(chunk);
       check();
-      summary = await sink.finish();
+      summary = await sink!.finish();
       renameSync(partPath, resultsPath);
     } else {
-      // A zipped result is saved whole, then its file read back for the exports.
+      // A zipped result (or one without validation columns) is saved whole; a zipped one with validation
+      // is then read back for the exports.
       const out = await BufferedFile.create(partPath);
       try {
-        for await (const chunk of body) {
-          await out.write(chunk);
-          received += chunk.length;
-          emit({ phase: 'downloading', receivedBytes: received, totalBytes: results.value.contentLength });
-        }
+        for await (const chunk of counted()) await out.write(chunk);
       } finally {
         await out.close();
       }
       check();
       renameSync(partPath, resultsPath);
-      const entry = await zipEntryStream(resultsPath);
-      exporter = await ResultsExporter.open(options.delimiter, targets(extname(entry.name) || '.csv'));
-      for await (const chunk of entry.stream as AsyncIterable<Buffer>) await exporter.push(chunk);
-      summary = await exporter.finish();
+      if (isExportable) {
+        const entry = await zipEntryStream(resultsPath);
+        const chunks = withDelimiter(
+          entry.stream as AsyncIterable<Buffer>,
+          options.delimiter,
+          entry.name,
+          async (delimiter) => {
+            exporter = await ResultsExporter.open(delimiter, targets(extname(entry.name) || '.csv'));
+          },
+        );
+        for await (const chunk of chunks) await exporter!.push(chunk);
+        summary = await exporter!.finish();
+      }
     }
-    const exports = used.map(({ kind, path }) => ({ kind, path, rows: summary.exported[kind] ?? 0 }));
-    return { ok: true, value: { list, resultsPath, exports, summary } };
+    const exports = used.map(({ kind, path }) => ({ kind, path, rows: summary?.exported[kind] ?? 0 }));
+    return {
+      ok: true,
+      value: {
+        stage: 'results',
+        list,
+        resultsPath,
+        exports,
+        ...(summary ? { summary } : {}),
+        ...(exportsSkipped ? { exportsSkipped } : {}),
+      },
+    };
   } catch (error) {
     await exporter?.abort();
     await sink?.abort();

@@ -123,6 +123,20 @@ describe('email intelligence on a list', () => {
     });
   });
 
+  it('keeps activity metrics beside a postal address nobody lives at', async () => {
+    const key = service.key({ services: ['eam'] });
+    const text = [
+      'Email,First Name,Last Name,Street,Zip',
+      'lurker@example.com,Lou,Lurk,1 Nowhere Rd,62704',
+      'nobody@example.com,No,Body,1 Nowhere Rd,62704',
+      '',
+    ].join('\n');
+    const { results } = await runList(service.url, key, text, { query: { header: 'true' } });
+    const { rows } = table(results!.text);
+    expect(rows[0]['eam.longevity']).toBe('1');
+    expect(rows[1]).toMatchObject({ 'eam.date_first_seen': 'now', 'eam.longevity': '0' });
+  });
+
   it('finds people by an MD5 column, without any email column', async () => {
     const key = service.key({ services: ['intelligence'], fields: ['age'] });
     const text = ['MD5,Id', `${md5('ann.roe@example.com')},1`, `${md5('nobody@example.com')},2`, ''].join(

@@ -1,0 +1,215 @@
+// `mailsieve purchase LIST_ID` (the built CLI, the embedded service): buying a list `clean --report-only`
+// left awaiting purchase, with a field selection and the email append match type (docs/list-services.md).
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Papa from 'papaparse';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/service.js';
+
+const VALIDATION = [
+  'Validation Status',
+  'Validation Code',
+  'Domain Type',
+  'Role Account',
+  'Duplicate',
+  'Valid Email',
+];
+
+/** Two people of one household at 1 Main St (Ann has a second address), and one elsewhere. */
+const PEOPLE = `person id,email,email 2,first name,last name,street,city,state,zip,household id,age,gender,interests
+p1,ann.lee@example.com,ann.alt@example.net,Ann,Lee,1 Main St,Springfield,IL,62701-1234,h1,35-44,Female,travel;pets
+p2,bob.lee@example.com,,Bob,Lee,1 Main St,Springfield,IL,62701-1234,h1,45-54,Male,
+p3,cat.kim@example.org,,Cat,Kim,9 Oak Ave,Albany,NY,12201-0001,h2,25-34,,
+`;
+
+/**
+ * Semicolons in a .csv: the purchase reads the delimiter back from the results for the exports. Ann is known
+ * (an Individual email match), Dan a Lee at the Lees' address (a Household match), the last row invalid.
+ */
+const LEADS = `email;first name;last name;street;city;state;zip
+ann.lee@example.com;Ann;Lee;1 Main St;Springfield;IL;62701
+dan.lee@example.org;Dan;Lee;1 Main St;Springfield;IL;62701
+not-an-address;No;Body;5 Elm St;Dayton;OH;45402
+`;
+const LEADS_HEADER = LEADS.split('\n')[0].split(';');
+
+function readRows(path: string, delimiter: string): string[][] {
+  return Papa.parse<string[]>(readFileSync(path, 'utf8').replace(/^\uFEFF/, ''), {
+    delimiter,
+    skipEmptyLines: true,
+  }).data;
+}
+
+/** The one `mailsieve:` line of a failed run, after checking it failed without a stack trace. */
+function failure(result: { code: number; stderr: string }): string {
+  expect(result.code).not.toBe(0);
+  expect(result.stderr).not.toMatch(/\n\s+at /);
+  const lines = result.stderr.split('\n').filter((line) => line.startsWith('mailsieve:'));
+  expect(lines).toHaveLength(1);
+  return lines[0];
+}
+
+describe('mailsieve purchase', () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
+
+  async function seeded(): Promise<{ dir: string; svc: string; leads: string }> {
+    const dir = tempDir('mailsieve-purchase-');
+    cleanups.push(() => dir.remove());
+    const svc = join(dir.path, 'svc');
+    writeFileSync(join(dir.path, 'people.csv'), PEOPLE);
+    const imported = await runCli([
+      'data',
+      'import',
+      'people',
+      join(dir.path, 'people.csv'),
+      '--data-dir',
+      svc,
+    ]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const leads = join(dir.path, 'leads.csv');
+    writeFileSync(leads, LEADS);
+    return { dir: dir.path, svc, leads };
+  }
+
+  it('buys the fields asked for and Individual email matches only, then downloads results and exports', async () => {
+    const { dir, svc, leads } = await seeded();
+    const report = await runCli(['clean', leads, '--services', 'all', '--report-only', '--data-dir', svc]);
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stdout).toMatch(/email append: +individual match 1, household match 1/);
+    // The command printed is the one to run (it names the data folder and the list's folder).
+    const command = /\n {2}(mailsieve purchase 1 [^\n]*)\n/.exec(report.stdout)?.[1];
+    expect(command).toBe(`mailsieve purchase 1 --data-dir ${svc} --out ${dir}`);
+    const args = command!.split(' ').slice(1);
+
+    const bought = await runCli([
+      ...args,
+      '--fields',
+      'age,email_append',
+      '--match-type',
+      'I',
+      '--export',
+      'clean',
+    ]);
+    expect(bought.code, bought.stderr).toBe(0);
+    expect(bought.stdout).toMatch(/List 1 \(leads\.csv\): 3 records, status Results/);
+    expect(bought.stdout).toMatch(/statuses: +invalid 1, unknown 2/);
+    expect(bought.stdout).toMatch(/duplicates: +0 rows/);
+    const results = join(dir, 'leads-1-Validation.csv');
+    expect(bought.stdout).toContain(`Results: ${results}`);
+    expect(bought.stdout).toMatch(/Export clean +\S+leads-clean\.csv \(2 rows\)/);
+
+    // Only what was bought: age of the intelligence fields, email append whole; no alternate emails.
+    const rows = readRows(results, ';');
+    expect(rows[0]).toEqual([...LEADS_HEADER, ...VALIDATION, 'age', 'Appended Email', 'Email Match Type']);
+    const appended = rows.slice(1).map((row) => row.slice(LEADS_HEADER.length + VALIDATION.length));
+    expect(appended).toEqual([
+      ['35-44', 'ann.lee@example.com', 'Individual'],
+      ['', '', ''], // Dan's household match was not bought (match type I)
+      ['', '', ''],
+    ]);
+    // The export, read by the results' own delimiter: every row but the invalid one.
+    expect(readRows(join(dir, 'leads-clean.csv'), ';')).toEqual(rows.slice(0, 3));
+
+    // Bought once: a second purchase downloads the same results and buys nothing.
+    const again = await runCli([...args, '--fields', 'gender']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(
+      'List 1 had its results already: nothing was bought (--fields and --match-type left unused).',
+    );
+    expect(readRows(results, ';')[0]).not.toContain('gender');
+  });
+
+  it('buys a list that ran without validation, and refuses exports for it before buying', async () => {
+    const { dir, svc, leads } = await seeded();
+    const report = await runCli([
+      'clean',
+      leads,
+      '--services',
+      'intelligence',
+      '--report-only',
+      '--data-dir',
+      svc,
+    ]);
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stdout).not.toMatch(/statuses:/);
+    expect(failure(await runCli(['purchase', '1', '--export', 'safe', '--data-dir', svc]))).toBe(
+      'mailsieve: List 1 ran without validation, so its results have no validation status to export: purchase it without --export.',
+    );
+
+    const bought = await runCli([
+      'purchase',
+      '1',
+      '--fields',
+      'gender',
+      '--out',
+      dir,
+      '--json',
+      '--data-dir',
+      svc,
+    ]);
+    expect(bought.code, bought.stderr).toBe(0);
+    const outcome = JSON.parse(bought.stdout) as Record<string, unknown>;
+    expect(outcome).toMatchObject({
+      list: { list_id: 1, status: 'Results' },
+      purchased: { fields: ['gender'] },
+      results: join(dir, 'leads-1-Validation.csv'),
+      duplicates: null,
+      exports: [],
+    });
+    expect(readRows(join(dir, 'leads-1-Validation.csv'), ';')).toEqual([
+      [...LEADS_HEADER, 'gender'],
+      ['ann.lee@example.com', 'Ann', 'Lee', '1 Main St', 'Springfield', 'IL', '62701', 'Female'],
+      ['dan.lee@example.org', 'Dan', 'Lee', '1 Main St', 'Springfield', 'IL', '62701', ''],
+      ['not-an-address', 'No', 'Body', '5 Elm St', 'Dayton', 'OH', '45402', ''],
+    ]);
+  });
+
+  it('fails with one line and a non-zero exit, never a stack trace', async () => {
+    const { dir, svc, leads } = await seeded();
+    const ragged = join(dir, 'ragged.csv');
+    writeFileSync(ragged, 'email,first name,last name\nann.lee@example.com,Ann,Lee\nbob@example.org,Bob\n');
+    // List 1 is Invalid; list 2 awaits purchase.
+    expect(
+      (
+        await runCli([
+          'clean',
+          ragged,
+          '--services',
+          'validation,intelligence',
+          '--report-only',
+          '--data-dir',
+          svc,
+        ])
+      ).code,
+    ).not.toBe(0);
+    const report = await runCli(['clean', leads, '--services', 'all', '--report-only', '--data-dir', svc]);
+    expect(report.code, report.stderr).toBe(0);
+
+    const purchase = (...args: string[]) => runCli(['purchase', ...args, '--data-dir', svc, '--out', dir]);
+    expect(failure(await purchase('99'))).toBe(
+      'mailsieve: Could not purchase list 99: List 99 not found. (HTTP 404)',
+    );
+    expect(failure(await purchase('1'))).toMatch(
+      /^mailsieve: List 1 is not awaiting purchase \(status Invalid\): Line 3 has 2 fields where the header has 3/,
+    );
+    expect(failure(await purchase('two'))).toBe(
+      "mailsieve: LIST_ID is the list's number (as clean --report-only printed it); got 'two'.",
+    );
+    expect(failure(await purchase('2', '--match-type', 'X'))).toBe(
+      "mailsieve: --match-type takes I (Individual matches only) or H (Individual and Household matches); got 'X'.",
+    );
+    expect(failure(await purchase('2', '--export', 'best'))).toBe(
+      "mailsieve: --export takes safe, invalid, clean, all; got 'best'.",
+    );
+    expect(failure(await purchase('2', '--fields', 'shoe_size'))).toMatch(
+      /^mailsieve: Could not purchase list 2: .*shoe_size.* \(HTTP 400\)$/,
+    );
+    expect(failure(await runCli(['purchase', '2', '--api-key', 'k', '--data-dir', svc]))).toBe(
+      'mailsieve: --api-key goes with --base-url.',
+    );
+    // Nothing was bought or downloaded by any of them.
+    expect(readdirSync(dir).sort()).toEqual(['leads.csv', 'people.csv', 'ragged.csv', 'svc']);
+  });
+});
