@@ -9,6 +9,14 @@
 //   provider may add a value; one new income band must not fail a whole answer), and the misspelt field name
 //   `financial_segement` of the spec's sample response is renamed to `financial_segment`.
 import { z } from 'zod';
+import {
+  INTELLIGENCE_FIELDS,
+  INTEREST_NAMES,
+  type IntelligenceField,
+  type InterestName,
+} from './intelligenceNames.js';
+
+export { INTELLIGENCE_FIELDS, INTEREST_NAMES, type IntelligenceField, type InterestName };
 
 // ---------------------------------------------------------------------------------------------------------
 // Enumerations (order as in the spec)
@@ -281,32 +289,6 @@ export const FINANCIAL_GROUPS = [
   'Conservatively Rural',
 ] as const;
 
-/** The 22 members of the `interests` object. */
-export const INTEREST_NAMES = [
-  'arts_and_crafts',
-  'automotive',
-  'baby_product_buyer',
-  'beauty',
-  'blogging',
-  'books',
-  'business',
-  'charitable_donors',
-  'cooking',
-  'discount_shopper',
-  'health_and_wellness',
-  'high_end_brand_buyer',
-  'home_and_garden',
-  'home_improvement',
-  'luxury_goods',
-  'magazine_buyer',
-  'news_and_current_events',
-  'outdoor_and_adventure',
-  'pets',
-  'sports',
-  'technology',
-  'travel',
-] as const;
-
 export const EMAIL_MATCH_TYPES = ['Individual', 'Household'] as const;
 
 export type AgeRange = (typeof AGE_RANGES)[number];
@@ -324,7 +306,6 @@ export type LifeStageSegment = (typeof LIFE_STAGE_SEGMENTS)[number];
 export type LifeStageGroup = (typeof LIFE_STAGE_GROUPS)[number];
 export type FinancialSegment = (typeof FINANCIAL_SEGMENTS)[number];
 export type FinancialGroup = (typeof FINANCIAL_GROUPS)[number];
-export type InterestName = (typeof INTEREST_NAMES)[number];
 export type EmailMatchType = (typeof EMAIL_MATCH_TYPES)[number];
 
 // ---------------------------------------------------------------------------------------------------------
@@ -343,32 +324,6 @@ const nonNegativeInt = z.number().int().nonnegative();
 
 // ---------------------------------------------------------------------------------------------------------
 // Field names
-
-/** The intelligence fields of the spec's tables, in table order (`interests` is one object field). */
-export const INTELLIGENCE_FIELDS = [
-  'age',
-  'gender',
-  'zip',
-  'household_income',
-  'net_worth',
-  'home_market_value',
-  'home_owner_status',
-  'length_of_residence',
-  'marital_status',
-  'presence_of_children',
-  'education',
-  'occupation',
-  'rfm_offline_avg_days',
-  'rfm_online_avg_days',
-  'rfm_avg_dollars',
-  'rfm_last_order',
-  'life_stage_segment',
-  'life_stage_group',
-  'financial_segment',
-  'financial_group',
-  'interests',
-] as const;
-export type IntelligenceField = (typeof INTELLIGENCE_FIELDS)[number];
 
 /** The intelligence fields that hold one scalar value (every field but `interests`). */
 export type ScalarIntelligenceField = Exclude<IntelligenceField, 'interests'>;

@@ -7,7 +7,9 @@
 // may leave out a zero.
 import { z } from 'zod';
 import { CALLBACK_URL_MAX_LENGTH } from './limits.js';
-import type { ServiceName } from './services.js';
+import { LIST_SERVICE_KEYS, LIST_SERVICE_NEEDS, type ListServiceKey } from './listServiceNames.js';
+
+export { LIST_SERVICE_KEYS, LIST_SERVICE_NEEDS, type ListServiceKey };
 
 /** A schema accepting the known values and, tolerantly, any other string; the type keeps the known ones. */
 function knownOr<const T extends readonly [string, ...string[]]>(values: T) {
@@ -16,23 +18,6 @@ function knownOr<const T extends readonly [string, ...string[]]>(values: T) {
 
 // ---------------------------------------------------------------------------------------------------------
 // Services
-
-/** Keys of `services` in the list resource. */
-export const LIST_SERVICE_KEYS = [
-  'email_validation',
-  'email_intelligence',
-  'email_append',
-  'alternate_email_append',
-] as const;
-export type ListServiceKey = (typeof LIST_SERVICE_KEYS)[number];
-
-/** The key services (DESIGN.md "Conventions") each list service needs: any one of them. */
-export const LIST_SERVICE_NEEDS: Readonly<Record<ListServiceKey, readonly ServiceName[]>> = {
-  email_validation: ['validation'],
-  email_intelligence: ['intelligence', 'eam'],
-  email_append: ['email_append'],
-  alternate_email_append: ['alternate_email'],
-};
 
 /**
  * Parses E7's `services` (a Mailsieve extension) or `mailsieve clean --services`: comma-separated list service

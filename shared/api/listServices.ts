@@ -5,17 +5,10 @@
 // agree.
 import { z } from 'zod';
 import { INTELLIGENCE_FIELDS, INTEREST_NAMES, type IntelligenceField } from './intelligence.js';
-import { LIST_SERVICE_KEYS, LIST_SERVICE_NEEDS, type ListServiceKey } from './list.js';
+import { LIST_SERVICE_KEYS, LIST_SERVICE_NEEDS, type ListServiceKey } from './listServiceNames.js';
 
-export { LIST_SERVICE_NEEDS, parseListServices } from './list.js';
-
-/** Words for a person, by list service. */
-export const LIST_SERVICE_TITLES: Readonly<Record<ListServiceKey, string>> = {
-  email_validation: 'Validation',
-  email_intelligence: 'Email intelligence',
-  email_append: 'Email append',
-  alternate_email_append: 'Alternate email append',
-};
+export { parseListServices } from './list.js';
+export { LIST_SERVICE_INPUTS, LIST_SERVICE_NEEDS, LIST_SERVICE_TITLES } from './listServiceNames.js';
 
 /** The list services a key with these services may run, in the spec's order. */
 export function listServicesOfKey(services: Iterable<string>): ListServiceKey[] {
@@ -98,21 +91,6 @@ export function intelligenceColumns(of: IntelligenceColumnsOf): string[] {
 
 // ---------------------------------------------------------------------------------------------------------
 // Which columns of a file each service reads (by the spec's header synonyms: shared/columns.ts)
-
-/**
- * What a list service reads from a row:
- * - email_validation, alternate_email_append: the email column;
- * - email_intelligence: the email column, or an `MD5` / `SHA1` column, or a person by name and postal address;
- * - email_append: first and last name (or a full name) and a street with a ZIP or a city and state.
- * Name and postal columns are found by header name, so they need `header=true`.
- */
-export const LIST_SERVICE_INPUTS: Readonly<Record<ListServiceKey, string>> = {
-  email_validation: 'an email column',
-  email_intelligence:
-    'an email column, an MD5 or SHA1 column, or first name, last name, street and ZIP (or city and state) columns',
-  email_append: 'first name, last name, street and ZIP (or city and state) columns',
-  alternate_email_append: 'an email column',
-};
 
 // ---------------------------------------------------------------------------------------------------------
 // E9 purchase

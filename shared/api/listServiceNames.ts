@@ -1,0 +1,43 @@
+// The names of the list services and what each needs, without zod: the renderer imports these, and
+// shared/api/list.ts and listServices.ts re-export them (docs/list-services.md).
+import type { ServiceName } from './services.js';
+
+/** Keys of `services` in the list resource. */
+export const LIST_SERVICE_KEYS = [
+  'email_validation',
+  'email_intelligence',
+  'email_append',
+  'alternate_email_append',
+] as const;
+export type ListServiceKey = (typeof LIST_SERVICE_KEYS)[number];
+
+/** The key services (DESIGN.md "Conventions") each list service needs: any one of them. */
+export const LIST_SERVICE_NEEDS: Readonly<Record<ListServiceKey, readonly ServiceName[]>> = {
+  email_validation: ['validation'],
+  email_intelligence: ['intelligence', 'eam'],
+  email_append: ['email_append'],
+  alternate_email_append: ['alternate_email'],
+};
+
+/** Words for a person, by list service. */
+export const LIST_SERVICE_TITLES: Readonly<Record<ListServiceKey, string>> = {
+  email_validation: 'Validation',
+  email_intelligence: 'Email intelligence',
+  email_append: 'Email append',
+  alternate_email_append: 'Alternate email append',
+};
+
+/**
+ * What a list service reads from a row:
+ * - email_validation, alternate_email_append: the email column;
+ * - email_intelligence: the email column, or an `MD5` / `SHA1` column, or a person by name and postal address;
+ * - email_append: first and last name (or a full name) and a street with a ZIP or a city and state.
+ * Name and postal columns are found by header name, so they need `header=true`.
+ */
+export const LIST_SERVICE_INPUTS: Readonly<Record<ListServiceKey, string>> = {
+  email_validation: 'an email column',
+  email_intelligence:
+    'an email column, an MD5 or SHA1 column, or first name, last name, street and ZIP (or city and state) columns',
+  email_append: 'first name, last name, street and ZIP (or city and state) columns',
+  alternate_email_append: 'an email column',
+};
