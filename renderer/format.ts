@@ -69,7 +69,16 @@ export const JOB_STATUS_LABELS: Readonly<Record<string, string>> = {
   completed: 'Completed',
   failed: 'Failed',
   cancelled: 'Cancelled',
+  'awaiting-purchase': 'Awaiting purchase',
 };
+
+/** 1 → `1st`, 2 → `2nd`, … */
+export function formatOrdinal(n: number): string {
+  const tens = n % 100;
+  const suffix =
+    tens >= 11 && tens <= 13 ? 'th' : n % 10 === 1 ? 'st' : n % 10 === 2 ? 'nd' : n % 10 === 3 ? 'rd' : 'th';
+  return `${n}${suffix}`;
+}
 
 /** The list statuses of results (legacy vocabulary), in the order the Results screen shows them. */
 export const STATUS_ORDER = ['valid', 'corrected', 'unknown', 'unverifiable', 'risky', 'invalid'] as const;

@@ -8,11 +8,14 @@ import { createClient, redact, type Client } from '../../shared/api/client.js';
 import { verificationOf } from '../../shared/api/verification.js';
 import { isRecordError } from '../../shared/api/errors.js';
 import type { IntelligenceResponse } from '../../shared/api/intelligence.js';
-import { listFileExtension } from '../../shared/api/list.js';
+import { LIST_SERVICE_KEYS, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
+import { LIST_SERVICE_TITLES } from '../../shared/api/listServices.js';
 import {
   CHANNELS,
+  INTELLIGENCE_CHOICES,
   isChannel,
   isExportedStatus,
+  type AllowedServices,
   type AppEvent,
   type AppInfo,
   type Channel,
@@ -51,7 +54,7 @@ import {
   type HistoryDb,
   type JobRecord,
 } from './history/db.js';
-import { JobManager } from './jobManager.js';
+import { JobManager, PurchaseFailure } from './jobManager.js';
 import { previewRows, writeExport } from './results.js';
 import { maskSecret, type SecretStore } from './secrets.js';
 
@@ -59,6 +62,8 @@ import { maskSecret, type SecretStore } from './secrets.js';
 export const PROVIDER_KEY = 'provider-api-key';
 /** A harmless address for a connection test (E1 on the reserved example domain). */
 const TEST_ADDRESS = 'postmaster@example.com';
+/** The setting holding the list services the user says their provider key has (when it cannot say). */
+const CHOSEN_SERVICES_SETTING = 'providerServices';
 
 export class ReplyFailure extends Error {
   constructor(
@@ -238,6 +243,43 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     };
   }
 
+  function chosenServices(): ListServiceKey[] {
+    const stored = getSetting<string[]>(db, CHOSEN_SERVICES_SETTING) ?? ['email_validation'];
+    return LIST_SERVICE_KEYS.filter((key) => stored.includes(key));
+  }
+
+  /**
+   * The list services new jobs may run: every one on the embedded service; for another service, what its key
+   * says (`GET /v5/key`, a Mailsieve extension), else what the user ticked (the provider answers 404).
+   */
+  async function allowedServices(): Promise<AllowedServices> {
+    const stored = storedConnection();
+    const chosen = chosenServices();
+    if (stored.kind === 'embedded')
+      return { services: [...LIST_SERVICE_KEYS], source: 'embedded', fields: null, chosen };
+    const fallback: AllowedServices = { services: chosen, source: 'chosen', fields: null, chosen };
+    let client: Client;
+    try {
+      client = await clientFor('provider', stored.baseUrl);
+    } catch {
+      return fallback; // no key stored yet: the user's choice stands
+    }
+    const info = await client.keyInfo({ timeoutMs: 5000, retries: 0 });
+    if (!info.ok) return fallback;
+    const keyFields = new Set(info.value.fields);
+    const sections = { eam: 'eam', postal_address: 'postal_append' } as const;
+    return {
+      services: LIST_SERVICE_KEYS.filter((key) => info.value.list_services.includes(key)),
+      source: 'key',
+      fields: INTELLIGENCE_CHOICES.filter((field) =>
+        field === 'eam' || field === 'postal_address'
+          ? info.value.services.includes(sections[field])
+          : keyFields.has(field),
+      ),
+      chosen,
+    };
+  }
+
   async function testConnection(input: ConnectionInput) {
     const started = Date.now();
     const client =
@@ -325,6 +367,8 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       timeline: jobTimeline(db, job.id),
       lastDocument: job.lastDocument,
       reporting: reporting ?? null,
+      matchReports: job.matchReports ?? {},
+      purchase: job.purchase,
       hasResults: job.resultsPath !== null && existsSync(job.resultsPath),
       duplicates: job.duplicates,
       resultsName: job.resultsName,
@@ -385,6 +429,15 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       emit('connection:changed', info);
       return info;
     },
+    'connection:get-services': () => allowedServices(),
+    'connection:set-services': async (input) => {
+      setSetting(
+        db,
+        CHOSEN_SERVICES_SETTING,
+        LIST_SERVICE_KEYS.filter((key) => input.services.includes(key)),
+      );
+      return allowedServices();
+    },
     'files:add-path': (input) => core.addPath(input.path),
     'files:list-recent': () => recentFiles(db),
     'files:inspect': async (input) => {
@@ -409,6 +462,14 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         throw new ReplyFailure('invalid-input', `“${file.name}” is not a .csv, .txt or .zip file.`);
       const stored = storedConnection();
       if (stored.kind === 'provider') await clientFor('provider', stored.baseUrl); // fails early without a key
+      const allowed = await allowedServices();
+      const refused = input.options.services.filter((service) => !allowed.services.includes(service));
+      if (refused.length > 0)
+        throw new ReplyFailure(
+          'not-allowed',
+          `${refused.map((service) => LIST_SERVICE_TITLES[service]).join(', ')} ${refused.length === 1 ? 'is' : 'are'} not available on this connection` +
+            (allowed.source === 'chosen' ? ': tick it on the Connection screen if your key has it.' : '.'),
+        );
       const inspection = await inspectFile({
         fileId: input.fileId,
         ...file,
@@ -426,11 +487,17 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         header: input.mapping.header,
       });
       const prepareDir = join(stagingDir, `prepared-${randomUUID()}`);
-      const { prepareUpload, sha256File } = await preparation();
+      const { headerFor, prepareUpload, sha256File } = await preparation();
+      // The file's own names, when the file sent renames them: previews and exports give them back.
+      const headerNames = inspection.columns.map((column) => column.name);
+      const sent = headerFor(input.mapping, headerNames, input.options.services).cells;
+      const originalHeader =
+        input.mapping.header && sent.some((cell, i) => cell !== headerNames[i]) ? headerNames : undefined;
       const parts = await prepareUpload(file, input.mapping, {
         split: input.options.split,
         dir: prepareDir,
-        headerNames: inspection.columns.map((column) => column.name),
+        headerNames,
+        services: input.options.services,
       });
       const sha256 = await sha256File(file.path);
       const jobIds: number[] = [];
@@ -448,6 +515,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           options: input.options,
           connectionKind: stored.kind,
           connectionUrl: stored.kind === 'provider' ? (stored.baseUrl ?? null) : null,
+          ...(originalHeader ? { originalHeader } : {}),
           ...(parts.length > 1 ? { partIndex: index + 1, partCount: parts.length } : {}),
           ...(part.rows !== null
             ? { rows: part.rows }
@@ -495,11 +563,23 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     'jobs:preview': async (input) => {
       const job = jobOrFail(input.jobId);
       const results = resultsOf(job);
-      return previewRows(results.path, results.name, job.mapping.delimiter, input.status, input.limit);
+      return previewRows(
+        results.path,
+        results.name,
+        job.mapping.delimiter,
+        input.status ?? null,
+        input.limit,
+        job.originalHeader,
+      );
     },
     'jobs:export': async (input) => {
       const job = jobOrFail(input.jobId);
       const results = resultsOf(job);
+      if (input.kind !== 'all' && !job.options.services.includes('email_validation'))
+        throw new ReplyFailure(
+          'invalid-input',
+          'This job ran no validation, so its rows have no status: export all rows.',
+        );
       const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
       const dir = join(resultsDir, String(job.id), 'exports');
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -512,8 +592,9 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         results.path,
         results.name,
         job.mapping.delimiter,
-        (status) => isExportedStatus(input.kind, status, statuses),
+        input.kind === 'all' ? null : (status) => isExportedStatus(input.kind, status, statuses),
         path,
+        job.originalHeader,
       );
       const record = insertExport(db, {
         jobId: job.id,
@@ -527,6 +608,18 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       emit('jobs:changed', { jobIds: [job.id] });
       const { path: _path, ...info } = record;
       return info;
+    },
+    'jobs:purchase': async (input) => {
+      const job = jobOrFail(input.jobId);
+      if (job.status !== 'awaiting-purchase')
+        throw new ReplyFailure('not-awaiting-purchase', 'This job is not waiting for a purchase.');
+      try {
+        await jobs.purchase(job.id, { fields: input.fields, matchType: input.matchType });
+      } catch (error) {
+        if (error instanceof PurchaseFailure) throw new ReplyFailure(error.code, error.message);
+        throw error;
+      }
+      return detail(jobOrFail(job.id));
     },
     'verify:address': async (input) => {
       const { client, kind } = await currentClient();

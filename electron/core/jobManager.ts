@@ -3,14 +3,22 @@
 // - `queued` or `uploading` when the app stopped: the upload starts again (a half-sent upload left nothing);
 // - `processing` (the service has the list): following resumes;
 // - `downloading`: the download starts again (results become visible only when complete).
+// A report-only job (E7 `report=true`) stops when its list awaits purchase: `awaiting-purchase`, with its
+// match reports, until the user buys (E9, `purchase()`); the list then runs again and is followed to Results.
 // Progress events carry bytes, counts, a rate and an ETA, at most every PROGRESS_INTERVAL_MS per job.
 import { createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { safeFileName, pollList, type ApiError, type Client } from '../../shared/api/client.js';
-import { LIST_SERVICE_KEYS, listProgress, type ListResource } from '../../shared/api/list.js';
-import type { JobProgress, JobStatus } from '../../shared/desktop/contract.js';
+import {
+  LIST_SERVICE_KEYS,
+  isAwaitingPurchase,
+  isFinalListStatus,
+  listProgress,
+  type ListResource,
+} from '../../shared/api/list.js';
+import type { JobProgress, JobPurchase, JobStatus } from '../../shared/desktop/contract.js';
 import { countColumnValue } from './results.js';
 import { fileStream } from './jobs/runner.js';
 import {
@@ -18,6 +26,8 @@ import {
   jobsWithStatus,
   setJobDocument,
   setJobListId,
+  setJobPurchase,
+  setJobPurchaseSent,
   setJobResults,
   setJobStatus,
   type HistoryDb,
@@ -76,12 +86,18 @@ interface Running {
 
 class Cancelled extends Error {}
 
+/** A purchase the service refused or could not take: the job still awaits one. */
+export class PurchaseFailure extends Error {
+  readonly code = 'purchase-failed';
+}
+
 function describeApiError(error: ApiError): string {
   return error.message;
 }
 
 export class JobManager {
   private readonly running = new Map<number, Running>();
+  private readonly purchasing = new Set<number>();
   private isClosed = false;
 
   constructor(private readonly options: JobManagerOptions) {}
@@ -147,6 +163,51 @@ export class JobManager {
       'cancelled',
       job.listId ? `Stopped following list ${job.listId}.` : 'Cancelled before the upload finished.',
     );
+  }
+
+  /**
+   * Buys the results of a job awaiting purchase (E9 with the fields and the email append match type), then
+   * follows its list as it runs again. Throws a PurchaseFailure when the service refuses: the job still awaits.
+   */
+  async purchase(jobId: number, request: Pick<JobPurchase, 'fields' | 'matchType'>): Promise<void> {
+    const job = getJob(this.options.db, jobId);
+    if (!job || job.status !== 'awaiting-purchase' || job.listId === null)
+      throw new PurchaseFailure('This job is not waiting for a purchase.');
+    if (this.purchasing.has(jobId)) throw new PurchaseFailure('This job is being bought already.');
+    this.purchasing.add(jobId);
+    try {
+      const listId = job.listId;
+      const { client } = await this.options.connect(job);
+      // Recorded before it is sent: the history says what was asked for, whatever happens next.
+      setJobPurchase(this.options.db, jobId, { ...request, at: new Date().toISOString() });
+      const body = {
+        fields: [...request.fields],
+        ...(job.options.services.includes('email_append')
+          ? { options: { email_append: { match_type: request.matchType } } }
+          : {}),
+      };
+      const result = await client.purchase(listId, body, { timeoutMs: 30_000 });
+      if (!result.ok) {
+        // A purchase whose answer was lost (a restart, a timeout) went through if the list moved on.
+        const status = result.error.kind === 'http' ? await client.listStatus(listId) : undefined;
+        const hasMovedOn = status?.ok === true && !isAwaitingPurchase(status.value);
+        if (!hasMovedOn) {
+          setJobPurchase(this.options.db, jobId, null);
+          this.options.onChange(jobId);
+          throw new PurchaseFailure(`Buying the results failed: ${describeApiError(result.error)}`);
+        }
+      }
+      setJobPurchaseSent(this.options.db, jobId);
+      this.setStatus(
+        jobId,
+        'processing',
+        `Bought ${request.fields.length > 4 ? `${request.fields.length} fields` : request.fields.join(', ')}: ` +
+          `list ${listId} runs again for the results.`,
+      );
+    } finally {
+      this.purchasing.delete(jobId);
+    }
+    this.start(jobId);
   }
 
   /** Waits for running jobs to stop; they stay in their status and resume next time. */
@@ -237,7 +298,14 @@ export class JobManager {
         name: job.uploadName,
         header: job.uploadHeader,
         delimiter: job.mapping.delimiter,
-        email_column: job.mapping.roles.indexOf('email') + 1,
+        // No email column: a list for email append, or intelligence by hashes or name and address.
+        ...(job.mapping.roles.includes('email')
+          ? { email_column: job.mapping.roles.indexOf('email') + 1 }
+          : {}),
+        services: [...job.options.services],
+        ...(job.options.fields && job.options.services.includes('email_intelligence')
+          ? { fields: [...job.options.fields] }
+          : {}),
         ...(job.options.reportOnly ? { report: true } : {}),
       },
       {
@@ -290,15 +358,28 @@ export class JobManager {
       );
       if (changed) this.options.onChange(job.id);
     };
+    // A report-only list not bought yet stops when its match reports are in; once bought, at a final status.
+    const isReportPhase = job.options.reportOnly && job.purchase === null;
+    const isDone = (document: ListResource) =>
+      isFinalListStatus(document.status) || (isReportPhase && isAwaitingPurchase(document));
     for (;;) {
       const result = await pollList(connection.client, listId, {
         intervalMs: connection.pollIntervalMs,
         onUpdate,
+        isDone,
         signal,
       });
       if (signal.aborted) throw new Cancelled();
       if (result.ok) {
         const document = result.value;
+        if (isReportPhase && isAwaitingPurchase(document)) {
+          this.setStatus(
+            job.id,
+            'awaiting-purchase',
+            `The match reports of list ${listId} are in: buy the results to download them.`,
+          );
+          return;
+        }
         if (document.status === 'Results') {
           this.setStatus(job.id, 'downloading', null);
           return;
@@ -382,9 +463,9 @@ export class JobManager {
       );
     }
     renameSync(temporary, path);
-    const duplicates = await countColumnValue(path, name, job.mapping.delimiter, 'Duplicate', 'true').catch(
-      () => null,
-    );
+    const duplicates = job.options.services.includes('email_validation')
+      ? await countColumnValue(path, name, job.mapping.delimiter, 'Duplicate', 'true').catch(() => null)
+      : null;
     setJobResults(this.options.db, job.id, { path, name, duplicates });
     this.setStatus(job.id, 'completed', null);
   }

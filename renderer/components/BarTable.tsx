@@ -15,6 +15,8 @@ interface Props {
   readonly rows: readonly BarRow[];
   readonly total: number;
   readonly labelHeader: string;
+  /** The heading of the counts column (default `Rows`). */
+  readonly valueHeader?: string;
   /** Makes each label a button (e.g. to preview the rows of a status). */
   readonly onSelect?: (key: string) => void;
   readonly selectedKey?: string | null;
@@ -27,6 +29,7 @@ export function BarTable({
   rows,
   total,
   labelHeader,
+  valueHeader = 'Rows',
   onSelect,
   selectedKey,
   selectLabel,
@@ -41,7 +44,7 @@ export function BarTable({
             <span className="visually-hidden">Bar</span>
           </th>
           <th scope="col" className="num">
-            Rows
+            {valueHeader}
           </th>
           <th scope="col" className="num">
             Share

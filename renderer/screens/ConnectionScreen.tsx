@@ -1,6 +1,59 @@
 import { useEffect, useState } from 'react';
+import { LIST_SERVICE_KEYS } from '../../shared/api/listServiceNames.js';
+import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import type { ConnectionInput } from '../../shared/desktop/contract.js';
 import { useAppStore } from '../store/index.js';
+
+/**
+ * The list services of a provider key. Our own service says them (`GET /v5/key`); the provider does not, so
+ * the user ticks what their account has, and the mapper offers those.
+ */
+function ProviderServices({ isProviderInUse }: Readonly<{ isProviderInUse: boolean }>) {
+  const allowed = useAppStore((s) => s.allowedServices);
+  const loadAllowedServices = useAppStore((s) => s.loadAllowedServices);
+  const setChosenServices = useAppStore((s) => s.setChosenServices);
+  useEffect(() => {
+    if (allowed.status === 'idle') void loadAllowedServices();
+  }, [allowed.status, loadAllowedServices]);
+  if (allowed.status !== 'ready') return null;
+  const { value } = allowed;
+  if (isProviderInUse && value.source === 'key')
+    return (
+      <p className="small">
+        The key says which list services it may run:{' '}
+        {value.services.map((service) => LIST_SERVICE_TITLES[service]).join(', ') || 'none'}.
+      </p>
+    );
+  const chosen = value.chosen;
+  return (
+    <fieldset className="provider-services">
+      <legend>List services your key has</legend>
+      {LIST_SERVICE_KEYS.map((service) => {
+        const isChosen = chosen.includes(service);
+        return (
+          <label key={service} className="checkbox">
+            <input
+              type="checkbox"
+              checked={isChosen}
+              // One service at least: a job needs something to run.
+              disabled={isChosen && chosen.length === 1}
+              onChange={(event) =>
+                void setChosenServices(
+                  event.target.checked ? [...chosen, service] : chosen.filter((other) => other !== service),
+                )
+              }
+            />
+            {LIST_SERVICE_TITLES[service]}
+          </label>
+        );
+      })}
+      <p className="muted small">
+        The provider’s service does not tell a key’s services: tick those of your account, and New job offers
+        them.
+      </p>
+    </fieldset>
+  );
+}
 
 export function ConnectionScreen() {
   const connection = useAppStore((s) => s.connection);
@@ -114,6 +167,7 @@ export function ConnectionScreen() {
                   : 'The key is kept in a file only your user account can read, and never shown again; only its last 4 characters are.'
                 : connection.vault.message}
             </p>
+            <ProviderServices isProviderInUse={connection.kind === 'provider'} />
             {connection.provider?.keyMask ? (
               <p>
                 Stored key: <code>{connection.provider.keyMask}</code>{' '}

@@ -1,4 +1,6 @@
 import { useEffect } from 'react';
+import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
+import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import { ACTIVE_JOB_STATUSES } from '../../shared/desktop/constants.js';
 import type { JobDetail, JobProgress } from '../../shared/desktop/contract.js';
 import {
@@ -10,6 +12,7 @@ import {
   JOB_STATUS_LABELS,
 } from '../format.js';
 import { useAppStore } from '../store/index.js';
+import { PurchaseView } from './PurchaseView.js';
 import { ResultsView } from './ResultsView.js';
 
 const STEPS = [
@@ -140,7 +143,9 @@ function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: Jo
             <tbody>
               {progress.services.map((service) => (
                 <tr key={service.name}>
-                  <th scope="row">{service.name.replace(/_/g, ' ')}</th>
+                  <th scope="row">
+                    {LIST_SERVICE_TITLES[service.name as ListServiceKey] ?? service.name.replace(/_/g, ' ')}
+                  </th>
                   <td>{service.status}</td>
                   <td className="num">{formatCount(service.completed)}</td>
                   <td className="num">{formatCount(service.input)}</td>
@@ -216,5 +221,6 @@ export function JobScreen({ jobId }: Readonly<{ jobId: number }>) {
   const job = view.value;
   if (ACTIVE_JOB_STATUSES.includes(job.status)) return <ProgressView job={job} progress={progress} />;
   if (job.status === 'completed') return <ResultsView job={job} />;
+  if (job.status === 'awaiting-purchase') return <PurchaseView job={job} />;
   return <EndedView job={job} />;
 }

@@ -1,6 +1,15 @@
 import { useRef, useState, type DragEvent } from 'react';
-import { COLUMN_ROLES, COLUMN_ROLE_LABELS, type ColumnRole } from '../../shared/desktop/constants.js';
+import { LIST_SERVICE_KEYS, type ListServiceKey } from '../../shared/api/listServiceNames.js';
+import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
+import {
+  COLUMN_ROLES,
+  COLUMN_ROLE_LABELS,
+  INTELLIGENCE_CHOICES,
+  fieldLabel,
+  type ColumnRole,
+} from '../../shared/desktop/constants.js';
 import type { Inspection } from '../../shared/desktop/contract.js';
+import { servicesLackingInputs } from '../../shared/desktop/listServices.js';
 import { OPEN_LIST_COMMAND } from '../commands.js';
 import { describeDelimiterName, formatBytes, formatCount, formatDate } from '../format.js';
 import { useAppStore } from '../store/index.js';
@@ -164,17 +173,35 @@ function LayoutControls({ state }: Readonly<{ state: MappingState }>) {
   );
 }
 
+/** The chosen services that read the email column and nothing else. */
+function servicesNeedingEmail(state: MappingState): ListServiceKey[] {
+  return state.services.filter(
+    (service) => service === 'email_validation' || service === 'alternate_email_append',
+  );
+}
+
 function Warnings({ state }: Readonly<{ state: MappingState }>) {
   const emailColumns = state.roles.filter((role) => role === 'email').length;
-  const warnings = state.inspection.warnings.filter(
-    (w) => w.code !== 'no-email-column' || emailColumns === 0,
-  );
+  const isEmailMissing = emailColumns === 0 && servicesNeedingEmail(state).length > 0;
+  const warnings = state.inspection.warnings.filter((w) => w.code !== 'no-email-column' || isEmailMissing);
   const messages: { key: string; text: string }[] = warnings.map((w) => ({ key: w.code, text: w.message }));
-  if (emailColumns === 0 && !warnings.some((w) => w.code === 'no-email-column'))
+  if (isEmailMissing && !warnings.some((w) => w.code === 'no-email-column'))
     messages.push({
       key: 'mark-email',
       text: 'No column is marked Email: choose the column that holds the addresses.',
     });
+  if (state.services.length === 0)
+    messages.push({ key: 'no-service', text: 'No service is chosen: tick at least one.' });
+  if (state.services.includes('email_intelligence') && state.fields?.length === 0)
+    messages.push({ key: 'no-field', text: 'No intelligence field is chosen: tick at least one.' });
+  // Which chosen service lacks the columns it reads (the email column alone is said above).
+  for (const service of servicesLackingInputs(state.services, state.roles)) {
+    if (isEmailMissing && servicesNeedingEmail(state).includes(service)) continue;
+    messages.push({
+      key: `lacks-${service}`,
+      text: `${LIST_SERVICE_TITLES[service]} needs ${LIST_SERVICE_INPUTS[service]}: mark them in the column roles.`,
+    });
+  }
   if (messages.length === 0) return null;
   return (
     <section className="warnings" aria-label="Warnings">
@@ -238,7 +265,7 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
   let text: string;
   switch (precheck.status) {
     case 'idle':
-      text = 'Mark the email column to see what will be sent.';
+      text = 'Mark only one column as Email to see what will be sent.';
       break;
     case 'loading':
       text = 'Checking the file offline…';
@@ -248,6 +275,8 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
       break;
     case 'ready': {
       const p = precheck.value;
+      // Without an email column (email append, intelligence by name) there are no addresses to check.
+      const hasEmail = state.roles.includes('email');
       text = '';
       return (
         <section className="precheck" aria-label="Before sending" aria-live="polite">
@@ -256,14 +285,18 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
               <dt>Rows to send</dt>
               <dd>{formatCount(p.rowsToSend - p.overLimit)}</dd>
             </div>
-            <div>
-              <dt>Invalid by the offline check</dt>
-              <dd>{formatCount(p.invalid)}</dd>
-            </div>
-            <div>
-              <dt>Duplicates</dt>
-              <dd>{formatCount(p.duplicates)}</dd>
-            </div>
+            {hasEmail ? (
+              <>
+                <div>
+                  <dt>Invalid by the offline check</dt>
+                  <dd>{formatCount(p.invalid)}</dd>
+                </div>
+                <div>
+                  <dt>Duplicates</dt>
+                  <dd>{formatCount(p.duplicates)}</dd>
+                </div>
+              </>
+            ) : null}
             {p.parts > 1 ? (
               <div>
                 <dt>Parts</dt>
@@ -289,28 +322,109 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
   );
 }
 
+function IntelligenceFields({
+  state,
+  offered,
+}: Readonly<{ state: MappingState; offered: readonly string[] }>) {
+  const setFields = useAppStore((s) => s.setFields);
+  const chosen = new Set(state.fields ?? offered);
+  const toggle = (field: string, isChosen: boolean) => {
+    const next = new Set(chosen);
+    if (isChosen) next.add(field);
+    else next.delete(field);
+    // Every field ticked is the default: no `fields` is sent, so the key's fields all come.
+    setFields(offered.every((name) => next.has(name)) ? null : offered.filter((name) => next.has(name)));
+  };
+  return (
+    <details className="intelligence-fields">
+      <summary>
+        Intelligence fields: {state.fields === null ? 'all' : `${state.fields.length} of ${offered.length}`}
+      </summary>
+      <fieldset>
+        <legend className="visually-hidden">Intelligence fields</legend>
+        <div className="field-grid">
+          {offered.map((field) => (
+            <label key={field} className="checkbox">
+              <input
+                type="checkbox"
+                checked={chosen.has(field)}
+                onChange={(event) => toggle(field, event.target.checked)}
+              />
+              {fieldLabel(field)}
+            </label>
+          ))}
+        </div>
+        <p className="muted small">
+          <button type="button" className="link-button" onClick={() => setFields(null)}>
+            All fields
+          </button>{' '}
+          ·{' '}
+          <button type="button" className="link-button" onClick={() => setFields([])}>
+            None
+          </button>
+        </p>
+      </fieldset>
+    </details>
+  );
+}
+
 function Options({ state }: Readonly<{ state: MappingState }>) {
   const setReportOnly = useAppStore((s) => s.setReportOnly);
   const setSplit = useAppStore((s) => s.setSplit);
+  const setService = useAppStore((s) => s.setService);
+  const allowed = useAppStore((s) => s.allowedServices);
   const connection = useAppStore((s) => s.connection);
   const isOverLimit = state.inspection.rowCount > state.inspection.partLimit;
   const parts = Math.ceil(state.inspection.rowCount / state.inspection.partLimit);
+  const offered: readonly ListServiceKey[] =
+    allowed.status === 'ready' ? allowed.value.services : ['email_validation'];
+  const offeredFields: readonly string[] =
+    allowed.status === 'ready' && allowed.value.fields !== null ? allowed.value.fields : INTELLIGENCE_CHOICES;
+  const hasPaidService = state.services.some((service) => service !== 'email_validation');
   return (
     <fieldset className="options">
       <legend>Services and options</legend>
-      <p className="small">
-        {connection?.kind === 'provider'
-          ? 'Email validation, plus the intelligence and identity services your key allows; their columns are appended to the results.'
-          : 'Email validation on the local service: syntax, typos (corrected), role accounts, disposable and other domain types, duplicates. No account needed; nothing leaves this computer.'}
-      </p>
+      <fieldset className="services">
+        <legend>Services</legend>
+        {LIST_SERVICE_KEYS.filter((service) => offered.includes(service)).map((service) => (
+          <label key={service} className="checkbox">
+            <input
+              type="checkbox"
+              checked={state.services.includes(service)}
+              onChange={(event) => setService(service, event.target.checked)}
+            />
+            {LIST_SERVICE_TITLES[service]}
+          </label>
+        ))}
+        <p className="muted small">
+          {allowed.status === 'loading'
+            ? 'Asking the service which services your key allows…'
+            : allowed.status === 'failed'
+              ? `Which services the key allows is not known (${allowed.error}); Validation is offered.`
+              : allowed.status === 'ready' && allowed.value.source === 'chosen'
+                ? 'The services you ticked on the Connection screen for this key.'
+                : connection?.kind === 'embedded'
+                  ? 'On the local service: intelligence and appends come from the reference data imported on this computer.'
+                  : 'The services your key allows.'}
+        </p>
+      </fieldset>
+      {state.services.includes('email_intelligence') ? (
+        <IntelligenceFields state={state} offered={offeredFields} />
+      ) : null}
       <label className="checkbox">
         <input
           type="checkbox"
-          checked={state.reportOnly}
+          checked={state.reportOnly && hasPaidService}
+          disabled={!hasPaidService}
           onChange={(event) => setReportOnly(event.target.checked)}
         />
-        Report only (match counts for the paid services; buy no data)
+        Report only (review match counts before buying)
       </label>
+      {!hasPaidService ? (
+        <p className="muted small">
+          Validation always runs to its results; a report is for the other services.
+        </p>
+      ) : null}
       {isOverLimit ? (
         <label className="checkbox">
           <input type="checkbox" checked={state.split} onChange={(event) => setSplit(event.target.checked)} />
@@ -326,6 +440,11 @@ function MappingView({ state }: Readonly<{ state: MappingState }>) {
   const resetNewJob = useAppStore((s) => s.resetNewJob);
   const emailColumns = state.roles.filter((role) => role === 'email').length;
   const isStarting = state.start.status === 'starting';
+  const canRun =
+    emailColumns <= 1 &&
+    state.services.length > 0 &&
+    servicesLackingInputs(state.services, state.roles).length === 0 &&
+    !(state.services.includes('email_intelligence') && state.fields?.length === 0);
   return (
     <>
       <div className="section-head">
@@ -353,7 +472,7 @@ function MappingView({ state }: Readonly<{ state: MappingState }>) {
         <button
           type="button"
           className="primary large"
-          disabled={emailColumns !== 1 || isStarting || state.isReinspecting}
+          disabled={!canRun || isStarting || state.isReinspecting}
           onClick={() => void startCleaning()}
         >
           {isStarting ? 'Starting…' : 'Start cleaning'}

@@ -1,14 +1,18 @@
 import { useEffect, useRef, useState } from 'react';
 import { describeStatusCode, statusForCode } from '../../shared/api/codes.js';
+import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import {
   EXPORT_KINDS,
   EXPORT_LABELS,
+  PURCHASE_MATCH_TYPE_LABELS,
   RESULT_STATUSES,
+  fieldLabel,
   type ExportKind,
   type ResultStatus,
 } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
 import { BarTable, type BarRow } from '../components/BarTable.js';
+import { MatchReports } from '../components/MatchReports.js';
 import {
   formatBytes,
   formatCount,
@@ -59,12 +63,13 @@ function Preview({ jobId }: Readonly<{ jobId: number }>) {
     if (preview?.state.status === 'ready') heading.current?.focus();
   }, [preview?.state.status]);
   if (!preview || preview.jobId !== jobId) return null;
-  const label = STATUS_LABELS[preview.status] ?? preview.status;
+  const label = preview.status === null ? null : (STATUS_LABELS[preview.status] ?? preview.status);
+  const title = label === null ? 'First rows' : `Rows with status ${label}`;
   return (
     <section className="preview" aria-labelledby="preview-heading">
       <div className="section-head">
         <h2 id="preview-heading" ref={heading} tabIndex={-1}>
-          Rows with status {label}
+          {title}
         </h2>
         <button type="button" onClick={closePreview}>
           Close preview
@@ -84,7 +89,7 @@ function Preview({ jobId }: Readonly<{ jobId: number }>) {
             <div
               className="table-scroll"
               role="region"
-              aria-label={`Table of rows with status ${label}`}
+              aria-label={`Table of ${title.charAt(0).toLowerCase()}${title.slice(1)}`}
               tabIndex={0}
             >
               <table className="data-table">
@@ -124,7 +129,12 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
   const dialog = useRef<HTMLDialogElement>(null);
   const exportState = useAppStore((s) => s.exportState);
   const exportJob = useAppStore((s) => s.exportJob);
-  const [kind, setKind] = useState<ExportKind>(job.checks === 'offline' ? 'clean' : 'safe');
+  const hasValidation = job.options.services.includes('email_validation');
+  // Without validation the rows have no status: all of them is the one export.
+  const kinds = hasValidation ? EXPORT_KINDS : (['all'] as const);
+  const [kind, setKind] = useState<ExportKind>(
+    !hasValidation ? 'all' : job.checks === 'offline' ? 'clean' : 'safe',
+  );
   const [custom, setCustom] = useState<ReadonlySet<ResultStatus>>(new Set(['valid', 'corrected']));
   const statuses = asReporting(job.reporting).statuses ?? {};
 
@@ -161,7 +171,7 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
         <h2 id="export-heading">Export</h2>
         <fieldset>
           <legend>Rows to export</legend>
-          {EXPORT_KINDS.map((k) => {
+          {kinds.map((k) => {
             const n = count(k);
             return (
               <label key={k} className="radio">
@@ -233,6 +243,30 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
   );
 }
 
+/** What was bought of a report-only job, in words. */
+function Bought({ job }: Readonly<{ job: JobDetail }>) {
+  if (!job.purchase) return null;
+  const isService = (
+    name: string,
+  ): name is 'email_append' | 'alternate_email_append' | 'email_intelligence' =>
+    name === 'email_append' || name === 'alternate_email_append' || name === 'email_intelligence';
+  const fields = job.purchase.fields.filter((name) => !isService(name));
+  // A long selection is counted rather than listed.
+  const names = [
+    ...(fields.length > 6 ? [`${fields.length} intelligence fields`] : fields.map(fieldLabel)),
+    ...job.purchase.fields.filter(isService).map((name) => LIST_SERVICE_TITLES[name]),
+  ];
+  return (
+    <p className="note">
+      Bought after the match report ({formatDate(job.purchase.at)}): {names.join(', ')}
+      {job.purchase.fields.includes('email_append')
+        ? ` — email append: ${PURCHASE_MATCH_TYPE_LABELS[job.purchase.matchType].toLowerCase()}`
+        : ''}
+      .
+    </p>
+  );
+}
+
 export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
   const showPreview = useAppStore((s) => s.showPreview);
   const preview = useAppStore((s) => s.preview);
@@ -265,6 +299,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
     .filter((row) => row.value > 0)
     .sort((a, b) => b.value - a.value);
   const invalidTotal = statuses.Invalid ?? 0;
+  const hasValidation = job.options.services.includes('email_validation');
 
   return (
     <section className="screen" aria-labelledby="results-heading">
@@ -300,115 +335,142 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
           The results file of this job is no longer on disk, so rows cannot be previewed or exported.
         </p>
       ) : null}
-      <OfflineNote job={job} />
-      <dl className="stats cards" aria-label="Summary">
-        <div>
-          <dt>Rows</dt>
-          <dd>{formatCount(total)}</dd>
-        </div>
-        <div>
-          <dt>Safe to send</dt>
-          <dd>{formatCount(safe)}</dd>
-        </div>
-        <div>
-          <dt>Invalid</dt>
-          <dd>{formatCount(invalidTotal)}</dd>
-        </div>
-        <div>
-          <dt>Role accounts</dt>
-          <dd>{formatCount(reporting.role_accounts ?? 0)}</dd>
-        </div>
-        <div>
-          <dt>Duplicates</dt>
-          <dd>{job.duplicates === null ? '—' : formatCount(job.duplicates)}</dd>
-        </div>
-      </dl>
-      <div className="two-columns">
-        <div className="panel">
-          <BarTable
-            caption="Statuses"
-            labelHeader="Status"
-            rows={statusRows}
-            total={total}
-            onSelect={(key) => void showPreview(job.id, key as ResultStatus)}
-            selectedKey={preview?.jobId === job.id ? preview.status : null}
-            selectLabel={(row) => `${row.label}: show ${formatCount(row.value)} rows`}
-          />
-          <p className="muted small">Choose a status to see its rows.</p>
-        </div>
-        <div className="panel">
-          <BarTable
-            caption="Invalid categories"
-            labelHeader="Category"
-            rows={categories}
-            total={invalidTotal}
-          />
-          {domainTypes.length > 0 ? (
-            <BarTable caption="Domain types" labelHeader="Domain type" rows={domainTypes} total={total} />
-          ) : (
-            <p className="muted small">No domain types were recognised.</p>
-          )}
-        </div>
-      </div>
-      <Preview jobId={job.id} />
-      <div className="panel">
-        <table className="bar-table codes" aria-label="Status codes">
-          <caption>Status codes</caption>
-          <thead>
-            <tr>
-              <th scope="col">Code</th>
-              <th scope="col">Meaning</th>
-              <th scope="col">Status</th>
-              <th scope="col" className="bar-col">
-                <span className="visually-hidden">Bar</span>
-              </th>
-              <th scope="col" className="num">
-                Rows
-              </th>
-              <th scope="col" className="num">
-                Share
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {codes.map(({ code, value }) => {
-              const status = statusForCode(code, 'email_validation');
-              return (
-                <tr key={code}>
-                  <th scope="row" className="num-left">
-                    {code}
+      {hasValidation ? <OfflineNote job={job} /> : null}
+      <Bought job={job} />
+      {hasValidation ? (
+        <>
+          <dl className="stats cards" aria-label="Summary">
+            <div>
+              <dt>Rows</dt>
+              <dd>{formatCount(total)}</dd>
+            </div>
+            <div>
+              <dt>Safe to send</dt>
+              <dd>{formatCount(safe)}</dd>
+            </div>
+            <div>
+              <dt>Invalid</dt>
+              <dd>{formatCount(invalidTotal)}</dd>
+            </div>
+            <div>
+              <dt>Role accounts</dt>
+              <dd>{formatCount(reporting.role_accounts ?? 0)}</dd>
+            </div>
+            <div>
+              <dt>Duplicates</dt>
+              <dd>{job.duplicates === null ? '—' : formatCount(job.duplicates)}</dd>
+            </div>
+          </dl>
+          <div className="two-columns">
+            <div className="panel">
+              <BarTable
+                caption="Statuses"
+                labelHeader="Status"
+                rows={statusRows}
+                total={total}
+                onSelect={(key) => void showPreview(job.id, key as ResultStatus)}
+                selectedKey={preview?.jobId === job.id ? preview.status : null}
+                selectLabel={(row) => `${row.label}: show ${formatCount(row.value)} rows`}
+              />
+              <p className="muted small">Choose a status to see its rows.</p>
+            </div>
+            <div className="panel">
+              <BarTable
+                caption="Invalid categories"
+                labelHeader="Category"
+                rows={categories}
+                total={invalidTotal}
+              />
+              {domainTypes.length > 0 ? (
+                <BarTable caption="Domain types" labelHeader="Domain type" rows={domainTypes} total={total} />
+              ) : (
+                <p className="muted small">No domain types were recognised.</p>
+              )}
+            </div>
+          </div>
+          <div className="panel">
+            <table className="bar-table codes" aria-label="Status codes">
+              <caption>Status codes</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Code</th>
+                  <th scope="col">Meaning</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" className="bar-col">
+                    <span className="visually-hidden">Bar</span>
                   </th>
-                  <td>{describeStatusCode(code)}</td>
-                  <td>
-                    <span className={`badge tone-${status}`}>{STATUS_LABELS[status] ?? status}</span>
-                  </td>
-                  <td className="bar-col">
-                    <svg
-                      className="bar"
-                      viewBox="0 0 100 10"
-                      preserveAspectRatio="none"
-                      aria-hidden="true"
-                      focusable="false"
-                    >
-                      <rect className="bar-track" x="0" y="0" width="100" height="10" rx="2" />
-                      <rect
-                        className={`bar-fill tone-${status}`}
-                        x="0"
-                        y="0"
-                        width={total ? Math.max((value / total) * 100, 0.8) : 0}
-                        height="10"
-                        rx="2"
-                      />
-                    </svg>
-                  </td>
-                  <td className="num">{formatCount(value)}</td>
-                  <td className="num">{formatPercent(value, total)}</td>
+                  <th scope="col" className="num">
+                    Rows
+                  </th>
+                  <th scope="col" className="num">
+                    Share
+                  </th>
                 </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+              </thead>
+              <tbody>
+                {codes.map(({ code, value }) => {
+                  const status = statusForCode(code, 'email_validation');
+                  return (
+                    <tr key={code}>
+                      <th scope="row" className="num-left">
+                        {code}
+                      </th>
+                      <td>{describeStatusCode(code)}</td>
+                      <td>
+                        <span className={`badge tone-${status}`}>{STATUS_LABELS[status] ?? status}</span>
+                      </td>
+                      <td className="bar-col">
+                        <svg
+                          className="bar"
+                          viewBox="0 0 100 10"
+                          preserveAspectRatio="none"
+                          aria-hidden="true"
+                          focusable="false"
+                        >
+                          <rect className="bar-track" x="0" y="0" width="100" height="10" rx="2" />
+                          <rect
+                            className={`bar-fill tone-${status}`}
+                            x="0"
+                            y="0"
+                            width={total ? Math.max((value / total) * 100, 0.8) : 0}
+                            height="10"
+                            rx="2"
+                          />
+                        </svg>
+                      </td>
+                      <td className="num">{formatCount(value)}</td>
+                      <td className="num">{formatPercent(value, total)}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : (
+        <>
+          <dl className="stats cards" aria-label="Summary">
+            <div>
+              <dt>Rows</dt>
+              <dd>{formatCount(total)}</dd>
+            </div>
+          </dl>
+          <p className="muted">
+            This job ran no validation, so its rows have no status: the results file holds every row with the
+            columns the services appended.{' '}
+            <button
+              type="button"
+              className="link-button"
+              disabled={!job.hasResults}
+              onClick={() => void showPreview(job.id, null)}
+            >
+              Show the first rows
+            </button>
+          </p>
+        </>
+      )}
+      <MatchReports reports={job.matchReports} services={job.options.services} total={total} />
+      <Preview jobId={job.id} />
       {job.exports.length > 0 ? (
         <section aria-labelledby="exports-heading" className="panel">
           <h2 id="exports-heading">Exports</h2>

@@ -7,8 +7,35 @@ export const createConnectionSlice: StateCreator<AppState, [], [], ConnectionSli
   connection: null,
   connectionAction: { status: 'idle' },
   recentFiles: [],
+  allowedServices: { status: 'idle' },
+  async loadAllowedServices() {
+    if (get().allowedServices.status !== 'ready') set({ allowedServices: { status: 'loading' } });
+    const reply = await app.getAllowedServices();
+    set({
+      allowedServices: reply.ok
+        ? { status: 'ready', value: reply.value }
+        : { status: 'failed', error: reply.error.message },
+    });
+    // A service no longer allowed is dropped from a mapping in progress.
+    if (reply.ok) get().keepAllowedServices(reply.value.services);
+  },
+  async setChosenServices(services) {
+    const reply = await app.setChosenServices({ services: [...services] });
+    if (!reply.ok) return get().notify(reply.error.message, 'error');
+    set({ allowedServices: { status: 'ready', value: reply.value } });
+    get().keepAllowedServices(reply.value.services);
+  },
   setConnectionInfo(info) {
+    const previous = get().connection;
     set({ connection: info });
+    // Another connection (or key) may allow other services.
+    if (
+      previous &&
+      (previous.kind !== info.kind ||
+        previous.provider?.baseUrl !== info.provider?.baseUrl ||
+        previous.provider?.keyMask !== info.provider?.keyMask)
+    )
+      void get().loadAllowedServices();
   },
   async testConnection(input) {
     set({ connectionAction: { status: 'working', what: 'test' } });
@@ -23,7 +50,8 @@ export const createConnectionSlice: StateCreator<AppState, [], [], ConnectionSli
     set({ connectionAction: { status: 'working', what: 'save' } });
     const reply = await app.setConnection(input);
     if (!reply.ok) return set({ connectionAction: { status: 'failed', error: reply.error.message } });
-    set({ connection: reply.value, connectionAction: { status: 'saved' } });
+    get().setConnectionInfo(reply.value);
+    set({ connectionAction: { status: 'saved' } });
     get().notify(
       input.kind === 'embedded' ? 'Using the local service.' : 'Connected to the provider’s service.',
     );
@@ -32,7 +60,8 @@ export const createConnectionSlice: StateCreator<AppState, [], [], ConnectionSli
     set({ connectionAction: { status: 'working', what: 'clear' } });
     const reply = await app.clearKey();
     if (!reply.ok) return set({ connectionAction: { status: 'failed', error: reply.error.message } });
-    set({ connection: reply.value, connectionAction: { status: 'idle' } });
+    get().setConnectionInfo(reply.value);
+    set({ connectionAction: { status: 'idle' } });
     get().notify('The stored API key was removed.');
   },
   async loadRecentFiles() {

@@ -7,6 +7,7 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   progress: {},
   preview: null,
   exportState: { status: 'idle' },
+  purchaseState: { status: 'idle' },
   async loadJob(jobId) {
     if (!get().jobs[jobId]) set({ jobs: { ...get().jobs, [jobId]: { status: 'loading' } } });
     const reply = await app.getJob({ jobId });
@@ -42,7 +43,7 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   },
   async showPreview(jobId, status) {
     set({ preview: { jobId, status, state: { status: 'loading' } } });
-    const reply = await app.previewRows({ jobId, status, limit: 100 });
+    const reply = await app.previewRows({ jobId, ...(status !== null ? { status } : {}), limit: 100 });
     const current = get().preview;
     if (!current || current.jobId !== jobId || current.status !== status) return;
     set({
@@ -74,5 +75,22 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   },
   resetExport() {
     set({ exportState: { status: 'idle' } });
+  },
+  async purchaseJob(jobId, fields, matchType) {
+    set({ purchaseState: { status: 'working', jobId } });
+    const reply = await app.purchaseJob({ jobId, fields: [...fields], matchType });
+    if (!reply.ok) {
+      set({ purchaseState: { status: 'failed', jobId, error: reply.error.message } });
+      return false;
+    }
+    set({
+      purchaseState: { status: 'idle' },
+      jobs: { ...get().jobs, [jobId]: { status: 'ready', value: reply.value } },
+    });
+    get().notify('Bought: the list runs again for its results.');
+    return true;
+  },
+  resetPurchase() {
+    set({ purchaseState: { status: 'idle' } });
   },
 });

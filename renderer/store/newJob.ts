@@ -1,4 +1,5 @@
 import type { StateCreator } from 'zustand';
+import { LIST_SERVICE_KEYS, type ListServiceKey } from '../../shared/api/listServiceNames.js';
 import type { ColumnRole, Inspection, StagedFile } from '../../shared/desktop/contract.js';
 import { app } from '../platform/app.js';
 import type { AppState, NewJobSlice, NewJobState } from './types.js';
@@ -34,6 +35,8 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
         file,
         inspection: reply.value,
         isReinspecting: false,
+        services: ['email_validation'],
+        fields: null,
         reportOnly: false,
         precheck: { status: 'idle' },
         start: { status: 'idle' },
@@ -41,6 +44,8 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
       },
     });
     void get().runPrecheck();
+    // The services offered follow the connection: ask again whenever a list is opened.
+    void get().loadAllowedServices();
   }
 
   return {
@@ -108,6 +113,24 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
     setReportOnly(value) {
       patch({ reportOnly: value });
     },
+    setService(service, isChosen) {
+      const current = mapping();
+      if (!current) return;
+      const chosen = new Set<ListServiceKey>(current.services);
+      if (isChosen) chosen.add(service);
+      else chosen.delete(service);
+      patch({ services: LIST_SERVICE_KEYS.filter((key) => chosen.has(key)) });
+    },
+    setFields(fields) {
+      patch({ fields: fields === null ? null : [...fields] });
+    },
+    keepAllowedServices(allowed) {
+      const current = mapping();
+      if (!current) return;
+      const services = current.services.filter((service) => allowed.includes(service));
+      if (services.length !== current.services.length)
+        patch({ services: services.length > 0 ? services : allowed.slice(0, 1) });
+    },
     setSplit(value) {
       patch({ split: value });
       void get().runPrecheck();
@@ -115,7 +138,7 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
     async runPrecheck() {
       const current = mapping();
       if (!current) return;
-      if (current.roles.filter((role) => role === 'email').length !== 1)
+      if (current.roles.filter((role) => role === 'email').length > 1)
         return patch({ precheck: { status: 'idle' } });
       const run = ++precheckRun;
       patch({ precheck: { status: 'loading' } });
@@ -146,7 +169,16 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
           header: current.inspection.header,
           roles: [...current.roles],
         },
-        options: { reportOnly: current.reportOnly, split: current.split },
+        options: {
+          // Validation is not subject to the report option: it matters only beside another service.
+          reportOnly:
+            current.reportOnly && current.services.some((service) => service !== 'email_validation'),
+          split: current.split,
+          services: [...current.services],
+          ...(current.fields !== null && current.services.includes('email_intelligence')
+            ? { fields: [...current.fields] }
+            : {}),
+        },
       });
       if (!reply.ok) return patch({ start: { status: 'failed', error: reply.error.message } });
       set({ newJob: { status: 'empty' } });

@@ -1,5 +1,8 @@
 // The shape of the renderer's state. Every asynchronous thing is a discriminated union of its states.
+import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
+import type { PurchaseMatchType } from '../../shared/desktop/constants.js';
 import type {
+  AllowedServices,
   AppInfo,
   ColumnRole,
   ConnectionInfo,
@@ -63,6 +66,11 @@ export interface ConnectionSlice {
     | { readonly status: 'saved' }
     | { readonly status: 'failed'; readonly error: string };
   readonly recentFiles: readonly RecentFile[];
+  /** The list services new jobs may run on the connection in use. */
+  readonly allowedServices: Loadable<AllowedServices>;
+  readonly loadAllowedServices: () => Promise<void>;
+  /** What the user says their provider key has (when the service cannot say). */
+  readonly setChosenServices: (services: readonly ListServiceKey[]) => Promise<void>;
   readonly setConnectionInfo: (info: ConnectionInfo) => void;
   readonly testConnection: (input: ConnectionInput) => Promise<void>;
   readonly saveConnection: (input: ConnectionInput) => Promise<void>;
@@ -82,6 +90,10 @@ export type NewJobState =
       readonly inspection: Inspection;
       readonly isReinspecting: boolean;
       readonly roles: readonly ColumnRole[];
+      /** The list services chosen (Validation by default). */
+      readonly services: readonly ListServiceKey[];
+      /** Intelligence fields to return; null: every field the key has. */
+      readonly fields: readonly string[] | null;
       readonly reportOnly: boolean;
       readonly split: boolean;
       readonly precheck: PrecheckState;
@@ -100,6 +112,10 @@ export interface NewJobSlice {
   readonly reinspect: (change: { header?: boolean; delimiter?: string }) => Promise<void>;
   readonly setRole: (column: number, role: ColumnRole) => void;
   readonly setReportOnly: (value: boolean) => void;
+  readonly setService: (service: ListServiceKey, isChosen: boolean) => void;
+  readonly setFields: (fields: readonly string[] | null) => void;
+  /** Drops chosen services the connection no longer allows (Validation stays when nothing is left). */
+  readonly keepAllowedServices: (allowed: readonly ListServiceKey[]) => void;
   readonly setSplit: (value: boolean) => void;
   readonly runPrecheck: () => Promise<void>;
   readonly startCleaning: () => Promise<void>;
@@ -117,19 +133,32 @@ export interface JobsSlice {
   readonly progress: Readonly<Record<number, JobProgress>>;
   readonly preview: {
     readonly jobId: number;
-    readonly status: ResultStatus;
+    /** null: any row (a job that ran no validation). */
+    readonly status: ResultStatus | null;
     readonly state: Loadable<Preview>;
   } | null;
   readonly exportState: ExportState;
+  readonly purchaseState: PurchaseState;
   readonly loadJob: (jobId: number) => Promise<void>;
   readonly setProgress: (progress: JobProgress) => void;
   readonly cancelJob: (jobId: number) => Promise<void>;
   readonly deleteJob: (jobId: number) => Promise<boolean>;
-  readonly showPreview: (jobId: number, status: ResultStatus) => Promise<void>;
+  readonly showPreview: (jobId: number, status: ResultStatus | null) => Promise<void>;
   readonly closePreview: () => void;
   readonly exportJob: (jobId: number, kind: ExportKind, statuses: readonly ResultStatus[]) => Promise<void>;
   readonly resetExport: () => void;
+  readonly purchaseJob: (
+    jobId: number,
+    fields: readonly string[],
+    matchType: PurchaseMatchType,
+  ) => Promise<boolean>;
+  readonly resetPurchase: () => void;
 }
+
+export type PurchaseState =
+  | { readonly status: 'idle' }
+  | { readonly status: 'working'; readonly jobId: number }
+  | { readonly status: 'failed'; readonly jobId: number; readonly error: string };
 
 export interface HistoryQuery {
   readonly search: string;

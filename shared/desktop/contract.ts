@@ -6,6 +6,8 @@
 // Secrets: no output schema here has a member that can carry an API key. A key travels one way only, in the
 // inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
 import { z } from 'zod';
+import { LIST_SERVICE_KEYS } from '../api/list.js';
+import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js';
 import {
   COLUMN_ROLES,
   ENCODINGS,
@@ -13,9 +15,11 @@ import {
   FILE_FORMATS,
   HISTORY_SORTS,
   JOB_STATUSES,
+  PURCHASE_MATCH_TYPES,
   RESULT_STATUSES,
   WARNING_CODES,
 } from './constants.js';
+import { servicesLackingInputs } from './listServices.js';
 
 export * from './constants.js';
 
@@ -111,6 +115,23 @@ export const connectionTestSchema = z.object({
 });
 export type ConnectionTest = z.infer<typeof connectionTestSchema>;
 
+const listServiceSchema = z.enum(LIST_SERVICE_KEYS);
+
+/**
+ * The list services new jobs may run on the connection in use (docs/list-services.md): the embedded service
+ * allows every one; another service says so through `GET /v5/key` (a Mailsieve extension), else the user's
+ * choice on the Connection screen stands (validation only until they choose).
+ */
+export const allowedServicesSchema = z.object({
+  services: z.array(listServiceSchema),
+  source: z.enum(['embedded', 'key', 'chosen']),
+  /** The key's fields (E7 `fields` names) when the service said them; null: not known (offer every one). */
+  fields: z.array(z.string()).nullable(),
+  /** What the user ticked for a provider that does not say (kept whichever connection is in use). */
+  chosen: z.array(listServiceSchema),
+});
+export type AllowedServices = z.infer<typeof allowedServicesSchema>;
+
 // ---------------------------------------------------------------------------------------------------------
 // Files and inspection
 
@@ -181,11 +202,14 @@ export const inspectInputSchema = z.object({
 export const mappingSchema = z.object({
   delimiter: z.string().min(1).max(1),
   header: z.boolean(),
-  /** One role per column, in column order; exactly one `email`. */
+  /**
+   * One role per column, in column order; at most one `email` (none only for services that do without:
+   * email append, intelligence by hashes or by name and address).
+   */
   roles: z
     .array(columnRoleSchema)
     .min(1)
-    .refine((roles) => roles.filter((r) => r === 'email').length === 1, 'Mark exactly one column as Email'),
+    .refine((roles) => roles.filter((r) => r === 'email').length <= 1, 'Mark only one column as Email'),
 });
 export type Mapping = z.infer<typeof mappingSchema>;
 
@@ -207,18 +231,40 @@ export type Precheck = z.infer<typeof precheckSchema>;
 // Jobs
 
 export const jobOptionsSchema = z.object({
-  /** Match report only: buy no data (all services but validation). */
+  /** Match report only: buy no data (all services but validation); the job waits for a purchase. */
   reportOnly: z.boolean(),
   /** Split a file over the per-list limit into parts, one job each. */
   split: z.boolean(),
+  /** The list services to run (E7 `services`). Jobs from before list services ran validation only. */
+  services: z
+    .array(listServiceSchema)
+    .min(1, 'Choose at least one service')
+    .default(['email_validation'])
+    .transform((services) => LIST_SERVICE_KEYS.filter((key) => services.includes(key))),
+  /** E7 `fields`: the intelligence fields to return; omitted, every field the key has. */
+  fields: z.array(z.string().min(1).max(64)).min(1, 'Choose at least one field').max(64).optional(),
 });
 export type JobOptions = z.infer<typeof jobOptionsSchema>;
+export type JobOptionsInput = z.input<typeof jobOptionsSchema>;
 
-export const startJobInputSchema = z.object({
-  fileId: z.string(),
-  mapping: mappingSchema,
-  options: jobOptionsSchema,
-});
+/** Says which chosen service lacks the columns it reads, in words. */
+export function describeMissingInputs(services: readonly (typeof LIST_SERVICE_KEYS)[number][]): string {
+  return services
+    .map((service) => `${LIST_SERVICE_TITLES[service]} needs ${LIST_SERVICE_INPUTS[service]}.`)
+    .join(' ');
+}
+
+export const startJobInputSchema = z
+  .object({
+    fileId: z.string(),
+    mapping: mappingSchema,
+    options: jobOptionsSchema,
+  })
+  .superRefine((input, context) => {
+    const lacking = servicesLackingInputs(input.options.services, input.mapping.roles);
+    if (lacking.length > 0)
+      context.addIssue({ code: 'custom', path: ['mapping'], message: describeMissingInputs(lacking) });
+  });
 export type StartJobInput = z.infer<typeof startJobInputSchema>;
 
 export const serviceProgressSchema = z.object({
@@ -243,6 +289,22 @@ export const jobProgressSchema = z.object({
   services: z.array(serviceProgressSchema),
 });
 export type JobProgress = z.infer<typeof jobProgressSchema>;
+
+/** Match reports of the services beyond validation (shared/desktop/listServices.ts `MatchReports`). */
+export const matchReportsSchema = z.object({
+  email_intelligence: z.record(z.string(), z.number()).optional(),
+  email_append: z.object({ individual: z.number(), household: z.number() }).optional(),
+  alternate_email_append: z.record(z.string(), z.number()).optional(),
+});
+
+/** What the user bought of a report-only job (E9), and when. */
+export const jobPurchaseSchema = z.object({
+  /** E9 `fields`: intelligence fields and service keys. */
+  fields: z.array(z.string()),
+  matchType: z.enum(PURCHASE_MATCH_TYPES),
+  at: z.string(),
+});
+export type JobPurchase = z.infer<typeof jobPurchaseSchema>;
 
 export const jobSummarySchema = z.object({
   id: z.number().int(),
@@ -312,6 +374,10 @@ export const jobDetailSchema = z.object({
   lastDocument: z.unknown().nullable(),
   /** The email_validation reporting of that document. */
   reporting: z.unknown().nullable(),
+  /** The other services' match reports (the last ones the service gave; kept while a purchase reruns). */
+  matchReports: matchReportsSchema,
+  /** For a report-only job: what was bought, once it was. */
+  purchase: jobPurchaseSchema.nullable(),
   /** Whether the results file is on disk (re-export works offline from it). */
   hasResults: z.boolean(),
   /** Rows marked `Duplicate` in the results (every occurrence). */
@@ -326,7 +392,8 @@ export type JobDetail = z.infer<typeof jobDetailSchema>;
 
 export const previewInputSchema = z.object({
   jobId: z.number().int(),
-  status: z.enum(RESULT_STATUSES),
+  /** Rows of this status; omitted, any row (a job that ran no validation has no statuses). */
+  status: z.enum(RESULT_STATUSES).optional(),
   limit: z.number().int().min(1).max(500).default(100),
 });
 export const previewSchema = z.object({
@@ -347,6 +414,15 @@ export const exportInputSchema = z
     message: 'Choose at least one status to export',
   });
 export type ExportInput = z.infer<typeof exportInputSchema>;
+
+/** Buying a report-only job's results (E9): the fields to buy and the email append match type. */
+export const purchaseInputSchema = z.object({
+  jobId: z.number().int(),
+  /** Matched intelligence fields and service keys (`email_append`, `alternate_email_append`). */
+  fields: z.array(z.string().min(1).max(64)).min(1, 'Choose at least one field to buy').max(64),
+  matchType: z.enum(PURCHASE_MATCH_TYPES).default('H'),
+});
+export type PurchaseInput = z.input<typeof purchaseInputSchema>;
 
 // ---------------------------------------------------------------------------------------------------------
 // Verify one address
@@ -446,6 +522,11 @@ export const CHANNELS = {
   'connection:test': { input: connectionInputSchema, output: connectionTestSchema },
   'connection:set': { input: connectionInputSchema, output: connectionInfoSchema },
   'keys:clear': { input: none, output: connectionInfoSchema },
+  'connection:get-services': { input: none, output: allowedServicesSchema },
+  'connection:set-services': {
+    input: z.object({ services: z.array(listServiceSchema).min(1, 'Choose at least one service') }),
+    output: allowedServicesSchema,
+  },
   'files:add-path': { input: z.object({ path: z.string().min(1) }), output: stagedFileSchema },
   'files:list-recent': { input: none, output: z.array(recentFileSchema) },
   'files:inspect': { input: inspectInputSchema, output: inspectionSchema },
@@ -460,6 +541,7 @@ export const CHANNELS = {
   'jobs:delete': { input: jobIdInput, output: z.object({ deleted: z.boolean() }) },
   'jobs:preview': { input: previewInputSchema, output: previewSchema },
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
+  'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
   'verify:address': { input: verifyInputSchema, output: verifyAnswerSchema },
   'people:lookup': { input: personLookupInputSchema, output: personAnswerSchema },
 } as const;

@@ -7,6 +7,8 @@ export const METHOD_OF_CHANNEL = {
   'connection:test': 'testConnection',
   'connection:set': 'setConnection',
   'keys:clear': 'clearKey',
+  'connection:get-services': 'getAllowedServices',
+  'connection:set-services': 'setChosenServices',
   'files:add-path': 'addPath',
   'files:list-recent': 'listRecentFiles',
   'files:inspect': 'inspectFile',
@@ -18,6 +20,7 @@ export const METHOD_OF_CHANNEL = {
   'jobs:delete': 'deleteJob',
   'jobs:preview': 'previewRows',
   'jobs:export': 'exportJob',
+  'jobs:purchase': 'purchaseJob',
   'verify:address': 'verifyAddress',
   'people:lookup': 'lookUpPerson',
 } as const;

@@ -1,11 +1,17 @@
 // Before a list is sent: the offline pre-check (rows to send, how many fail the syntax check, how many are
 // duplicates), and the file(s) to upload: the original when it can go as it is, else a UTF-8 copy whose header
 // row names the roles the user chose, split into parts of at most the service's per-list limit when asked.
+//
+// The service finds name, postal and hash columns by the spec's header synonyms (shared/columns.ts), so the
+// header row sent is what tells it the mapping: a column mapped to a role goes under a name of that role,
+// and when the job reads such columns (intelligence, email append), a column the user set aside goes under a
+// name that is no synonym, so it is not read.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { statusForCode } from '../../../shared/api/codes.js';
+import type { ListServiceKey } from '../../../shared/api/list.js';
 import { columnKindOf } from '../../../shared/columns.js';
 import {
   COLUMN_ROLE_HEADERS,
@@ -13,6 +19,7 @@ import {
   type Mapping,
   type Precheck,
 } from '../../../shared/desktop/contract.js';
+import { readsNamedColumns } from '../../../shared/desktop/listServices.js';
 import { NO_POLICY, verifyOffline } from '../../../service/engine/index.js';
 import { quoteField, readRecordBatches, splitFields } from './records.js';
 import { decodeStream, detectEncoding, openListSource, readHead, type ListSource } from './source.js';
@@ -75,6 +82,8 @@ export async function precheck(
         continue;
       }
       rowsToSend++;
+      // Without an email column (email append, intelligence by name and address) there is nothing to check.
+      if (emailIndex < 0) continue;
       const value = splitFields(raw, mapping.delimiter)[emailIndex] ?? '';
       const verdict = verifyOffline(value, NO_POLICY);
       if (statusForCode(verdict.code, 'email_validation') === 'invalid') invalid++;
@@ -95,17 +104,37 @@ export async function precheck(
   };
 }
 
-/** The header row to send: the file's own names where they already say the role, the role's name otherwise. */
+/**
+ * The header row to send: the file's own names where they already say the role, the role's name otherwise.
+ * When the services read columns by name (anything beyond validation and alternate email append), a column
+ * set aside, or the email column, whose own name is a synonym of another role is renamed too — `City
+ * (ignored)`, `Email` — so the service reads the columns the user mapped and no others.
+ */
 export function headerFor(
   mapping: Mapping,
   names: readonly string[],
+  services: readonly ListServiceKey[] = ['email_validation'],
 ): { cells: string[]; isChanged: boolean } {
+  const isByName = readsNamedColumns(services);
   let isChanged = !mapping.header;
   const cells = mapping.roles.map((role, c) => {
     const own = mapping.header ? (names[c] ?? '') : '';
-    if (role === 'ignore') return own || `Column ${c + 1}`;
-    if (role === 'email') return own || COLUMN_ROLE_HEADERS.email;
-    if (mapping.header && columnKindOf(own) === role) return own;
+    const ownKind = own ? columnKindOf(own) : undefined;
+    if (role === 'ignore') {
+      if (isByName && ownKind !== undefined) {
+        isChanged = true;
+        return `${own} (ignored)`;
+      }
+      return own || `Column ${c + 1}`;
+    }
+    if (role === 'email') {
+      if (isByName && ownKind !== undefined && ownKind !== 'email') {
+        isChanged = true;
+        return COLUMN_ROLE_HEADERS.email;
+      }
+      return own || COLUMN_ROLE_HEADERS.email;
+    }
+    if (mapping.header && ownKind === role) return own;
     isChanged = true;
     return COLUMN_ROLE_HEADERS[role];
   });
@@ -131,10 +160,17 @@ export interface UploadPart {
 export async function prepareUpload(
   file: FileRef,
   mapping: Mapping,
-  options: { split: boolean; dir: string; headerNames: readonly string[]; partLimit?: number },
+  options: {
+    split: boolean;
+    dir: string;
+    headerNames: readonly string[];
+    partLimit?: number;
+    /** The services the job runs (default validation only): they decide which names must change. */
+    services?: readonly ListServiceKey[];
+  },
 ): Promise<UploadPart[]> {
   const source = await openListSource(file.path, file.name, file.size);
-  const { cells, isChanged } = headerFor(mapping, options.headerNames);
+  const { cells, isChanged } = headerFor(mapping, options.headerNames, options.services);
   const encoding = await encodingOf(source);
   const needsCopy = isChanged || options.split || encoding !== 'utf-8';
   if (!needsCopy)

@@ -10,10 +10,13 @@ import type {
   ExportKind,
   JobListInput,
   JobOptions,
+  JobOptionsInput,
+  JobPurchase,
   JobStatus,
   JobSummary,
   Mapping,
 } from '../../../shared/desktop/contract.js';
+import { hasMatchReports, matchReportsOf, type MatchReports } from '../../../shared/desktop/listServices.js';
 import { HISTORY_MIGRATIONS } from './migrations/index.js';
 
 export type HistoryDb = Database.Database;
@@ -75,6 +78,14 @@ export interface JobRecord {
   readonly resultsName: string | null;
   /** Rows the results mark as duplicates (the reporting has no such count). */
   readonly duplicates: number | null;
+  /** The last match reports of the services beyond validation; null before any. */
+  readonly matchReports: MatchReports | null;
+  /** What the user chose to buy of a report-only job; null until then. */
+  readonly purchase: JobPurchase | null;
+  /** When E9 was answered for that purchase; null while it is still to be sent. */
+  readonly purchaseSentAt: string | null;
+  /** The file's own header names when the file sent renamed them (results show these); null otherwise. */
+  readonly originalHeader: readonly string[] | null;
 }
 
 interface JobRow {
@@ -104,6 +115,16 @@ interface JobRow {
   results_path: string | null;
   results_name: string | null;
   duplicate_count: number | null;
+  match_reports: string | null;
+  purchase: string | null;
+  purchase_sent_at: string | null;
+  original_header: string | null;
+}
+
+/** Options as stored: a job from before list services ran validation only. */
+function optionsOf(text: string): JobOptions {
+  const stored = JSON.parse(text) as Partial<JobOptions> & Pick<JobOptions, 'reportOnly' | 'split'>;
+  return { ...stored, services: stored.services ?? ['email_validation'] };
 }
 
 function toJob(row: JobRow): JobRecord {
@@ -122,7 +143,7 @@ function toJob(row: JobRow): JobRecord {
     fileFormat: row.file_format,
     fileEncoding: row.file_encoding,
     mapping: JSON.parse(row.mapping) as Mapping,
-    options: JSON.parse(row.options) as JobOptions,
+    options: optionsOf(row.options),
     connectionKind: row.connection_kind,
     connectionUrl: row.connection_url,
     partIndex: row.part_index,
@@ -134,6 +155,10 @@ function toJob(row: JobRow): JobRecord {
     resultsPath: row.results_path,
     resultsName: row.results_name,
     duplicates: row.duplicate_count,
+    matchReports: row.match_reports === null ? null : (JSON.parse(row.match_reports) as MatchReports),
+    purchase: row.purchase === null ? null : (JSON.parse(row.purchase) as JobPurchase),
+    purchaseSentAt: row.purchase_sent_at,
+    originalHeader: row.original_header === null ? null : (JSON.parse(row.original_header) as string[]),
   };
 }
 
@@ -157,12 +182,14 @@ export interface NewJob {
   readonly fileFormat: 'csv' | 'txt' | 'zip';
   readonly fileEncoding: string | null;
   readonly mapping: Mapping;
-  readonly options: JobOptions;
+  readonly options: JobOptionsInput;
   readonly connectionKind: 'embedded' | 'provider';
   readonly connectionUrl: string | null;
   readonly partIndex?: number;
   readonly partCount?: number;
   readonly rows?: number;
+  /** The file's own header names, when the file sent renames them. */
+  readonly originalHeader?: readonly string[];
   /** For tests and imports: the creation time (default now). */
   readonly createdAt?: string;
 }
@@ -172,9 +199,9 @@ export function insertJob(db: HistoryDb, job: NewJob): number {
   const result = stmt(
     db,
     `INSERT INTO jobs (created_at, updated_at, status, file_name, file_path, upload_name, upload_header, file_size, file_sha256, file_format,
-       file_encoding, mapping, options, connection_kind, connection_url, part_index, part_count, rows)
+       file_encoding, mapping, options, connection_kind, connection_url, part_index, part_count, rows, original_header)
      VALUES (@at, @at, 'queued', @fileName, @filePath, @uploadName, @uploadHeader, @fileSize, @fileSha256, @fileFormat, @fileEncoding,
-       @mapping, @options, @connectionKind, @connectionUrl, @partIndex, @partCount, @rows)`,
+       @mapping, @options, @connectionKind, @connectionUrl, @partIndex, @partCount, @rows, @originalHeader)`,
   ).run({
     at,
     fileName: job.fileName,
@@ -186,12 +213,13 @@ export function insertJob(db: HistoryDb, job: NewJob): number {
     fileFormat: job.fileFormat,
     fileEncoding: job.fileEncoding,
     mapping: JSON.stringify(job.mapping),
-    options: JSON.stringify(job.options),
+    options: JSON.stringify({ ...job.options, services: job.options.services ?? ['email_validation'] }),
     connectionKind: job.connectionKind,
     connectionUrl: job.connectionUrl,
     partIndex: job.partIndex ?? null,
     partCount: job.partCount ?? null,
     rows: job.rows ?? null,
+    originalHeader: job.originalHeader ? JSON.stringify(job.originalHeader) : null,
   });
   const id = Number(result.lastInsertRowid);
   addJobEvent(db, id, 'queued', null, at);
@@ -280,7 +308,10 @@ export function setJobFileFacts(
   );
 }
 
-/** Stores the last status document, its records count and its validation reporting (with the summary counts). */
+/**
+ * Stores the last status document, its records count, its validation reporting (with the summary counts) and
+ * its match reports. A document without reporting (a list running again after a purchase) keeps the last.
+ */
 export function setJobDocument(
   db: HistoryDb,
   id: number,
@@ -294,19 +325,37 @@ export function setJobDocument(
       : undefined;
   const safe = statuses ? (statuses.Valid ?? 0) + (statuses.Corrected ?? 0) : null;
   const invalid = statuses ? (statuses.Invalid ?? 0) : null;
+  const reports = matchReportsOf(document);
   stmt(
     db,
     `UPDATE jobs SET last_document = ?, rows = ?, reporting = coalesce(?, reporting),
-       safe_count = coalesce(?, safe_count), invalid_count = coalesce(?, invalid_count), updated_at = ? WHERE id = ?`,
+       safe_count = coalesce(?, safe_count), invalid_count = coalesce(?, invalid_count),
+       match_reports = coalesce(?, match_reports), updated_at = ? WHERE id = ?`,
   ).run(
     JSON.stringify(document),
     records,
     reporting === undefined || reporting === null ? null : JSON.stringify(reporting),
     safe,
     invalid,
+    hasMatchReports(reports) ? JSON.stringify(reports) : null,
     new Date().toISOString(),
     id,
   );
+}
+
+/** Records what the user buys of a report-only job (not yet sent), or forgets it (null) when E9 refused it. */
+export function setJobPurchase(db: HistoryDb, id: number, purchase: JobPurchase | null): void {
+  stmt(db, 'UPDATE jobs SET purchase = ?, purchase_sent_at = NULL, updated_at = ? WHERE id = ?').run(
+    purchase === null ? null : JSON.stringify(purchase),
+    new Date().toISOString(),
+    id,
+  );
+}
+
+/** E9 answered: the purchase is not to be sent again. */
+export function setJobPurchaseSent(db: HistoryDb, id: number): void {
+  const at = new Date().toISOString();
+  stmt(db, 'UPDATE jobs SET purchase_sent_at = ?, updated_at = ? WHERE id = ?').run(at, at, id);
 }
 
 export function setJobResults(

@@ -62,6 +62,26 @@ export class NewJobPage {
       );
   }
 
+  /** A list service's checkbox ("Validation", "Email intelligence", …), offered when the connection allows it. */
+  service(title: string): Locator {
+    return this.page
+      .getByRole('group', { name: 'Services', exact: true })
+      .getByRole('checkbox', { name: title, exact: true });
+  }
+
+  /** Ticks exactly these services. */
+  async chooseServices(titles: readonly string[]): Promise<void> {
+    const boxes = this.page.getByRole('group', { name: 'Services', exact: true }).getByRole('checkbox');
+    for (const box of await boxes.all()) {
+      const name = (await box.evaluate((element) => element.parentElement?.textContent ?? '')).trim();
+      await box.setChecked(titles.includes(name));
+    }
+  }
+
+  reportOnly(): Locator {
+    return this.page.getByRole('checkbox', { name: /^Report only/ });
+  }
+
   async startCleaning(): Promise<void> {
     await this.page.getByRole('button', { name: 'Start cleaning' }).click();
   }

@@ -1,6 +1,6 @@
 // The Results screen: its figures, the preview of a status's rows, and exports (downloads in browser mode).
 import { readFileSync } from 'node:fs';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 
 function toNumber(text: string): number {
   return Number(text.replace(/[^\d]/g, ''));
@@ -25,6 +25,11 @@ export class ResultsPage {
       }),
     );
     return Object.fromEntries(rows.map(([label, value]) => [label, toNumber(value)]));
+  }
+
+  /** A service's match report (the region headed by the service's title). */
+  matchReport(title: string): Locator {
+    return this.page.getByRole('region', { name: title, exact: true });
   }
 
   async summary(): Promise<Record<string, number>> {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectFile, headerSignature } from '../../../electron/core/files/inspect.js';
-import { precheck, prepareUpload } from '../../../electron/core/files/prepare.js';
+import { headerFor, precheck, prepareUpload } from '../../../electron/core/files/prepare.js';
 import { readRecordBatches, splitFields } from '../../../electron/core/files/records.js';
 import { tempDir } from '../../helpers/service.js';
 
@@ -155,5 +155,56 @@ describe('list files', () => {
     );
     expect(withHeader).toMatchObject({ name: 'bare.txt', header: true, rows: 1 });
     expect(readFileSync(withHeader.path, 'utf8')).toBe('Email\tFirst Name\na@example.com\tAnn\n');
+  });
+
+  it('counts the rows of a list without an email column, checking no address', async () => {
+    const file = write(
+      'people.csv',
+      'first,last,street,zip\nAnn,Lee,1 Main St,10001\n,,,\nBo,Li,2 Oak Ave,10002\n',
+    );
+    expect(
+      await precheck(
+        file,
+        { delimiter: ',', header: true, roles: ['first_name', 'last_name', 'street', 'zip'] },
+        false,
+      ),
+    ).toEqual({ rowsToSend: 2, invalid: 0, duplicates: 0, blank: 1, overLimit: 0, parts: 1 });
+  });
+
+  it('sends the header names the services read: mapped roles named, set-aside synonyms renamed', () => {
+    const names = ['E-Mail', 'Vorname', 'Nachname', 'Address', 'City', 'PLZ'];
+    const mapping = {
+      delimiter: ',',
+      header: true,
+      roles: ['email', 'first_name', 'last_name', 'street', 'ignore', 'zip'] as const,
+    };
+    // Validation alone reads the email column only: a set-aside "City" can stay as it is.
+    expect(headerFor({ ...mapping, roles: [...mapping.roles] }, names)).toEqual({
+      cells: ['E-Mail', 'First Name', 'Last Name', 'Address', 'City', 'Zip'],
+      isChanged: true,
+    });
+    // Email append finds columns by name: the ignored "City" must not be read as one.
+    expect(
+      headerFor({ ...mapping, roles: [...mapping.roles] }, names, ['email_validation', 'email_append']),
+    ).toEqual({
+      cells: ['E-Mail', 'First Name', 'Last Name', 'Address', 'City (ignored)', 'Zip'],
+      isChanged: true,
+    });
+    // An email column named like a postal column is renamed when names are read.
+    expect(
+      headerFor(
+        { delimiter: ',', header: true, roles: ['email', 'ignore'] },
+        ['Address', 'Notes'],
+        ['email_intelligence'],
+      ),
+    ).toEqual({ cells: ['Email', 'Notes'], isChanged: true });
+    // A file whose names already say every role goes as it is.
+    expect(
+      headerFor(
+        { delimiter: ',', header: true, roles: ['email', 'first_name', 'last_name', 'street', 'zip'] },
+        ['email', 'first name', 'last name', 'street', 'zip'],
+        ['email_intelligence', 'email_append'],
+      ),
+    ).toEqual({ cells: ['email', 'first name', 'last name', 'street', 'zip'], isChanged: false });
   });
 });

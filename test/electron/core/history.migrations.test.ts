@@ -6,8 +6,17 @@ import { migrate, NewerDatabaseError } from '../../../service/store/migrate.js';
 import { createJobs } from '../../../electron/core/history/migrations/0010-create-jobs.js';
 import { createPresets } from '../../../electron/core/history/migrations/0020-create-presets.js';
 import { createSettings } from '../../../electron/core/history/migrations/0030-create-settings.js';
+import { listServices } from '../../../electron/core/history/migrations/0040-list-services.js';
 import { HISTORY_MIGRATIONS } from '../../../electron/core/history/migrations/index.js';
-import { insertJob, listJobs, openHistoryDb } from '../../../electron/core/history/db.js';
+import {
+  getJob,
+  insertJob,
+  listJobs,
+  openHistoryDb,
+  setJobDocument,
+  setJobPurchase,
+  setJobPurchaseSent,
+} from '../../../electron/core/history/db.js';
 import { tempDir } from '../../helpers/service.js';
 
 function tables(db: Database.Database): Record<string, string> {
@@ -47,7 +56,7 @@ describe('history migrations', () => {
   });
 
   it('are numbered in steps of 10 and in order', () => {
-    expect(HISTORY_MIGRATIONS.map((m) => m.version)).toEqual([10, 20, 30]);
+    expect(HISTORY_MIGRATIONS.map((m) => m.version)).toEqual([10, 20, 30, 40]);
   });
 
   it('0010 creates jobs, their timeline and exports as STRICT tables, deleted together', () => {
@@ -108,6 +117,65 @@ describe('history migrations', () => {
       .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'jobs_file_name'")
       .all();
     expect(indexes).toHaveLength(1);
+  });
+
+  it('0040 adds match reports and the purchase to the jobs of a version-30 database, which ran validation only', () => {
+    migrate(db, [createJobs, createPresets, createSettings]);
+    db.prepare(
+      `INSERT INTO jobs (created_at, updated_at, status, file_name, file_path, upload_name, upload_header, file_size, file_format, mapping, options, connection_kind)
+       VALUES ('t', 't', 'completed', 'old.csv', 'b', 'c', 1, 10, 'csv', '{"delimiter":",","header":true,"roles":["email"]}', '{"reportOnly":false,"split":false}', 'embedded')`,
+    ).run();
+    migrate(db, [createJobs, createPresets, createSettings, listServices]);
+    expect(db.pragma('user_version', { simple: true })).toBe(40);
+    const columns = (db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
+    expect(columns).toEqual(
+      expect.arrayContaining(['match_reports', 'purchase', 'purchase_sent_at', 'original_header']),
+    );
+    // STRICT still: the new columns refuse what is no text.
+    expect(() => db.prepare("UPDATE jobs SET match_reports = x'00'").run()).toThrow(/cannot store BLOB/);
+    const old = getJob(db, 1)!;
+    expect(old.options.services).toEqual(['email_validation']);
+    expect(old.matchReports).toBeNull();
+    expect(old.purchase).toBeNull();
+    expect(old.originalHeader).toBeNull();
+  });
+
+  it('keeps a job’s match reports while a purchase runs its list again, and what was bought', () => {
+    db.close();
+    db = openHistoryDb(join(dir.path, 'h3.sqlite'));
+    const id = insertJob(db, {
+      ...job,
+      options: { reportOnly: true, split: false, services: ['email_validation', 'email_intelligence'] },
+    });
+    const services = (reporting?: unknown) => ({
+      email_validation: { input_count: 2, completed_count: 2, status: 'Completed' },
+      email_intelligence: {
+        input_count: 2,
+        completed_count: reporting ? 2 : 0,
+        status: reporting ? 'Completed' : 'Pending',
+        ...(reporting ? { reporting } : {}),
+      },
+    });
+    setJobDocument(
+      db,
+      id,
+      {
+        status: 'Processed',
+        services: services({ age: { 'Total Count': 2 }, gender: { 'Total Count': 1 } }),
+      },
+      2,
+      null,
+    );
+    expect(getJob(db, id)!.matchReports).toEqual({ email_intelligence: { age: 2, gender: 1 } });
+    setJobPurchase(db, id, { fields: ['age'], matchType: 'H', at: '2026-01-01T00:00:00.000Z' });
+    setJobPurchaseSent(db, id);
+    // Running again: no reporting in the document, the last reports stay.
+    setJobDocument(db, id, { status: 'Pending', services: services() }, 2, null);
+    const bought = getJob(db, id)!;
+    expect(bought.matchReports).toEqual({ email_intelligence: { age: 2, gender: 1 } });
+    expect(bought.purchase).toEqual({ fields: ['age'], matchType: 'H', at: '2026-01-01T00:00:00.000Z' });
+    expect(bought.purchaseSentAt).not.toBeNull();
+    expect(bought.options.services).toEqual(['email_validation', 'email_intelligence']);
   });
 
   it('opens in WAL mode and refuses a database from a newer version', () => {

@@ -131,10 +131,16 @@ describe('stored keys stay in the core', () => {
       'verify:address': { email: 'john@gmial.com' },
       'people:lookup': { by: 'email', email: 'john@example.com' },
       'jobs:cancel': { jobId },
+      'connection:get-services': {},
+      'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
       'keys:clear': {},
       'jobs:delete': { jobId },
     };
-    expect(Object.keys(inputs).sort()).toEqual([...CHANNEL_NAMES].sort());
+    // A job that awaits no purchase cannot be bought: the refusal is checked for the key like the rest.
+    const refusals = { 'jobs:purchase': { jobId, fields: ['age'] } };
+    expect([...Object.keys(inputs), ...Object.keys(refusals)].sort()).toEqual([...CHANNEL_NAMES].sort());
+    const purchase = await call('jobs:purchase', refusals['jobs:purchase']);
+    expect(JSON.parse(purchase)).toMatchObject({ ok: false, error: { code: 'not-awaiting-purchase' } });
     for (const [channel, input] of Object.entries(inputs)) replies.push(await call(channel, input));
     // A wrong key is refused without being echoed either.
     const wrong = 'wrong-key-do-not-echo-12345';
@@ -142,7 +148,7 @@ describe('stored keys stay in the core', () => {
     expect(JSON.parse(refused)).toMatchObject({ ok: false, error: { code: 'connection-failed' } });
     expect(refused).not.toContain(wrong);
 
-    const everything = [...replies, ...events].join('\n');
+    const everything = [...replies, purchase, ...events].join('\n');
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(encodeURIComponent(key));
     expect(replies.filter((reply) => !(JSON.parse(reply) as { ok: boolean }).ok)).toEqual([]);

@@ -2,5 +2,11 @@ import type { Migration } from '../../../../service/store/migrate.js';
 import { createJobs } from './0010-create-jobs.js';
 import { createPresets } from './0020-create-presets.js';
 import { createSettings } from './0030-create-settings.js';
+import { listServices } from './0040-list-services.js';
 
-export const HISTORY_MIGRATIONS: readonly Migration[] = [createJobs, createPresets, createSettings];
+export const HISTORY_MIGRATIONS: readonly Migration[] = [
+  createJobs,
+  createPresets,
+  createSettings,
+  listServices,
+];
