@@ -32,7 +32,7 @@ export function isIntelligenceField(name: string): name is IntelligenceField {
 }
 
 /** The spec's sample response misspells `financial_segment`; a request may use either spelling. */
-function canonicalFieldName(word: string): string {
+export function canonicalFieldName(word: string): string {
   const name = word.trim().toLowerCase();
   return name === FINANCIAL_SEGMENT_MISSPELLING ? 'financial_segment' : name;
 }

@@ -5,7 +5,7 @@
 // its service's `reporting`; a report-only run counts and appends nothing.
 import Database from 'better-sqlite3';
 import type { PersonQuery } from '../../shared/api/bulk.js';
-import { EAM_UNKNOWN_ADDRESS, type EmailMatch } from '../../shared/api/intelligence.js';
+import { EAM_UNKNOWN_ADDRESS, INTELLIGENCE_FIELDS, type EmailMatch } from '../../shared/api/intelligence.js';
 import {
   alternateEmailColumns,
   EMAIL_APPEND_COLUMNS,
@@ -14,6 +14,7 @@ import {
   LIST_SERVICE_TITLES,
 } from '../../shared/api/listServices.js';
 import type { ListServiceKey } from '../../shared/api/list.js';
+import { hasInputsFor } from '../../shared/api/listServiceNames.js';
 import { columnKindOf, type ColumnKind } from '../../shared/columns.js';
 import {
   alternateEmailAnswer,
@@ -83,20 +84,26 @@ export function identityColumnsOf(
   };
 }
 
+/** The column of each kind the services read. */
+const COLUMN_OF: Partial<Record<ColumnKind, keyof IdentityColumns>> = {
+  email: 'email',
+  md5: 'md5',
+  sha1: 'sha1',
+  first_name: 'first',
+  last_name: 'last',
+  full_name: 'full',
+  street: 'street',
+  city: 'city',
+  state: 'state',
+  zip: 'zip',
+};
+
 /** Whether the file has the columns a service reads (docs/list-services.md, "What each reads"). */
 export function canRun(service: ListServiceKey, columns: IdentityColumns): boolean {
-  const hasName = (columns.first >= 0 && columns.last >= 0) || columns.full >= 0;
-  const hasPostal =
-    hasName && columns.street >= 0 && (columns.zip >= 0 || (columns.city >= 0 && columns.state >= 0));
-  switch (service) {
-    case 'email_validation':
-    case 'alternate_email_append':
-      return columns.email >= 0;
-    case 'email_intelligence':
-      return columns.email >= 0 || columns.md5 >= 0 || columns.sha1 >= 0 || hasPostal;
-    case 'email_append':
-      return hasPostal;
-  }
+  return hasInputsFor(service, (kind) => {
+    const column = COLUMN_OF[kind];
+    return column !== undefined && columns[column] >= 0;
+  });
 }
 
 /** Why a service named in E7's `services` cannot run on this file. */
@@ -110,6 +117,9 @@ export function cannotRunReason(service: ListServiceKey, hasHeader: boolean): st
 }
 
 const RANKS = ['', '2nd ', '3rd ', '4th ', '5th '];
+
+/** The order of `email_intelligence` reporting: the spec's table order, then the sections. */
+const REPORT_ORDER: readonly string[] = [...INTELLIGENCE_FIELDS, 'eam', 'postal_address'];
 
 /** Reads a row's fields as text: the pipeline hands a function of the column index. */
 export type FieldReader = (index: number) => string;
@@ -283,7 +293,7 @@ export class IdentityPass {
     const out: Partial<Record<IdentityListService, object>> = {};
     if (this.services.includes('email_intelligence')) {
       const report: Record<string, { 'Total Count': number }> = {};
-      for (const name of this.intelligenceOrder())
+      for (const name of REPORT_ORDER)
         if (this.matchedFields.has(name)) report[name] = { 'Total Count': this.matchedFields.get(name)! };
       out.email_intelligence = report;
     }
@@ -304,22 +314,6 @@ export class IdentityPass {
       out.alternate_email_append = { alternate_match_type: counts };
     }
     return out;
-  }
-
-  /** Matched field names in the spec's table order, the sections last. */
-  private intelligenceOrder(): string[] {
-    const names = [...this.matchedFields.keys()];
-    const order = (name: string) => {
-      const columns = intelligenceColumns({
-        fields: this.job.intelligence?.fields ?? [],
-        eam: false,
-        monthLastOpen: false,
-        postalAddress: false,
-      });
-      const i = columns.findIndex((column) => column === name || column.startsWith(`${name}.`));
-      return i < 0 ? (name === 'eam' ? 1000 : 1001) : i;
-    };
-    return names.sort((a, b) => order(a) - order(b));
   }
 
   close(): void {

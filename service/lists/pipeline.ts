@@ -50,9 +50,6 @@ import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
 import type { VerifierPool } from './verifierPool.js';
 import { extractZipEntry, fileSink, inspectZip, zipSink, ZipProblem, type ByteSink } from './zip.js';
 
-/** The columns the validation service appends, in order (spec: "Results file"). */
-export const APPENDED_COLUMNS = VALIDATION_COLUMNS;
-
 /** How much of the file the layout is decided from. */
 const SAMPLE_BYTES = 1024 * 1024;
 const SAMPLE_ROWS = 1000;
@@ -593,7 +590,10 @@ async function processList(
       const reader = new InputWindow(textPath, limits.maxRowBytes, false, 2 * OUTPUT_BYTES);
       const out = sink ? new Output(sink, reader.arena, reader.extraStart) : undefined;
       const newline = Buffer.from(lineBreak.sequence, 'utf8');
-      const appendedNames = [...(runsValidation ? APPENDED_COLUMNS : []), ...(identity?.columnNames() ?? [])];
+      const appendedNames = [
+        ...(runsValidation ? VALIDATION_COLUMNS : []),
+        ...(identity?.columnNames() ?? []),
+      ];
       let lastIdentityProgress = 0;
       try {
         if (out) {
@@ -611,15 +611,11 @@ async function processList(
         const suffixes = new Map<number, Uint8Array>();
         const { start, length, codes, flags, slots } = rows;
         const rbuf = reader.buf;
-        let rowAt = 0;
+        // A field of the row the field scanner last read (its offsets are into the reader's window).
         const readField = (index: number): string => {
           const scanner = fieldScanner!;
           if (index >= scanner.fields) return '';
-          const text = rbuf.toString(
-            'utf8',
-            rowAt + scanner.fieldStart[index],
-            rowAt + scanner.fieldEnd[index],
-          );
+          const text = rbuf.toString('utf8', scanner.fieldStart[index], scanner.fieldEnd[index]);
           return scanner.fieldQuoted[index] === 1 ? text.replaceAll('""', '"') : text;
         };
         reader.seek(start[0]);
@@ -636,7 +632,6 @@ async function processList(
             const inWindow = rowStart - reader.offset;
             fieldScanner.windowChanged();
             fieldScanner.scan(rbuf, inWindow, inWindow + rowLength, true);
-            rowAt = 0;
             identityText = identity.row(readField);
             const now = Date.now();
             if (now - lastIdentityProgress >= PROGRESS_EVERY_MS) {

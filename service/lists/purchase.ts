@@ -8,7 +8,7 @@ import {
   type SubmitListParams,
 } from '../../shared/api/list.js';
 import { listServicesOfKey } from '../../shared/api/listServices.js';
-import { parseRequestFieldList, type RequestField } from '../identity/fields.js';
+import { canonicalFieldName, parseRequestFieldList, type RequestField } from '../identity/fields.js';
 import { intelligencePolicyFor, type IntelligencePolicy, type KeyAccess } from '../identity/policy.js';
 import type { IdentityJob } from './identityPass.js';
 import type { ListRecord } from './store.js';
@@ -133,13 +133,7 @@ export function identityJobFor(
 ): { ok: true; job: IdentityJob; services: ListServiceKey[] } | { ok: false; reason: string } {
   const purchase = list.purchase;
   const bought =
-    purchase?.fields !== undefined
-      ? new Set(
-          purchase.fields.map((name) =>
-            name.trim().toLowerCase().replace('financial_segement', 'financial_segment'),
-          ),
-        )
-      : undefined;
+    purchase?.fields !== undefined ? new Set(purchase.fields.map(canonicalFieldName)) : undefined;
   let intelligence: IntelligencePolicy | undefined;
   if (list.services.includes('email_intelligence')) {
     let requested: Set<RequestField> | undefined;

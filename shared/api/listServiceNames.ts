@@ -1,5 +1,6 @@
 // The names of the list services and what each needs, without zod: the renderer imports these, and
 // shared/api/list.ts and listServices.ts re-export them (docs/list-services.md).
+import type { ColumnKind } from '../columns.js';
 import type { ServiceName } from './services.js';
 
 /** Keys of `services` in the list resource. */
@@ -41,3 +42,22 @@ export const LIST_SERVICE_INPUTS: Readonly<Record<ListServiceKey, string>> = {
   email_append: 'first name, last name, street and ZIP (or city and state) columns',
   alternate_email_append: 'an email column',
 };
+
+/**
+ * Whether a file (or a desktop mapping) with the columns `has` says it has gives a service what it reads, as
+ * LIST_SERVICE_INPUTS says in words. The service decides with it which services run; the mapper, which are
+ * missing columns.
+ */
+export function hasInputsFor(service: ListServiceKey, has: (kind: ColumnKind) => boolean): boolean {
+  const hasName = (has('first_name') && has('last_name')) || has('full_name');
+  const hasPersonAndAddress = hasName && has('street') && (has('zip') || (has('city') && has('state')));
+  switch (service) {
+    case 'email_validation':
+    case 'alternate_email_append':
+      return has('email');
+    case 'email_intelligence':
+      return has('email') || has('md5') || has('sha1') || hasPersonAndAddress;
+    case 'email_append':
+      return hasPersonAndAddress;
+  }
+}

@@ -1,30 +1,13 @@
 // The list services as the desktop offers them (docs/list-services.md): which columns of a mapping each one
 // can read, and the match reports of a status document. Pure TypeScript, used by the mapper (to say what is
 // missing), by the core (to refuse a job that cannot run) and by the screens that show reports.
-import type { ListServiceKey } from '../api/listServiceNames.js';
+import { hasInputsFor as serviceHasInputs, type ListServiceKey } from '../api/listServiceNames.js';
 import type { ColumnRole } from './constants.js';
-
-/** Whether a mapping names a person by name and postal address (what email append reads). */
-function hasPersonAndAddress(roles: ReadonlySet<ColumnRole>): boolean {
-  const hasName = (roles.has('first_name') && roles.has('last_name')) || roles.has('full_name');
-  const hasPlace = roles.has('zip') || (roles.has('city') && roles.has('state'));
-  return hasName && roles.has('street') && hasPlace;
-}
 
 /** Whether the columns of a mapping give a service what it reads (LIST_SERVICE_INPUTS says it in words). */
 export function hasInputsFor(service: ListServiceKey, roles: readonly ColumnRole[]): boolean {
-  const present = new Set(roles);
-  switch (service) {
-    case 'email_validation':
-    case 'alternate_email_append':
-      return present.has('email');
-    case 'email_intelligence':
-      return (
-        present.has('email') || present.has('md5') || present.has('sha1') || hasPersonAndAddress(present)
-      );
-    case 'email_append':
-      return hasPersonAndAddress(present);
-  }
+  const present = new Set<string>(roles);
+  return serviceHasInputs(service, (kind) => present.has(kind));
 }
 
 /** The chosen services whose columns the mapping lacks, in the order given. */
