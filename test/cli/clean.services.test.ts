@@ -1,27 +1,11 @@
 // `mailsieve clean --services/--fields/--report-only` (the built CLI, the embedded service): the list services
 // beyond validation (docs/list-services.md) against reference data imported with `mailsieve data import`.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Papa from 'papaparse';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/service.js';
-
-const VALIDATION = [
-  'Validation Status',
-  'Validation Code',
-  'Domain Type',
-  'Role Account',
-  'Duplicate',
-  'Valid Email',
-];
-
-/** Two people of one household at 1 Main St (Ann has a second address and interests), and one elsewhere. */
-const PEOPLE = `person id,email,email 2,first name,last name,street,city,state,zip,household id,age,gender,interests
-p1,ann.lee@example.com,ann.alt@example.net,Ann,Lee,1 Main St,Springfield,IL,62701-1234,h1,35-44,Female,travel;pets
-p2,bob.lee@example.com,,Bob,Lee,1 Main St,Springfield,IL,62701-1234,h1,45-54,Male,
-p3,cat.kim@example.org,,Cat,Kim,9 Oak Ave,Albany,NY,12201-0001,h2,25-34,,
-`;
+import { readRows, seededFolder, VALIDATION } from './listServicesFixture.js';
 
 /** Ann (known), Dan (unknown, but a Lee at the Lees' address: a household match), nobody (unknown). */
 const LEADS = `email,first name,last name,street,city,state,zip
@@ -31,15 +15,6 @@ nobody@example.net,No,Body,5 Elm St,Dayton,OH,45402
 `;
 const LEADS_HEADER = LEADS.split('\n')[0].split(',');
 
-/** A results file as rows of fields (header first). */
-function readRows(path: string, delimiter = ','): string[][] {
-  const parsed = Papa.parse<string[]>(readFileSync(path, 'utf8').replace(/^\uFEFF/, ''), {
-    delimiter,
-    skipEmptyLines: true,
-  });
-  return parsed.data;
-}
-
 /** The cells of a row by column name. */
 const byName = (header: readonly string[], row: readonly string[]) =>
   Object.fromEntries(header.map((name, i) => [name, row[i]]));
@@ -48,25 +23,7 @@ describe('mailsieve clean with list services', () => {
   const cleanups: (() => void)[] = [];
   afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
 
-  /** A folder with the people imported into its service data folder `svc`, and the leads list. */
-  async function seeded(): Promise<{ dir: string; svc: string; leads: string }> {
-    const dir = tempDir('mailsieve-services-');
-    cleanups.push(() => dir.remove());
-    const svc = join(dir.path, 'svc');
-    writeFileSync(join(dir.path, 'people.csv'), PEOPLE);
-    const imported = await runCli([
-      'data',
-      'import',
-      'people',
-      join(dir.path, 'people.csv'),
-      '--data-dir',
-      svc,
-    ]);
-    expect(imported.code, imported.stderr).toBe(0);
-    const leads = join(dir.path, 'leads.csv');
-    writeFileSync(leads, LEADS);
-    return { dir: dir.path, svc, leads };
-  }
+  const seeded = () => seededFolder('mailsieve-services-', LEADS, cleanups);
 
   it('appends the intelligence columns after the validation columns, filled for known people only', async () => {
     const { dir, svc, leads } = await seeded();

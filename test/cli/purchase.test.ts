@@ -1,27 +1,10 @@
 // `mailsieve purchase LIST_ID` (the built CLI, the embedded service): buying a list `clean --report-only`
 // left awaiting purchase, with a field selection and the email append match type (docs/list-services.md).
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Papa from 'papaparse';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/service.js';
-
-const VALIDATION = [
-  'Validation Status',
-  'Validation Code',
-  'Domain Type',
-  'Role Account',
-  'Duplicate',
-  'Valid Email',
-];
-
-/** Two people of one household at 1 Main St (Ann has a second address), and one elsewhere. */
-const PEOPLE = `person id,email,email 2,first name,last name,street,city,state,zip,household id,age,gender,interests
-p1,ann.lee@example.com,ann.alt@example.net,Ann,Lee,1 Main St,Springfield,IL,62701-1234,h1,35-44,Female,travel;pets
-p2,bob.lee@example.com,,Bob,Lee,1 Main St,Springfield,IL,62701-1234,h1,45-54,Male,
-p3,cat.kim@example.org,,Cat,Kim,9 Oak Ave,Albany,NY,12201-0001,h2,25-34,,
-`;
+import { readRows, seededFolder, VALIDATION } from './listServicesFixture.js';
 
 /**
  * Semicolons in a .csv: the purchase reads the delimiter back from the results for the exports. Ann is known
@@ -33,13 +16,6 @@ dan.lee@example.org;Dan;Lee;1 Main St;Springfield;IL;62701
 not-an-address;No;Body;5 Elm St;Dayton;OH;45402
 `;
 const LEADS_HEADER = LEADS.split('\n')[0].split(';');
-
-function readRows(path: string, delimiter: string): string[][] {
-  return Papa.parse<string[]>(readFileSync(path, 'utf8').replace(/^\uFEFF/, ''), {
-    delimiter,
-    skipEmptyLines: true,
-  }).data;
-}
 
 /** The one `mailsieve:` line of a failed run, after checking it failed without a stack trace. */
 function failure(result: { code: number; stderr: string }): string {
@@ -54,24 +30,7 @@ describe('mailsieve purchase', () => {
   const cleanups: (() => void)[] = [];
   afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
 
-  async function seeded(): Promise<{ dir: string; svc: string; leads: string }> {
-    const dir = tempDir('mailsieve-purchase-');
-    cleanups.push(() => dir.remove());
-    const svc = join(dir.path, 'svc');
-    writeFileSync(join(dir.path, 'people.csv'), PEOPLE);
-    const imported = await runCli([
-      'data',
-      'import',
-      'people',
-      join(dir.path, 'people.csv'),
-      '--data-dir',
-      svc,
-    ]);
-    expect(imported.code, imported.stderr).toBe(0);
-    const leads = join(dir.path, 'leads.csv');
-    writeFileSync(leads, LEADS);
-    return { dir: dir.path, svc, leads };
-  }
+  const seeded = () => seededFolder('mailsieve-purchase-', LEADS, cleanups);
 
   it('buys the fields asked for and Individual email matches only, then downloads results and exports', async () => {
     const { dir, svc, leads } = await seeded();
