@@ -73,23 +73,7 @@ export function BarTable({
                 {row.detail ? <span className="row-detail">{row.detail}</span> : null}
               </th>
               <td className="bar-col">
-                <svg
-                  className="bar"
-                  viewBox="0 0 100 10"
-                  preserveAspectRatio="none"
-                  aria-hidden="true"
-                  focusable="false"
-                >
-                  <rect className="bar-track" x="0" y="0" width="100" height="10" rx="2" />
-                  <rect
-                    className={`bar-fill ${row.tone ?? ''}`}
-                    x="0"
-                    y="0"
-                    width={Math.max(share * 100, row.value > 0 ? 0.8 : 0)}
-                    height="10"
-                    rx="2"
-                  />
-                </svg>
+                <Bar tone={row.tone ?? ''} width={Math.max(share * 100, row.value > 0 ? 0.8 : 0)} />
               </td>
               <td className="num">{formatCount(row.value)}</td>
               <td className="num">{formatPercent(row.value, total)}</td>
@@ -98,5 +82,15 @@ export function BarTable({
         })}
       </tbody>
     </table>
+  );
+}
+
+/** A horizontal bar: a track and a fill `width` per cent long, coloured by the `tone` class. */
+export function Bar({ tone, width }: { tone: string; width: number }) {
+  return (
+    <svg className="bar" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false">
+      <rect className="bar-track" x="0" y="0" width="100" height="10" rx="2" />
+      <rect className={`bar-fill ${tone}`} x="0" y="0" width={width} height="10" rx="2" />
+    </svg>
   );
 }

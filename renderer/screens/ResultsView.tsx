@@ -11,7 +11,7 @@ import {
   type ResultStatus,
 } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
-import { BarTable, type BarRow } from '../components/BarTable.js';
+import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
 import { MatchReports } from '../components/MatchReports.js';
 import {
   formatBytes,
@@ -420,23 +420,10 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
                         <span className={`badge tone-${status}`}>{STATUS_LABELS[status] ?? status}</span>
                       </td>
                       <td className="bar-col">
-                        <svg
-                          className="bar"
-                          viewBox="0 0 100 10"
-                          preserveAspectRatio="none"
-                          aria-hidden="true"
-                          focusable="false"
-                        >
-                          <rect className="bar-track" x="0" y="0" width="100" height="10" rx="2" />
-                          <rect
-                            className={`bar-fill tone-${status}`}
-                            x="0"
-                            y="0"
-                            width={total ? Math.max((value / total) * 100, 0.8) : 0}
-                            height="10"
-                            rx="2"
-                          />
-                        </svg>
+                        <Bar
+                          tone={`tone-${status}`}
+                          width={total ? Math.max((value / total) * 100, 0.8) : 0}
+                        />
                       </td>
                       <td className="num">{formatCount(value)}</td>
                       <td className="num">{formatPercent(value, total)}</td>
