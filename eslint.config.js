@@ -59,6 +59,12 @@ export default tseslint.config(
   },
   { files: ['service/**/*.ts'], rules: layer(['renderer', 'electron'], ['electron']) },
   { files: ['electron/**/*.ts'], rules: layer(['renderer']) },
+  // Inside electron/, one folder per program (DESIGN.md): the core is free of Electron and of the programs
+  // that use it; only the shell (main/) imports 'electron'; no program imports another's entry folder.
+  { files: ['electron/core/**/*.ts'], rules: layer(['renderer', 'main', 'web', 'cli'], ['electron']) },
+  { files: ['electron/web/**/*.ts'], rules: layer(['renderer', 'main', 'cli'], ['electron']) },
+  { files: ['electron/cli/**/*.ts'], rules: layer(['renderer', 'main', 'web'], ['electron']) },
+  { files: ['electron/main/**/*.ts'], rules: layer(['renderer', 'cli']) },
   { files: ['renderer/**/*.{ts,tsx}'], rules: layer(['electron', 'service'], [...nodeBuiltins, 'electron']) },
   // The renderer runs in a browser: DOM globals, not Node's; React's rules of hooks.
   {

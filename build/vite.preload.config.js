@@ -11,13 +11,13 @@ export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
   build: {
-    outDir: join(root, 'dist', 'electron'),
+    outDir: join(root, 'dist', 'electron', 'main'),
     emptyOutDir: false,
     target: 'node20',
     minify: false,
     sourcemap: false,
     reportCompressedSize: false,
-    lib: { entry: join(root, 'electron', 'preload.ts'), formats: ['cjs'], fileName: () => 'preload.cjs' },
+    lib: { entry: join(root, 'electron', 'main', 'preload.ts'), formats: ['cjs'], fileName: () => 'preload.cjs' },
     rollupOptions: { external: ['electron'] },
   },
 });

@@ -1,6 +1,6 @@
 // `window.app`: what the renderer may call. One function per channel of the contract, a few operations of
 // the shell (file pickers, saving an export), and `on(event, cb)` over the fixed event set. Implemented by
-// electron/preload.ts (IPC) and by renderer/platform/webApp.ts (browser mode over loopback HTTP).
+// electron/main/preload.ts (IPC) and by renderer/platform/webApp.ts (browser mode over loopback HTTP).
 import type {
   AppEvent,
   Channel,

@@ -163,7 +163,7 @@ describe('stored keys stay in the core', () => {
       ipcRenderer: { invoke: () => Promise.resolve(), on: () => undefined },
       webUtils: { getPathForFile: () => '' },
     };
-    const source = readFileSync(join(ROOT, 'dist', 'electron', 'preload.cjs'), 'utf8');
+    const source = readFileSync(join(ROOT, 'dist', 'electron', 'main', 'preload.cjs'), 'utf8');
     runInNewContext(source, {
       require: (name: string) => (name === 'electron' ? electron : undefined),
       module: {},

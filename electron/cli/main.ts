@@ -1,16 +1,16 @@
 // The `mailsieve` command line: the service, its keys, and list work, on the same core as the desktop app.
 import { Command, CommanderError, Option } from 'commander';
 import { setFlagsFromString } from 'node:v8';
-import { serviceDataDir } from './core/home.js';
-import { CliError } from './cli/errors.js';
-import { serve } from './cli/serve.js';
-import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './cli/keys.js';
-import { verify } from './cli/verify.js';
-import { doctor } from './cli/doctor.js';
-import { clean, collect } from './cli/clean.js';
-import { purchase } from './cli/purchase.js';
-import { addCheckOptions, addNetworkOptions } from './cli/onlineOptions.js';
-import { registerDataCommands } from './cli/data.js';
+import { serviceDataDir } from '../core/home.js';
+import { CliError } from './errors.js';
+import { serve } from './serve.js';
+import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './keys.js';
+import { verify } from './verify.js';
+import { doctor } from './doctor.js';
+import { clean, collect } from './clean.js';
+import { purchase } from './purchase.js';
+import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
+import { registerDataCommands } from './data.js';
 
 const dataDirOption = () =>
   new Option('--data-dir <dir>', 'service data folder (default: the app home’s service/)').default(

@@ -8,7 +8,7 @@ import {
   EVENT_IPC_CHANNEL,
   METHOD_OF_CHANNEL,
   SHELL_CHANNELS,
-} from '../shared/desktop/methods.js';
+} from '../../shared/desktop/methods.js';
 
 type Listener = (payload: unknown) => void;
 const listeners = new Map<string, Set<Listener>>();

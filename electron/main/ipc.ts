@@ -1,0 +1,58 @@
+// IPC wiring: every channel of the desktop contract to the core, each call checked to come from the main
+// window's own page, plus the two shell channels (the native open and save dialogs).
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { app, dialog, ipcMain, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
+import { z } from 'zod';
+import type { Reply } from '../../shared/desktop/contract.js';
+import { METHOD_OF_CHANNEL, SHELL_CHANNELS } from '../../shared/desktop/methods.js';
+import type { DesktopCore } from '../core/desktop.js';
+import { pickListFile } from './dialogs.js';
+import { APP_ORIGIN } from './window.js';
+
+function fail(code: string, message: string): Reply<never> {
+  return { ok: false, error: { code, message } };
+}
+
+const saveExportInput = z.object({ exportId: z.number().int() });
+
+export function registerIpc(desktop: DesktopCore, mainWindow: () => BrowserWindow | undefined): void {
+  /** Only the main window's own page may call the core. */
+  const isTrusted = (event: IpcMainInvokeEvent): boolean =>
+    event.sender === mainWindow()?.webContents &&
+    (event.senderFrame?.url ?? '').startsWith(`${APP_ORIGIN}/`);
+
+  for (const channel of Object.keys(METHOD_OF_CHANNEL)) {
+    ipcMain.handle(channel, (event, input: unknown) =>
+      isTrusted(event)
+        ? desktop.handle(channel, input)
+        : fail('forbidden', 'Refused: not the Mailsieve window.'),
+    );
+  }
+  ipcMain.handle(SHELL_CHANNELS.openListDialog, async (event) => {
+    const window = mainWindow();
+    if (!isTrusted(event) || !window) return fail('forbidden', 'Refused: not the Mailsieve window.');
+    const path = await pickListFile(window);
+    if (!path) return { ok: true, value: null };
+    return desktop.handle('files:add-path', { path });
+  });
+  ipcMain.handle(SHELL_CHANNELS.saveExportDialog, async (event, input: unknown) => {
+    const window = mainWindow();
+    if (!isTrusted(event) || !window) return fail('forbidden', 'Refused: not the Mailsieve window.');
+    const parsed = saveExportInput.safeParse(input);
+    if (!parsed.success) return fail('invalid-input', 'exportId: expected a number');
+    const file = desktop.exportFile(parsed.data.exportId);
+    if (!file) return fail('not-found', 'That export is gone.');
+    const target = await dialog.showSaveDialog(window, {
+      title: 'Save export',
+      defaultPath: join(app.getPath('documents'), file.fileName),
+    });
+    if (target.canceled || !target.filePath) return { ok: true, value: { saved: false, path: null } };
+    try {
+      await copyFile(file.path, target.filePath);
+    } catch (error) {
+      return fail('file-unwritable', `Could not save to ${target.filePath}: ${(error as Error).message}`);
+    }
+    return { ok: true, value: { saved: true, path: target.filePath } };
+  });
+}
