@@ -19,8 +19,7 @@ const saveExportInput = z.object({ exportId: z.number().int() });
 export function registerIpc(desktop: DesktopCore, mainWindow: () => BrowserWindow | undefined): void {
   /** Only the main window's own page may call the core. */
   const isTrusted = (event: IpcMainInvokeEvent): boolean =>
-    event.sender === mainWindow()?.webContents &&
-    (event.senderFrame?.url ?? '').startsWith(`${APP_ORIGIN}/`);
+    event.sender === mainWindow()?.webContents && (event.senderFrame?.url ?? '').startsWith(`${APP_ORIGIN}/`);
 
   for (const channel of Object.keys(METHOD_OF_CHANNEL)) {
     ipcMain.handle(channel, (event, input: unknown) =>

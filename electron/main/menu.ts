@@ -17,7 +17,10 @@ async function openListFromMenu(
   else void dialog.showMessageBox(mainWindow, { type: 'error', message: reply.error.message });
 }
 
-export async function buildMenu(core: DesktopCore, mainWindow: () => BrowserWindow | undefined): Promise<void> {
+export async function buildMenu(
+  core: DesktopCore,
+  mainWindow: () => BrowserWindow | undefined,
+): Promise<void> {
   const open = (path?: string) => void openListFromMenu(core, mainWindow(), path);
   const recent = await core.handle('files:list-recent', {});
   const recentItems: MenuItemConstructorOptions[] =

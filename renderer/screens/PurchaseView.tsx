@@ -10,7 +10,7 @@ import {
   type PurchaseMatchType,
 } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
-import { alternateRows } from '../../shared/desktop/listServices.js';
+import { alternateRows, countsOf } from '../../shared/desktop/listServices.js';
 import { MatchReports } from '../components/MatchReports.js';
 import { formatCount, formatDate } from '../format.js';
 import { useAppStore } from '../store/index.js';
@@ -145,19 +145,12 @@ function BuyDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () => v
   );
 }
 
-interface ValidationCounts {
-  readonly statuses?: Record<string, number | undefined>;
-}
-
 export function PurchaseView({ job }: Readonly<{ job: JobDetail }>) {
   const navigate = useAppStore((s) => s.navigate);
   const resetPurchase = useAppStore((s) => s.resetPurchase);
   const [isBuying, setIsBuying] = useState(false);
   const total = job.rows ?? 0;
-  const statuses =
-    typeof job.reporting === 'object' && job.reporting !== null
-      ? ((job.reporting as ValidationCounts).statuses ?? {})
-      : {};
+  const statuses = countsOf(job.reporting?.statuses);
   const choices = purchaseChoices(job);
   return (
     <section className="screen" aria-labelledby="reports-heading">

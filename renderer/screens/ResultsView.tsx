@@ -11,6 +11,7 @@ import {
   type ResultStatus,
 } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
+import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
 import { MatchReports } from '../components/MatchReports.js';
 import {
@@ -25,20 +26,8 @@ import {
 } from '../format.js';
 import { useAppStore } from '../store/index.js';
 
-interface Reporting {
-  readonly statuses?: Record<string, number | undefined>;
-  readonly invalid_categories?: Record<string, number | undefined>;
-  readonly domain_type?: Record<string, number | undefined>;
-  readonly role_accounts?: number;
-  readonly status_codes?: Record<string, number>;
-}
-
-function asReporting(value: unknown): Reporting {
-  return typeof value === 'object' && value !== null ? value : {};
-}
-
-function sum(record: Record<string, number | undefined> | undefined): number {
-  return Object.values(record ?? {}).reduce<number>((total, n) => total + (n ?? 0), 0);
+function sum(record: Readonly<Record<string, number>>): number {
+  return Object.values(record).reduce<number>((total, n) => total + n, 0);
 }
 
 function OfflineNote({ job }: Readonly<{ job: JobDetail }>) {
@@ -136,7 +125,7 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
     !hasValidation ? 'all' : job.checks === 'offline' ? 'clean' : 'safe',
   );
   const [custom, setCustom] = useState<ReadonlySet<ResultStatus>>(new Set(['valid', 'corrected']));
-  const statuses = asReporting(job.reporting).statuses ?? {};
+  const statuses = countsOf(job.reporting?.statuses);
 
   useEffect(() => {
     const element = dialog.current;
@@ -273,8 +262,8 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
   const resetExport = useAppStore((s) => s.resetExport);
   const navigate = useAppStore((s) => s.navigate);
   const [isExporting, setIsExporting] = useState(false);
-  const reporting = asReporting(job.reporting);
-  const statuses = reporting.statuses ?? {};
+  const reporting = job.reporting ?? {};
+  const statuses = countsOf(reporting.statuses);
   const total = job.rows ?? sum(statuses);
   const safe = (statuses.Valid ?? 0) + (statuses.Corrected ?? 0);
 
@@ -288,13 +277,13 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
   const codes = Object.entries(reporting.status_codes ?? {})
     .map(([code, value]) => ({ code: Number(code), value }))
     .sort((a, b) => b.value - a.value || a.code - b.code);
-  const categories: BarRow[] = Object.entries(reporting.invalid_categories ?? {}).map(([key, value]) => ({
+  const categories: BarRow[] = Object.entries(countsOf(reporting.invalid_categories)).map(([key, value]) => ({
     key,
     label: key,
     value: value ?? 0,
     tone: 'tone-invalid',
   }));
-  const domainTypes: BarRow[] = Object.entries(reporting.domain_type ?? {})
+  const domainTypes: BarRow[] = Object.entries(countsOf(reporting.domain_type))
     .map(([key, value]) => ({ key, label: key, value: value ?? 0, tone: 'tone-neutral' }))
     .filter((row) => row.value > 0)
     .sort((a, b) => b.value - a.value);

@@ -6,7 +6,7 @@
 // Secrets: no output schema here has a member that can carry an API key. A key travels one way only, in the
 // inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
 import { z } from 'zod';
-import { LIST_SERVICE_KEYS } from '../api/list.js';
+import { emailValidationReportingSchema, LIST_SERVICE_KEYS, listResourceSchema } from '../api/list.js';
 import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js';
 import {
   COLUMN_ROLES,
@@ -370,10 +370,10 @@ export const jobDetailSchema = z.object({
   listId: z.number().nullable(),
   rows: z.number().nullable(),
   timeline: z.array(timelineEntrySchema),
-  /** The last status document (E8), as the service sent it. */
-  lastDocument: z.unknown().nullable(),
-  /** The email_validation reporting of that document. */
-  reporting: z.unknown().nullable(),
+  /** The last status document (E8), as the service sent it (typed by shared/api's schema). */
+  lastDocument: listResourceSchema.nullable(),
+  /** The email_validation reporting of that document (the last one it gave: kept while a purchase reruns). */
+  reporting: emailValidationReportingSchema.nullable(),
   /** The other services' match reports (the last ones the service gave; kept while a purchase reruns). */
   matchReports: matchReportsSchema,
   /** For a report-only job: what was bought, once it was. */

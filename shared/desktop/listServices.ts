@@ -45,7 +45,8 @@ function objectOf(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-function countsOf(value: unknown): Record<string, number> {
+/** The numeric members of a reporting counts object (a provider may add members of other kinds). */
+export function countsOf(value: unknown): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const [key, n] of Object.entries(objectOf(value) ?? {}))
     if (typeof n === 'number' && Number.isFinite(n)) counts[key] = n;

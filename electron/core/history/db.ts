@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrate } from '../../../service/store/migrate.js';
+import type { EmailValidationReporting, ListResource } from '../../../shared/api/list.js';
 import type {
   ExportInfo,
   ExportKind,
@@ -72,8 +73,10 @@ export interface JobRecord {
   readonly partCount: number | null;
   readonly listId: number | null;
   readonly rows: number | null;
-  readonly lastDocument: unknown;
-  readonly reporting: unknown;
+  /** The last status document (E8) the service sent, as its client parsed it. */
+  readonly lastDocument: ListResource | null;
+  /** Its email_validation reporting (the last one given: kept while a purchase reruns the list). */
+  readonly reporting: EmailValidationReporting | null;
   readonly resultsPath: string | null;
   readonly resultsName: string | null;
   /** Rows the results mark as duplicates (the reporting has no such count). */
@@ -150,8 +153,9 @@ function toJob(row: JobRow): JobRecord {
     partCount: row.part_count,
     listId: row.list_id,
     rows: row.rows,
-    lastDocument: row.last_document === null ? null : (JSON.parse(row.last_document) as unknown),
-    reporting: row.reporting === null ? null : (JSON.parse(row.reporting) as unknown),
+    // Stored by setJobDocument from documents the client had parsed with shared/api's schemas.
+    lastDocument: row.last_document === null ? null : (JSON.parse(row.last_document) as ListResource),
+    reporting: row.reporting === null ? null : (JSON.parse(row.reporting) as EmailValidationReporting),
     resultsPath: row.results_path,
     resultsName: row.results_name,
     duplicates: row.duplicate_count,

@@ -1,0 +1,290 @@
+// Connection: the embedded service (started when first needed), the provider's address and key, the client
+// every other domain calls the service with, and which list services new jobs may run.
+import { createClient, type Client } from '../../../shared/api/client.js';
+import { LIST_SERVICE_KEYS, type ListServiceKey } from '../../../shared/api/list.js';
+import {
+  INTELLIGENCE_CHOICES,
+  type AllowedServices,
+  type ConnectionInfo,
+  type ConnectionInput,
+} from '../../../shared/desktop/contract.js';
+import type { EmbeddedService } from '../embedded.js';
+import { getSetting, setSetting } from '../history/db.js';
+import { serviceDataDir } from '../home.js';
+import { maskSecret } from '../secrets.js';
+import { ReplyFailure, type CoreBase, type CoreContext, type Handlers } from './context.js';
+
+/** The secret name of the provider's API key. */
+export const PROVIDER_KEY = 'provider-api-key';
+/** A harmless address for a connection test (E1 on the reserved example domain). */
+const TEST_ADDRESS = 'postmaster@example.com';
+/** The setting holding the list services the user says their provider key has (when it cannot say). */
+const CHOSEN_SERVICES_SETTING = 'providerServices';
+
+interface StoredConnection {
+  readonly kind: 'embedded' | 'provider';
+  readonly baseUrl?: string;
+}
+
+export interface Connection {
+  readonly storedConnection: () => StoredConnection;
+  readonly connectionInfo: () => ConnectionInfo;
+  readonly clientFor: (
+    kind: 'embedded' | 'provider',
+    baseUrl?: string | null,
+    apiKey?: string,
+  ) => Promise<Client>;
+  readonly currentClient: () => Promise<{
+    client: Client;
+    kind: 'embedded' | 'provider';
+    baseUrl: string | null;
+  }>;
+  readonly allowedServices: () => Promise<AllowedServices>;
+  readonly testConnection: (
+    input: ConnectionInput,
+  ) => Promise<{ mode: 'safe_to_send' | 'email_validation'; latencyMs: number; baseUrl: string }>;
+  /** The embedded service's key, once it runs (replies never show it). */
+  readonly embeddedApiKey: () => string | undefined;
+  /** Stops the embedded service if it was started. */
+  readonly close: () => Promise<void>;
+}
+
+export function createConnection({ options, home, db, emit }: CoreBase): Connection {
+  // ---------------------------------------------------------------------------------------------------
+  // The embedded service: started when first needed, so the app is usable at once and offline.
+
+  let embedded: Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> | undefined;
+  let embeddedStarting: Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> | undefined;
+  let embeddedState: ConnectionInfo['embedded'] = { state: 'stopped' };
+  // Loaded when first needed: the service's modules take a good part of a second to load, and the window
+  // should be usable before that.
+  const startEmbedded =
+    options.startEmbedded ??
+    (async () =>
+      (await import('../embedded.js')).startEmbeddedService(
+        serviceDataDir(home),
+        options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
+      ));
+
+  function ensureEmbedded(): Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> {
+    if (embedded) return Promise.resolve(embedded);
+    if (!embeddedStarting) {
+      embeddedState = { state: 'starting' };
+      emit('connection:changed', connectionInfo());
+      embeddedStarting = startEmbedded().then(
+        (service) => {
+          embedded = service;
+          embeddedState = { state: 'running' };
+          emit('connection:changed', connectionInfo());
+          return service;
+        },
+        (error: unknown) => {
+          embeddedStarting = undefined;
+          embeddedState = {
+            state: 'failed',
+            message: `The local service did not start: ${(error as Error).message}`,
+          };
+          emit('connection:changed', connectionInfo());
+          throw new ReplyFailure('connection-failed', embeddedState.message!);
+        },
+      );
+    }
+    return embeddedStarting;
+  }
+
+  function storedConnection(): StoredConnection {
+    return getSetting<StoredConnection>(db, 'connection') ?? { kind: 'embedded' };
+  }
+
+  function connectionInfo(): ConnectionInfo {
+    const stored = storedConnection();
+    const key = options.secrets.has(PROVIDER_KEY) ? options.secrets.get(PROVIDER_KEY) : undefined;
+    return {
+      kind: stored.kind,
+      embedded: embeddedState,
+      provider:
+        stored.baseUrl !== undefined
+          ? { baseUrl: stored.baseUrl, keyMask: key ? maskSecret(key) : null }
+          : null,
+      vault: {
+        storage: options.secrets.storage,
+        isAvailable: options.secrets.availability.isAvailable,
+        ...(options.secrets.availability.message ? { message: options.secrets.availability.message } : {}),
+      },
+    };
+  }
+
+  async function clientFor(
+    kind: 'embedded' | 'provider',
+    baseUrl?: string | null,
+    apiKey?: string,
+  ): Promise<Client> {
+    if (kind === 'embedded') {
+      const service = await ensureEmbedded();
+      return createClient({
+        baseUrl: service.baseUrl,
+        apiKey: service.apiKey,
+        userAgent: 'Mailsieve desktop',
+      });
+    }
+    const key = apiKey ?? options.secrets.get(PROVIDER_KEY);
+    if (!baseUrl)
+      throw new ReplyFailure(
+        'not-configured',
+        'No provider address is set: enter it on the Connection screen.',
+      );
+    if (!key)
+      throw new ReplyFailure(
+        'not-configured',
+        'No API key is stored for the provider: enter it on the Connection screen.',
+      );
+    return createClient({ baseUrl, apiKey: key, userAgent: 'Mailsieve desktop' });
+  }
+
+  async function currentClient(): Promise<{
+    client: Client;
+    kind: 'embedded' | 'provider';
+    baseUrl: string | null;
+  }> {
+    const stored = storedConnection();
+    const client = await clientFor(stored.kind, stored.baseUrl);
+    return {
+      client,
+      kind: stored.kind,
+      baseUrl: stored.kind === 'provider' ? (stored.baseUrl ?? null) : null,
+    };
+  }
+
+  function chosenServices(): ListServiceKey[] {
+    const stored = getSetting<string[]>(db, CHOSEN_SERVICES_SETTING) ?? ['email_validation'];
+    return LIST_SERVICE_KEYS.filter((key) => stored.includes(key));
+  }
+
+  /**
+   * The list services new jobs may run: every one on the embedded service; for another service, what its key
+   * says (`GET /v5/key`, a Mailsieve extension), else what the user ticked (the provider answers 404).
+   */
+  async function allowedServices(): Promise<AllowedServices> {
+    const stored = storedConnection();
+    const chosen = chosenServices();
+    if (stored.kind === 'embedded')
+      return { services: [...LIST_SERVICE_KEYS], source: 'embedded', fields: null, chosen };
+    const fallback: AllowedServices = { services: chosen, source: 'chosen', fields: null, chosen };
+    let client: Client;
+    try {
+      client = await clientFor('provider', stored.baseUrl);
+    } catch {
+      return fallback; // no key stored yet: the user's choice stands
+    }
+    const info = await client.keyInfo({ timeoutMs: 5000, retries: 0 });
+    if (!info.ok) return fallback;
+    const keyFields = new Set(info.value.fields);
+    const sections = { eam: 'eam', postal_address: 'postal_append' } as const;
+    return {
+      services: LIST_SERVICE_KEYS.filter((key) => info.value.list_services.includes(key)),
+      source: 'key',
+      fields: INTELLIGENCE_CHOICES.filter((field) =>
+        field === 'eam' || field === 'postal_address'
+          ? info.value.services.includes(sections[field])
+          : keyFields.has(field),
+      ),
+      chosen,
+    };
+  }
+
+  async function testConnection(input: ConnectionInput) {
+    const started = Date.now();
+    const client =
+      input.kind === 'embedded'
+        ? await clientFor('embedded')
+        : await clientFor('provider', input.baseUrl, input.apiKey);
+    const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
+    if (!result.ok) {
+      const error = result.error;
+      const why =
+        error.kind === 'http' && error.status === 401
+          ? 'the service refused the API key (401)'
+          : error.kind === 'http'
+            ? `the service answered HTTP ${error.status}: ${error.message}`
+            : error.message;
+      throw new ReplyFailure('connection-failed', `The test call failed: ${why}. Nothing was saved.`);
+    }
+    return {
+      mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
+      latencyMs: Date.now() - started,
+      baseUrl: client.baseUrl,
+    };
+  }
+
+  return {
+    storedConnection,
+    connectionInfo,
+    clientFor,
+    currentClient,
+    allowedServices,
+    testConnection,
+    embeddedApiKey: () => embedded?.apiKey,
+    async close() {
+      if (embeddedStarting) {
+        const service = await embeddedStarting.catch(() => undefined);
+        await service?.close();
+      }
+    },
+  };
+}
+
+export type ConnectionChannel =
+  | 'connection:get'
+  | 'connection:test'
+  | 'connection:set'
+  | 'keys:clear'
+  | 'connection:get-services'
+  | 'connection:set-services';
+
+export function connectionHandlers(ctx: CoreContext): Handlers<ConnectionChannel> {
+  const { options, db, emit } = ctx;
+  const { storedConnection, connectionInfo, allowedServices, testConnection } = ctx.connection;
+  return {
+    'connection:get': () => connectionInfo(),
+    'connection:test': (input) => testConnection(input),
+    'connection:set': async (input) => {
+      if (input.kind === 'provider') {
+        if (input.apiKey !== undefined && !options.secrets.availability.isAvailable)
+          throw new ReplyFailure(
+            'secrets-unavailable',
+            options.secrets.availability.message ?? 'Keys cannot be stored here.',
+          );
+        await testConnection(input);
+        if (input.apiKey !== undefined) options.secrets.set(PROVIDER_KEY, input.apiKey);
+        setSetting(db, 'connection', { kind: 'provider', baseUrl: input.baseUrl });
+      } else {
+        const stored = storedConnection();
+        setSetting(db, 'connection', {
+          kind: 'embedded',
+          ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
+        });
+      }
+      const info = connectionInfo();
+      emit('connection:changed', info);
+      return info;
+    },
+    'keys:clear': () => {
+      options.secrets.delete(PROVIDER_KEY);
+      const stored = storedConnection();
+      if (stored.kind === 'provider')
+        setSetting(db, 'connection', { kind: 'embedded', baseUrl: stored.baseUrl });
+      const info = connectionInfo();
+      emit('connection:changed', info);
+      return info;
+    },
+    'connection:get-services': () => allowedServices(),
+    'connection:set-services': async (input) => {
+      setSetting(
+        db,
+        CHOSEN_SERVICES_SETTING,
+        LIST_SERVICE_KEYS.filter((key) => input.services.includes(key)),
+      );
+      return allowedServices();
+    },
+  };
+}

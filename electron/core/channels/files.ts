@@ -1,0 +1,100 @@
+// Files: the lists the user opened (staged by reference or copied into the staging folder), recent files,
+// inspection for the column mapper, and the pre-check before a job starts.
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { StagedFile } from '../../../shared/desktop/contract.js';
+import { inspectFile } from '../files/inspect.js';
+import { formatOf } from '../files/source.js';
+import { getPreset, recentFiles, touchRecentFile } from '../history/db.js';
+import { ReplyFailure, type CoreBase, type CoreContext, type Handlers } from './context.js';
+
+/** The pre-check and upload preparation load the verification engine: also on first use. */
+export const preparation = () => import('../files/prepare.js');
+
+export interface StagedList {
+  readonly path: string;
+  readonly name: string;
+  readonly size: number;
+}
+
+export interface Staging {
+  /** A file the user picked: staged by reference (Electron, recent files) … */
+  readonly addPath: (path: string) => StagedFile;
+  /** … or copied into the staging folder first (browser mode uploads). */
+  readonly stagingPathFor: (name: string) => { fileId: string; path: string };
+  readonly registerStaged: (fileId: string, path: string, name: string) => StagedFile;
+  /** The staged file, still where it was, or a failure that says to add it again. */
+  readonly stagedOrFail: (fileId: string) => StagedList;
+}
+
+export function createStaging({ db, stagingDir }: CoreBase): Staging {
+  const staged = new Map<string, StagedList>();
+  const staging: Staging = {
+    addPath(path) {
+      let size: number;
+      try {
+        const stat = statSync(path);
+        if (!stat.isFile()) throw new ReplyFailure('file-unreadable', `“${basename(path)}” is not a file.`);
+        size = stat.size;
+      } catch (error) {
+        if (error instanceof ReplyFailure) throw error;
+        throw new ReplyFailure('file-unreadable', `“${basename(path)}” cannot be read.`);
+      }
+      const name = basename(path);
+      if (!formatOf(name))
+        throw new ReplyFailure(
+          'file-unreadable',
+          `“${name}” is not a list file: choose a .csv, .txt or .zip file.`,
+        );
+      touchRecentFile(db, { path, name, size });
+      return staging.registerStaged(randomUUID(), path, name);
+    },
+    stagingPathFor(name) {
+      const fileId = randomUUID();
+      const dir = join(stagingDir, fileId);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const safe = basename(name).replace(/[^\w.\- ()+]/g, '_') || 'list.csv';
+      return { fileId, path: join(dir, safe) };
+    },
+    registerStaged(fileId, path, name) {
+      const size = statSync(path).size;
+      staged.set(fileId, { path, name, size });
+      return { fileId, name, size };
+    },
+    stagedOrFail(fileId) {
+      const file = staged.get(fileId);
+      if (!file) throw new ReplyFailure('not-found', 'That file is no longer open: add it again.');
+      if (!existsSync(file.path))
+        throw new ReplyFailure('file-unreadable', `“${file.name}” is no longer where it was: add it again.`);
+      return file;
+    },
+  };
+  return staging;
+}
+
+export type FilesChannel = 'files:add-path' | 'files:list-recent' | 'files:inspect' | 'files:precheck';
+
+export function fileHandlers(ctx: CoreContext): Handlers<FilesChannel> {
+  const { db, staging } = ctx;
+  const { stagedOrFail } = staging;
+  return {
+    'files:add-path': (input) => staging.addPath(input.path),
+    'files:list-recent': () => recentFiles(db),
+    'files:inspect': async (input) => {
+      const file = stagedOrFail(input.fileId);
+      return inspectFile({
+        fileId: input.fileId,
+        ...file,
+        ...(input.delimiter !== undefined ? { delimiter: input.delimiter } : {}),
+        ...(input.header !== undefined ? { header: input.header } : {}),
+        presetFor: (signature) => getPreset(db, signature),
+      });
+    },
+    'files:precheck': async (input) => {
+      const file = stagedOrFail(input.fileId);
+      if (input.mapping.roles.length === 0) throw new ReplyFailure('invalid-input', 'No columns.');
+      return (await preparation()).precheck(file, input.mapping, input.split);
+    },
+  };
+}

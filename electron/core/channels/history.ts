@@ -1,0 +1,154 @@
+// History: the jobs list, one job's detail, deleting a job with its files, and what a finished job's results
+// file gives: a preview of its rows and exports (kept in the job's folder, listed with the job).
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { listFileExtension } from '../../../shared/api/list.js';
+import { isExportedStatus, type JobDetail } from '../../../shared/desktop/contract.js';
+import {
+  deleteJob,
+  getExport,
+  getJob,
+  insertExport,
+  jobExports,
+  jobTimeline,
+  listJobs,
+  type JobRecord,
+} from '../history/db.js';
+import { previewRows, writeExport } from '../results.js';
+import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
+
+/** Finding a job (or failing in words) and describing it: shared with the jobs domain. */
+export function jobLookup({ db, jobs }: CoreContext) {
+  function jobOrFail(jobId: number): JobRecord {
+    const job = getJob(db, jobId);
+    if (!job)
+      throw new ReplyFailure('not-found', `Job ${jobId} is not in the history (it may have been deleted).`);
+    return job;
+  }
+
+  function detail(job: JobRecord): JobDetail {
+    const reporting = job.lastDocument?.services.email_validation?.reporting ?? job.reporting;
+    return {
+      id: job.id,
+      createdAt: job.createdAt,
+      updatedAt: job.updatedAt,
+      status: job.status,
+      message: job.message,
+      file: {
+        name: job.fileName,
+        size: job.fileSize,
+        sha256: job.fileSha256,
+        format: job.fileFormat,
+        encoding: job.fileEncoding,
+      },
+      mapping: job.mapping,
+      options: job.options,
+      connection: { kind: job.connectionKind, baseUrl: job.connectionUrl },
+      part:
+        job.partIndex !== null && job.partCount !== null
+          ? { index: job.partIndex, count: job.partCount }
+          : null,
+      listId: job.listId,
+      rows: job.rows,
+      timeline: jobTimeline(db, job.id),
+      lastDocument: job.lastDocument,
+      reporting: reporting ?? null,
+      matchReports: job.matchReports ?? {},
+      purchase: job.purchase,
+      hasResults: job.resultsPath !== null && existsSync(job.resultsPath),
+      duplicates: job.duplicates,
+      resultsName: job.resultsName,
+      exports: jobExports(db, job.id).map(({ path: _path, ...info }) => info),
+      progress: jobs.progress(job.id) ?? null,
+      checks: job.connectionKind === 'embedded' ? 'offline' : 'provider',
+    };
+  }
+
+  return { jobOrFail, detail };
+}
+
+/** The file of an export, for the shell to save or the web host to send. */
+export function exportFileOf({ db }: CoreContext, exportId: number) {
+  const record = getExport(db, exportId);
+  return record && existsSync(record.path) ? { path: record.path, fileName: record.fileName } : undefined;
+}
+
+export type HistoryChannel = 'jobs:list' | 'jobs:get' | 'jobs:delete' | 'jobs:preview' | 'jobs:export';
+
+export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
+  const { db, emit, jobs, resultsDir } = ctx;
+  const { jobOrFail, detail } = jobLookup(ctx);
+
+  function resultsOf(job: JobRecord): { path: string; name: string } {
+    if (!job.resultsPath || !job.resultsName || !existsSync(job.resultsPath))
+      throw new ReplyFailure(
+        'no-results',
+        job.status === 'completed'
+          ? 'The results file of this job is missing from disk.'
+          : 'This job has no results yet.',
+      );
+    return { path: job.resultsPath, name: job.resultsName };
+  }
+
+  return {
+    'jobs:list': (input) => listJobs(db, input),
+    'jobs:get': (input) => detail(jobOrFail(input.jobId)),
+    'jobs:delete': async (input) => {
+      const job = jobOrFail(input.jobId);
+      if (jobs.isRunning(job.id)) await jobs.cancel(job.id);
+      const deleted = deleteJob(db, job.id);
+      rmSync(join(resultsDir, String(job.id)), { recursive: true, force: true });
+      emit('jobs:changed', { jobIds: [job.id] });
+      return { deleted };
+    },
+    'jobs:preview': async (input) => {
+      const job = jobOrFail(input.jobId);
+      const results = resultsOf(job);
+      return previewRows(
+        results.path,
+        results.name,
+        job.mapping.delimiter,
+        input.status ?? null,
+        input.limit,
+        job.originalHeader,
+      );
+    },
+    'jobs:export': async (input) => {
+      const job = jobOrFail(input.jobId);
+      const results = resultsOf(job);
+      if (input.kind !== 'all' && !job.options.services.includes('email_validation'))
+        throw new ReplyFailure(
+          'invalid-input',
+          'This job ran no validation, so its rows have no status: export all rows.',
+        );
+      const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
+      const dir = join(resultsDir, String(job.id), 'exports');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const stem = results.name.replace(/\.(csv|txt|zip)$/i, '');
+      const textExtension = listFileExtension(job.uploadName) === '.txt' ? '.txt' : '.csv';
+      const suffix = input.kind === 'custom' ? statuses.join('+') : input.kind;
+      const fileName = `${stem}-${suffix}${results.name.toLowerCase().endsWith('.zip') ? textExtension : (/\.[^.]+$/.exec(results.name)?.[0] ?? '.csv')}`;
+      const path = join(dir, `${Date.now()}-${fileName}`);
+      const written = await writeExport(
+        results.path,
+        results.name,
+        job.mapping.delimiter,
+        input.kind === 'all' ? null : (status) => isExportedStatus(input.kind, status, statuses),
+        path,
+        job.originalHeader,
+      );
+      const record = insertExport(db, {
+        jobId: job.id,
+        kind: input.kind,
+        statuses,
+        path,
+        fileName,
+        rows: written.rows,
+        bytes: written.bytes,
+      });
+      emit('jobs:changed', { jobIds: [job.id] });
+      const { path: _path, ...info } = record;
+      return info;
+    },
+  };
+}

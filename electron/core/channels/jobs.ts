@@ -1,0 +1,131 @@
+// Jobs: starting a list (inspect again, save the mapping as a preset, prepare the parts, one job per part),
+// cancelling it, and buying a report-only list. The scheduler itself is jobManager.ts.
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, linkSync, mkdirSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { LIST_SERVICE_TITLES } from '../../../shared/api/listServices.js';
+import { inspectFile } from '../files/inspect.js';
+import { formatOf } from '../files/source.js';
+import { insertJob, savePreset, setJobFileFacts } from '../history/db.js';
+import { PurchaseFailure } from '../jobManager.js';
+import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
+import { preparation } from './files.js';
+import { jobLookup } from './history.js';
+
+export type JobsChannel = 'jobs:start' | 'jobs:cancel' | 'jobs:purchase';
+
+export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
+  const { db, emit, jobs, resultsDir, stagingDir } = ctx;
+  const { stagedOrFail } = ctx.staging;
+  const { storedConnection, clientFor, allowedServices } = ctx.connection;
+  const { jobOrFail, detail } = jobLookup(ctx);
+  return {
+    'jobs:start': async (input) => {
+      const file = stagedOrFail(input.fileId);
+      const format = formatOf(file.name);
+      if (!format)
+        throw new ReplyFailure('invalid-input', `“${file.name}” is not a .csv, .txt or .zip file.`);
+      const stored = storedConnection();
+      if (stored.kind === 'provider') await clientFor('provider', stored.baseUrl); // fails early without a key
+      const allowed = await allowedServices();
+      const refused = input.options.services.filter((service) => !allowed.services.includes(service));
+      if (refused.length > 0)
+        throw new ReplyFailure(
+          'not-allowed',
+          `${refused.map((service) => LIST_SERVICE_TITLES[service]).join(', ')} ${refused.length === 1 ? 'is' : 'are'} not available on this connection` +
+            (allowed.source === 'chosen' ? ': tick it on the Connection screen if your key has it.' : '.'),
+        );
+      const inspection = await inspectFile({
+        fileId: input.fileId,
+        ...file,
+        delimiter: input.mapping.delimiter,
+        header: input.mapping.header,
+      });
+      if (inspection.columns.length !== input.mapping.roles.length)
+        throw new ReplyFailure(
+          'invalid-input',
+          'The mapping does not match the file’s columns: inspect the file again.',
+        );
+      savePreset(db, inspection.signature, {
+        roles: input.mapping.roles,
+        delimiter: input.mapping.delimiter,
+        header: input.mapping.header,
+      });
+      const prepareDir = join(stagingDir, `prepared-${randomUUID()}`);
+      const { headerFor, prepareUpload, sha256File } = await preparation();
+      // The file's own names, when the file sent renames them: previews and exports give them back.
+      const headerNames = inspection.columns.map((column) => column.name);
+      const sent = headerFor(input.mapping, headerNames, input.options.services).cells;
+      const originalHeader =
+        input.mapping.header && sent.some((cell, i) => cell !== headerNames[i]) ? headerNames : undefined;
+      const parts = await prepareUpload(file, input.mapping, {
+        split: input.options.split,
+        dir: prepareDir,
+        headerNames,
+        services: input.options.services,
+      });
+      const sha256 = await sha256File(file.path);
+      const jobIds: number[] = [];
+      for (const [index, part] of parts.entries()) {
+        const id = insertJob(db, {
+          fileName: file.name,
+          filePath: part.path,
+          uploadName: part.name,
+          uploadHeader: part.header,
+          fileSize: file.size,
+          fileSha256: sha256,
+          fileFormat: format,
+          fileEncoding: inspection.encoding,
+          mapping: input.mapping,
+          options: input.options,
+          connectionKind: stored.kind,
+          connectionUrl: stored.kind === 'provider' ? (stored.baseUrl ?? null) : null,
+          ...(originalHeader ? { originalHeader } : {}),
+          ...(parts.length > 1 ? { partIndex: index + 1, partCount: parts.length } : {}),
+          ...(part.rows !== null
+            ? { rows: part.rows }
+            : inspection.isRowCountEstimate
+              ? {}
+              : { rows: inspection.rowCount }),
+        });
+        // The job keeps its own copy of what it uploads, so a restart can upload it again. A file picked by
+        // path (Electron) is read where it is; staged and prepared copies move into the job's folder.
+        const dir = join(resultsDir, String(id), 'input');
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const isOwnCopy = part.path.startsWith(stagingDir);
+        if (isOwnCopy) {
+          const target = join(dir, basename(part.path));
+          try {
+            linkSync(part.path, target);
+          } catch {
+            copyFileSync(part.path, target);
+          }
+          db.prepare('UPDATE jobs SET file_path = ? WHERE id = ?').run(target, id);
+        }
+        setJobFileFacts(db, id, { sha256, rows: part.rows });
+        jobIds.push(id);
+      }
+      rmSync(prepareDir, { recursive: true, force: true });
+      for (const id of jobIds) jobs.start(id);
+      emit('jobs:changed', { jobIds });
+      return { jobIds };
+    },
+    'jobs:cancel': async (input) => {
+      jobOrFail(input.jobId);
+      await jobs.cancel(input.jobId);
+      return detail(jobOrFail(input.jobId));
+    },
+    'jobs:purchase': async (input) => {
+      const job = jobOrFail(input.jobId);
+      if (job.status !== 'awaiting-purchase')
+        throw new ReplyFailure('not-awaiting-purchase', 'This job is not waiting for a purchase.');
+      try {
+        await jobs.purchase(job.id, { fields: input.fields, matchType: input.matchType });
+      } catch (error) {
+        if (error instanceof PurchaseFailure) throw new ReplyFailure(error.code, error.message);
+        throw error;
+      }
+      return detail(jobOrFail(job.id));
+    },
+  };
+}
