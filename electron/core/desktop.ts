@@ -57,9 +57,10 @@ import {
 import { JobManager, PurchaseFailure } from './jobManager.js';
 import { previewRows, writeExport } from './results.js';
 import { maskSecret, type SecretStore } from './secrets.js';
+import { checkProviderAddress, providerKeyFor } from './connection/keyOrigin.js';
+import { PROVIDER_KEY, saveProviderKey, savedProviderKey } from './connection/savedKey.js';
 
-/** The secret name of the provider's API key. */
-export const PROVIDER_KEY = 'provider-api-key';
+export { PROVIDER_KEY } from './connection/savedKey.js';
 /** A harmless address for a connection test (E1 on the reserved example domain). */
 const TEST_ADDRESS = 'postmaster@example.com';
 /** The setting holding the list services the user says their provider key has (when it cannot say). */
@@ -100,6 +101,8 @@ type Handlers = {
 interface StoredConnection {
   readonly kind: 'embedded' | 'provider';
   readonly baseUrl?: string;
+  /** The user allowed a plain-HTTP provider off loopback ("Allow plain HTTP on my network"). */
+  readonly allowPlainHttp?: boolean;
 }
 
 export interface DesktopCore {
@@ -206,6 +209,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     kind: 'embedded' | 'provider',
     baseUrl?: string | null,
     apiKey?: string,
+    allowPlainHttp = storedConnection().allowPlainHttp ?? false,
   ): Promise<Client> {
     if (kind === 'embedded') {
       const service = await ensureEmbedded();
@@ -215,12 +219,13 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         userAgent: 'Mailsieve desktop',
       });
     }
-    const key = apiKey ?? options.secrets.get(PROVIDER_KEY);
     if (!baseUrl)
       throw new ReplyFailure(
         'not-configured',
         'No provider address is set: enter it on the Connection screen.',
       );
+    checkProviderAddress(baseUrl, allowPlainHttp);
+    const key = providerKeyFor(baseUrl, apiKey, savedProviderKey(db, options.secrets, storedConnection()));
     if (!key)
       throw new ReplyFailure(
         'not-configured',
@@ -285,7 +290,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     const client =
       input.kind === 'embedded'
         ? await clientFor('embedded')
-        : await clientFor('provider', input.baseUrl, input.apiKey);
+        : await clientFor('provider', input.baseUrl, input.apiKey, input.allowPlainHttp ?? false);
     const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
     if (!result.ok) {
       const error = result.error;
@@ -407,8 +412,12 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
             options.secrets.availability.message ?? 'Keys cannot be stored here.',
           );
         await testConnection(input);
-        if (input.apiKey !== undefined) options.secrets.set(PROVIDER_KEY, input.apiKey);
-        setSetting(db, 'connection', { kind: 'provider', baseUrl: input.baseUrl });
+        if (input.apiKey !== undefined) saveProviderKey(db, options.secrets, input.baseUrl, input.apiKey);
+        setSetting(db, 'connection', {
+          kind: 'provider',
+          baseUrl: input.baseUrl,
+          ...(input.allowPlainHttp ? { allowPlainHttp: true } : {}),
+        });
       } else {
         const stored = storedConnection();
         setSetting(db, 'connection', {
