@@ -1,9 +1,20 @@
 // Browser mode's host: the desktop contract over loopback HTTP, core events as server-sent events, and the
-// built renderer as static files. Bound to 127.0.0.1 only. A per-launch token, exchanged once at /launch for
-// an HttpOnly SameSite=Strict cookie, guards every /api route; the Host header must name this server
-// (DNS rebinding) and state-changing requests must carry a custom header and come from this origin (CSRF).
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, rmSync, statSync } from 'node:fs';
+// built renderer as static files. Bound to 127.0.0.1 only. A launch token — single-use, valid for 60 s, never
+// on a command line (the browser opens a launch file only the user can read) — is exchanged at /launch for a
+// session cookie holding a separate random secret (HttpOnly, SameSite=Strict), which guards every /api
+// route; the Host header must name this server (DNS rebinding) and state-changing requests must carry a
+// custom header and come from this origin (CSRF).
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
@@ -45,23 +56,31 @@ export interface WebHostOptions {
   /** The built renderer (dist/renderer). */
   readonly rendererDir: string;
   readonly port?: number;
-  /** Fixed for tests; random otherwise. */
-  readonly token?: string;
+  /** How long a launch token stays valid; 60 s (shorter in tests). */
+  readonly launchTtlMs?: number;
 }
 
 export interface WebHost {
   readonly server: Server;
   readonly origin: string;
-  /** The address that opens the app: it trades the token for the session cookie. */
-  readonly launchUrl: string;
+  /**
+   * A new address that opens the app once: it trades its token for a session cookie at the first request,
+   * within `launchTtlMs` of now. Keep it off command lines: `writeLaunchFile` is how a browser gets it.
+   */
+  newLaunchUrl(): string;
+  /**
+   * Writes a page that forwards to a new launch address into `dir` (made 0700; the page 0600, removed when its
+   * token is used or expires) and returns its path: a browser can open it without the token on its command
+   * line, where every local user could read it.
+   */
+  writeLaunchFile(dir: string): string;
   close(): Promise<void>;
 }
 
-function sameToken(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
+export const LAUNCH_TTL_MS = 60_000;
+
+/** Tokens and session secrets are looked up by their SHA-256: no timing of a comparison tells their bytes. */
+const digest = (secret: string) => createHash('sha256').update(secret).digest('base64url');
 
 function cookieOf(request: IncomingMessage, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -102,9 +121,17 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
   return text === '' ? {} : (JSON.parse(text) as unknown);
 }
 
+const page = (title: string, text: string) =>
+  `<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><body><h1>${title}</h1><p>${text}</p></body></html>`;
+
 export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
-  const token = options.token ?? randomBytes(32).toString('base64url');
   const { core } = options;
+  const launchTtlMs = options.launchTtlMs ?? LAUNCH_TTL_MS;
+  /** Launch tokens by digest: their expiry, and the launch file to remove once used or expired. */
+  const launches = new Map<string, { expiresAt: number; file?: string; timer: NodeJS.Timeout }>();
+  /** Digests of tokens already traded, to tell a reused link from an unknown one. */
+  const usedLaunches = new Set<string>();
+  const sessions = new Set<string>();
   const rendererRoot = normalize(options.rendererDir + sep);
   const eventStreams = new Set<ServerResponse>();
   let origin = '';
@@ -117,7 +144,47 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
 
   const isAuthorised = (request: IncomingMessage) => {
     const cookie = cookieOf(request, SESSION_COOKIE);
-    return cookie !== undefined && sameToken(cookie, token);
+    return cookie !== undefined && sessions.has(digest(cookie));
+  };
+
+  const forgetLaunch = (key: string) => {
+    const launch = launches.get(key);
+    if (!launch) return;
+    clearTimeout(launch.timer);
+    if (launch.file) rmSync(launch.file, { force: true });
+    launches.delete(key);
+  };
+
+  const mintLaunch = (file?: string): string => {
+    const token = randomBytes(32).toString('base64url');
+    const key = digest(token);
+    const timer = setTimeout(() => forgetLaunch(key), launchTtlMs);
+    timer.unref();
+    launches.set(key, { expiresAt: Date.now() + launchTtlMs, timer, ...(file ? { file } : {}) });
+    return `${origin}/launch?token=${token}`;
+  };
+
+  /** Trades a launch token for a new session secret, or says in words why it cannot. */
+  const launch = (token: string): { ok: true; session: string } | { ok: false; message: string } => {
+    const key = digest(token);
+    const found = launches.get(key);
+    forgetLaunch(key);
+    if (found && Date.now() <= found.expiresAt) {
+      usedLaunches.add(key);
+      const session = randomBytes(32).toString('base64url');
+      sessions.add(digest(session));
+      return { ok: true, session };
+    }
+    if (usedLaunches.has(key))
+      return {
+        ok: false,
+        message:
+          'This launch link was already used: each link opens Mailsieve once. Use the window it opened, or start Mailsieve again for a new link.',
+      };
+    return {
+      ok: false,
+      message: `This launch link has expired or is not one of this Mailsieve's: links work once, within ${Math.round(launchTtlMs / 1000)} seconds. Start Mailsieve again for a new link.`,
+    };
   };
 
   const unauthorised = (response: ServerResponse) =>
@@ -126,7 +193,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
       error: {
         code: 'unauthorised',
         message:
-          'This window belongs to an earlier launch of Mailsieve. Open the address that `npm start` printed.',
+          'This window is not signed in to this run of Mailsieve: open it from the window Mailsieve opened, or start Mailsieve again.',
       },
     });
 
@@ -136,11 +203,19 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     const path = url.pathname;
 
     if (path === '/launch' && request.method === 'GET') {
-      if (!sameToken(url.searchParams.get('token') ?? '', token)) return unauthorised(response);
+      const traded = launch(url.searchParams.get('token') ?? '');
+      if (!traded.ok)
+        return send(
+          response,
+          403,
+          page('Mailsieve: this link no longer opens the app', traded.message),
+          'text/html; charset=utf-8',
+        );
       response.writeHead(303, {
         location: '/',
-        'set-cookie': `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${SESSION_COOKIE}=${traded.session}; HttpOnly; SameSite=Strict; Path=/`,
         'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
       });
       response.end();
       return;
@@ -284,8 +359,23 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   return {
     server,
     origin,
-    launchUrl: `${origin}/launch?token=${token}`,
+    newLaunchUrl: () => mintLaunch(),
+    writeLaunchFile(dir: string) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      chmodSync(dir, 0o700);
+      const file = join(dir, `launch-${randomBytes(8).toString('hex')}.html`);
+      const target = mintLaunch(file);
+      writeFileSync(
+        file,
+        `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="referrer" content="no-referrer">` +
+          `<meta http-equiv="refresh" content="0;url=${target}"><title>Opening Mailsieve…</title>` +
+          `<body><p>Opening Mailsieve…</p></body></html>\n`,
+        { mode: 0o600 },
+      );
+      return file;
+    },
     async close() {
+      for (const key of [...launches.keys()]) forgetLaunch(key);
       unsubscribe();
       for (const stream of eventStreams) stream.end();
       eventStreams.clear();

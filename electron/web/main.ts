@@ -2,11 +2,16 @@
 // app window (or the address printed when no such browser or display is there). `npm start` runs this when
 // Electron cannot be had. Stops on Ctrl+C, or when the app window it opened is closed.
 //
+// The window opens a launch file only the user can read (the token never goes on the browser's command line,
+// which every local user can see); a printed address opens the app once, within 60 s. Each line read on
+// standard input (Enter, in a terminal) prints a new one: `MAILSIEVE_URL=…`.
+//
 //   node dist/electron/web/main.js [--no-open] [--port N]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createDesktopCore } from '../core/desktop.js';
 import { appHome } from '../core/home.js';
 import { FileSecretStore } from '../core/secrets.js';
@@ -70,7 +75,8 @@ const host = await startWebHost({
 
 const reason = process.env.MAILSIEVE_MODE_REASON ?? 'Electron is not available here';
 process.stdout.write(`Mailsieve: browser mode (${reason}). History and results in ${home}\n`);
-process.stdout.write(`MAILSIEVE_URL=${host.launchUrl}\n`);
+const printLaunchUrl = () => process.stdout.write(`MAILSIEVE_URL=${host.newLaunchUrl()}\n`);
+createInterface({ input: process.stdin }).on('line', printLaunchUrl);
 
 let browser: ChildProcess | undefined;
 const isOpenWanted = !process.argv.includes('--no-open') && process.env.MAILSIEVE_NO_BROWSER !== '1';
@@ -78,8 +84,9 @@ const executable = isOpenWanted ? findBrowser() : undefined;
 if (isOpenWanted && executable && hasDisplay()) {
   const profile = join(home, 'browser-profile');
   mkdirSync(profile, { recursive: true, mode: 0o700 });
+  const launchFile = host.writeLaunchFile(join(home, 'launch'));
   const args = [
-    `--app=${host.launchUrl}`,
+    `--app=${pathToFileURL(launchFile).href}`,
     `--user-data-dir=${profile}`,
     '--no-first-run',
     '--no-default-browser-check',
@@ -100,9 +107,16 @@ if (isOpenWanted && executable && hasDisplay()) {
     if (Date.now() - started > 5000) void shutdown();
   });
   browser.once('error', () => {
-    process.stdout.write(`Could not open ${executable}: open the address above in a browser.\n`);
+    process.stdout.write(`Could not open ${executable}: open this address in a browser.\n`);
+    printLaunchUrl();
   });
-} else if (isOpenWanted) {
+} else {
+  printLaunchUrl();
+  process.stdout.write(
+    'The address opens Mailsieve once, within 60 seconds; press Enter here for a new one.\n',
+  );
+}
+if (isOpenWanted && !(executable && hasDisplay())) {
   process.stdout.write(
     executable
       ? 'No display to open a window on: open the address above in a browser on this machine.\n'

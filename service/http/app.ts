@@ -105,7 +105,9 @@ export function buildService(options: ServiceOptions): Service {
   const { checks: ceiling = 'smtp', ...onlineOptions } = options.online ?? {};
   const online = { verifier: createOnlineVerifier(onlineOptions), ceiling };
   app.addHook('onClose', () => online.verifier.close());
-  const identity = registerIdentityRoutes(app, auth, options.db);
+  const identity = registerIdentityRoutes(app, auth, options.db, {
+    nativeBinding: options.lists?.nativeBinding,
+  });
   registerEv(app, auth, online, identity);
   registerStatus(app, auth, online);
   registerKeyInfo(app, auth);

@@ -101,8 +101,10 @@ export const connectionInputSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('provider'),
     baseUrl: baseUrlSchema,
-    /** Omitted to keep the stored key (for example when only the address changes). */
+    /** Omitted to keep the stored key, which is sent only to the address it was saved with. */
     apiKey: z.string().trim().min(1, 'Enter the API key').max(512).optional(),
+    /** "Allow plain HTTP on my network": an http:// provider off this machine (the key in clear text). */
+    allowPlainHttp: z.boolean().optional(),
   }),
 ]);
 export type ConnectionInput = z.infer<typeof connectionInputSchema>;

@@ -28,7 +28,7 @@ interface ImportFigures {
   readonly events_per_second: number;
 }
 
-async function buildStore(cache: string, people: number): Promise<ImportFigures> {
+export async function buildStore(cache: string, people: number): Promise<ImportFigures> {
   const csv = join(cache, 'csv');
   if (!existsSync(join(csv, 'activity.csv'))) {
     mkdirSync(csv, { recursive: true });
@@ -64,7 +64,7 @@ async function buildStore(cache: string, people: number): Promise<ImportFigures>
  * name + postal, and unknown addresses. Each request sends another set, so no answer comes from pages the
  * previous one just read.
  */
-async function sampleRecords(
+export async function sampleRecords(
   peopleCsv: string,
   count: number,
   sets: number,
@@ -93,7 +93,7 @@ async function sampleRecords(
   return bodies;
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 }
 

@@ -8,6 +8,7 @@ import { benchIdentity } from './identity.js';
 import { benchOnline } from './online.js';
 import { benchList } from './list.js';
 import { benchApp } from './app.js';
+import { benchLoad } from './load.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () => benchE1({ seconds: Number(process.env.BENCH_SECONDS ?? 10) }),
@@ -27,6 +28,13 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       via: process.env.BENCH_ONLINE_VIA === 'verifier' ? 'verifier' : 'list',
     }),
   list: () => benchList({ runs: Number(process.env.BENCH_RUNS ?? 3) }),
+  load: () =>
+    benchLoad({
+      people: Number(process.env.BENCH_PEOPLE ?? 200_000),
+      seconds: Number(process.env.BENCH_SECONDS ?? 10),
+      records: 5_000,
+      e6Clients: 4,
+    }),
   app: () =>
     benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),
 };

@@ -27,7 +27,13 @@ export const CHROMIUM_ARGS = [
 ];
 
 export interface RunningApp {
+  /** The app's origin (http://127.0.0.1:port). */
   readonly url: string;
+  /**
+   * A new launch address: single-use and valid for 60 s, so each browser context asks the app for its own
+   * (a line on the app's standard input makes it print one).
+   */
+  launchUrl(): Promise<string>;
   readonly home: string;
   readonly process: ChildProcess;
   stop(): Promise<void>;
@@ -52,20 +58,33 @@ export function startApp(
     entry === 'web' ? join(ROOT, 'dist', 'electron', 'web', 'main.js') : join(ROOT, 'build', 'start.js');
   const child = spawn(process.execPath, [script, '--no-open'], {
     env: { ...process.env, ...env, MAILSIEVE_HOME: home, MAILSIEVE_NO_BROWSER: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  /** Callers waiting for the launch address they asked for. */
+  const waiting: ((url: string) => void)[] = [];
+  let isReady = false;
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
       const match = /^MAILSIEVE_URL=(\S+)$/.exec(line);
       if (!match) return;
+      waiting.shift()?.(match[1]);
+      if (isReady) return;
+      isReady = true;
       resolve({
-        url: match[1],
+        url: new URL(match[1]).origin,
         home,
         process: child,
+        launchUrl() {
+          // Always a new one: the first may be older than a launch address lives.
+          return new Promise<string>((resolveUrl) => {
+            waiting.push(resolveUrl);
+            child.stdin.write('\n');
+          });
+        },
         async stop() {
           if (child.exitCode === null) child.kill('SIGTERM');
           await exited;
@@ -111,7 +130,7 @@ export async function openApp(
   // Turn on file-chooser interception now: turned on lazily by the first waitForEvent, it can miss a chooser
   // opened at once by a key press.
   page.on('filechooser', () => undefined);
-  await page.goto(app.url);
+  await page.goto(await app.launchUrl());
   await page.locator('#root[data-app-state="ready"]').waitFor();
   return { context, page };
 }

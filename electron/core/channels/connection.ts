@@ -12,10 +12,11 @@ import type { EmbeddedService } from '../embedded.js';
 import { getSetting, setSetting } from '../history/db.js';
 import { serviceDataDir } from '../home.js';
 import { maskSecret } from '../secrets.js';
+import { checkProviderAddress, providerKeyFor } from '../connection/keyOrigin.js';
+import { PROVIDER_KEY, saveProviderKey, savedProviderKey } from '../connection/savedKey.js';
 import { ReplyFailure, type CoreBase, type CoreContext, type Handlers } from './context.js';
 
-/** The secret name of the provider's API key. */
-export const PROVIDER_KEY = 'provider-api-key';
+export { PROVIDER_KEY } from '../connection/savedKey.js';
 /** A harmless address for a connection test (E1 on the reserved example domain). */
 const TEST_ADDRESS = 'postmaster@example.com';
 /** The setting holding the list services the user says their provider key has (when it cannot say). */
@@ -24,6 +25,8 @@ const CHOSEN_SERVICES_SETTING = 'providerServices';
 interface StoredConnection {
   readonly kind: 'embedded' | 'provider';
   readonly baseUrl?: string;
+  /** The user allowed a plain-HTTP provider off loopback ("Allow plain HTTP on my network"). */
+  readonly allowPlainHttp?: boolean;
 }
 
 export interface Connection {
@@ -33,6 +36,7 @@ export interface Connection {
     kind: 'embedded' | 'provider',
     baseUrl?: string | null,
     apiKey?: string,
+    allowPlainHttp?: boolean,
   ) => Promise<Client>;
   readonly currentClient: () => Promise<{
     client: Client;
@@ -118,6 +122,7 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     kind: 'embedded' | 'provider',
     baseUrl?: string | null,
     apiKey?: string,
+    allowPlainHttp = storedConnection().allowPlainHttp ?? false,
   ): Promise<Client> {
     if (kind === 'embedded') {
       const service = await ensureEmbedded();
@@ -127,12 +132,13 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
         userAgent: 'Mailsieve desktop',
       });
     }
-    const key = apiKey ?? options.secrets.get(PROVIDER_KEY);
     if (!baseUrl)
       throw new ReplyFailure(
         'not-configured',
         'No provider address is set: enter it on the Connection screen.',
       );
+    checkProviderAddress(baseUrl, allowPlainHttp);
+    const key = providerKeyFor(baseUrl, apiKey, savedProviderKey(db, options.secrets, storedConnection()));
     if (!key)
       throw new ReplyFailure(
         'not-configured',
@@ -197,7 +203,7 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     const client =
       input.kind === 'embedded'
         ? await clientFor('embedded')
-        : await clientFor('provider', input.baseUrl, input.apiKey);
+        : await clientFor('provider', input.baseUrl, input.apiKey, input.allowPlainHttp ?? false);
     const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
     if (!result.ok) {
       const error = result.error;
@@ -255,8 +261,12 @@ export function connectionHandlers(ctx: CoreContext): Handlers<ConnectionChannel
             options.secrets.availability.message ?? 'Keys cannot be stored here.',
           );
         await testConnection(input);
-        if (input.apiKey !== undefined) options.secrets.set(PROVIDER_KEY, input.apiKey);
-        setSetting(db, 'connection', { kind: 'provider', baseUrl: input.baseUrl });
+        if (input.apiKey !== undefined) saveProviderKey(db, options.secrets, input.baseUrl, input.apiKey);
+        setSetting(db, 'connection', {
+          kind: 'provider',
+          baseUrl: input.baseUrl,
+          ...(input.allowPlainHttp ? { allowPlainHttp: true } : {}),
+        });
       } else {
         const stored = storedConnection();
         setSetting(db, 'connection', {

@@ -2,10 +2,12 @@
 // array of person records, read the way the spec answers them — 400 `Invalid JSON` for a body that is not
 // JSON *or* is sent without an `application/json` content type, 400 `Too many records requested. Limit is N
 // and you requested M.` above the limit, and a per-record error for an element that is not a record.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PERSON_QUERY_KEYS, type PersonQuery } from '../../../shared/api/bulk.js';
 import { INVALID_JSON, recordError, tooManyRecords, type RecordError } from '../../../shared/api/errors.js';
-import { HttpError } from '../errors.js';
+import { BulkBusyError, type BulkPool } from '../../identity/bulkPool.js';
+import type { BulkTask } from '../../identity/bulkWork.js';
+import { HttpError, sendError } from '../errors.js';
 
 /** Bulk bodies may be long: 10,000 records of a few hundred bytes each, with room to spare. */
 export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
@@ -57,11 +59,19 @@ function elementOf(value: unknown, index: number): BulkElement {
   return { ok: true, query };
 }
 
-/** The records of a bulk body, or an HttpError (400) the route answers with. */
-export function readBulkBody(request: FastifyRequest, limit: number): BulkElement[] {
+/**
+ * The bulk body of a request as text, or an HttpError (400 `Invalid JSON`) when it was not sent as JSON. The
+ * records are parsed by `parseBulkText`, off the request thread (service/identity/bulkPool.ts).
+ */
+export function bulkBodyText(request: FastifyRequest): string {
   const body = request.body;
   if (!isJsonType(declaredTypes.get(request)) || typeof body !== 'string')
     throw new HttpError(400, INVALID_JSON);
+  return body;
+}
+
+/** The records of a bulk body's text, or an HttpError (400) the route answers with. */
+export function parseBulkText(body: string, limit: number): BulkElement[] {
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -72,4 +82,22 @@ export function readBulkBody(request: FastifyRequest, limit: number): BulkElemen
     throw new HttpError(400, `${INVALID_JSON}: the body must be a JSON array of records.`);
   if (value.length > limit) throw new HttpError(400, tooManyRecords(limit, value.length));
   return value.map(elementOf);
+}
+
+/** Answers a bulk request with the pool's work: its JSON, a request-level error, or 503 when the queue is full. */
+export async function sendBulk(reply: FastifyReply, pool: BulkPool, task: BulkTask): Promise<FastifyReply> {
+  let outcome;
+  try {
+    outcome = await pool.run(task);
+  } catch (error) {
+    if (!(error instanceof BulkBusyError)) throw error;
+    reply.header('retry-after', '5');
+    return sendError(reply, 503, error.message);
+  }
+  if (!outcome.ok) return sendError(reply, outcome.status, outcome.message);
+  const { json } = outcome;
+  return reply
+    .code(200)
+    .type('application/json; charset=utf-8')
+    .send(Buffer.from(json.buffer, json.byteOffset, json.byteLength));
 }

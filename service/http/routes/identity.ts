@@ -7,7 +7,6 @@ import {
   alternateEmailAnswer,
   emailAppendAnswer,
   emailForMatching,
-  identityBulkAnswer,
   isErrorAnswer,
   postalAppendAnswer,
 } from '../../identity/answers.js';
@@ -19,7 +18,8 @@ import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
-import { BULK_BODY_LIMIT, readBulkBodiesAsText, readBulkBody } from './bulkBody.js';
+import { BulkPool } from '../../identity/bulkPool.js';
+import { BULK_BODY_LIMIT, bulkBodyText, readBulkBodiesAsText, sendBulk } from './bulkBody.js';
 import { registerIntelligence } from './intelligence.js';
 import { sendJson, sendRecordError } from './replies.js';
 
@@ -35,7 +35,12 @@ function missingEmailAppendParameters(params: Record<string, string>): string[] 
   return missing;
 }
 
-export function registerIdentity(app: FastifyInstance, auth: AuthContext, store: IdentityStore): void {
+export function registerIdentity(
+  app: FastifyInstance,
+  auth: AuthContext,
+  store: IdentityStore,
+  bulk: BulkPool,
+): void {
   registerRoute(app, 'GET', '/ae', (request, reply) => {
     const key = authorise(auth, request, reply, 'query', 'alternate_email', { rateLimited: true });
     if (!key) return reply;
@@ -87,18 +92,18 @@ export function registerIdentity(app: FastifyInstance, auth: AuthContext, store:
     app,
     'POST',
     '/v5/eppend/bulk',
-    (request, reply) => {
+    async (request, reply) => {
       const key = authorise(auth, request, reply, 'query', null, { rateLimited: true });
       if (!key) return reply;
       const policy = identityPolicyFor(key);
       if (!policy.ok) return sendError(reply, policy.status, policy.message);
-      const records = readBulkBody(request, BULK_IDENTITY_LIMIT);
-      return sendJson(
-        reply,
-        records.map((record) =>
-          record.ok ? identityBulkAnswer(store, record.query, policy.policy) : record.error,
-        ),
-      );
+      const body = bulkBodyText(request);
+      return sendBulk(reply, bulk, {
+        kind: 'identity',
+        body,
+        limit: BULK_IDENTITY_LIMIT,
+        policy: policy.policy,
+      });
     },
     { bodyLimit: BULK_BODY_LIMIT },
   );
@@ -112,6 +117,7 @@ export function registerIdentityRoutes(
   app: FastifyInstance,
   auth: AuthContext,
   db: ServiceDb,
+  options: { readonly nativeBinding?: string | undefined } = {},
 ): IdentityStore {
   // An import interrupted by a crash may have left its dropped indexes unbuilt.
   createReferenceIndexes(db);
@@ -123,7 +129,9 @@ export function registerIdentityRoutes(
   if ((db.pragma('mmap_size', { simple: true }) as number) === 0) db.pragma('mmap_size = 2147483648');
   const store = new IdentityStore(db);
   readBulkBodiesAsText(app, ['/v5/eppend/bulk', '/v5/ei/bulk']);
-  registerIdentity(app, auth, store);
-  registerIntelligence(app, auth, store);
+  const bulk = new BulkPool({ dbPath: db.name, nativeBinding: options.nativeBinding }, store);
+  app.addHook('onClose', () => bulk.close());
+  registerIdentity(app, auth, store, bulk);
+  registerIntelligence(app, auth, store, bulk);
   return store;
 }

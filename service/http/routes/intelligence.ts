@@ -3,12 +3,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PERSON_QUERY_KEYS, type PersonQuery } from '../../../shared/api/bulk.js';
 import {
-  DUPLICATE_IDENTIFIERS,
-  INVALID_EMAIL_PARAMETER,
-  INVALID_IDENTIFIER,
-  recordError,
-} from '../../../shared/api/errors.js';
-import {
   hasEmailRoute,
   hasPostalRoute,
   intelligenceAnswer,
@@ -21,7 +15,6 @@ import {
   SECTION_FIELDS,
   type RequestField,
 } from '../../identity/fields.js';
-import { canonicalEmail, md5Of } from '../../identity/normalise.js';
 import {
   intelligenceBulkLimit,
   intelligencePolicyFor,
@@ -34,7 +27,8 @@ import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
-import { BULK_BODY_LIMIT, readBulkBody, type BulkElement } from './bulkBody.js';
+import type { BulkPool } from '../../identity/bulkPool.js';
+import { BULK_BODY_LIMIT, bulkBodyText, sendBulk } from './bulkBody.js';
 import { sendJson } from './replies.js';
 
 /** The `fields` parameter (E5 and E6's query): undefined when absent or blank (every field). */
@@ -91,21 +85,12 @@ function personQueryOf(params: Record<string, string>): PersonQuery {
   return query;
 }
 
-/** An activity-metrics key names addresses only: `email`, `md5_email` or `sha1_email`. */
-const ADDRESS_ONLY = 'Give email, md5_email or sha1_email: activity metrics are looked up by address.';
-
-/** The identifier an activity-metrics record is unique by: the MD5 of its address, or its hash as given. */
-function identifierOf(query: PersonQuery): string | undefined {
-  if (query.email !== undefined && query.email.trim() !== '') {
-    const canonical = canonicalEmail(query.email);
-    return canonical === undefined ? `raw:${query.email.trim()}` : `md5:${md5Of(canonical).toString('hex')}`;
-  }
-  if (query.sha1_email?.trim()) return `sha1:${query.sha1_email.trim().toLowerCase()}`;
-  if (query.md5_email?.trim()) return `md5:${query.md5_email.trim().toLowerCase()}`;
-  return undefined;
-}
-
-export function registerIntelligence(app: FastifyInstance, auth: AuthContext, store: IdentityStore): void {
+export function registerIntelligence(
+  app: FastifyInstance,
+  auth: AuthContext,
+  store: IdentityStore,
+  bulk: BulkPool,
+): void {
   registerRoute(app, 'GET', '/v5/td', (request, reply) => {
     const key = authorise(auth, request, reply, 'query', null, { rateLimited: true });
     if (!key) return reply;
@@ -126,33 +111,21 @@ export function registerIntelligence(app: FastifyInstance, auth: AuthContext, st
     app,
     'POST',
     '/v5/ei/bulk',
-    (request, reply) => {
+    async (request, reply) => {
       const key = authorise(auth, request, reply, 'query', null, { rateLimited: true });
       if (!key) return reply;
       const params = singleValued(request.query);
       const policy = policyOf(key, params, reply);
       if (!policy) return reply;
-      const records = readBulkBody(request, intelligenceBulkLimit(key));
-      const isActivityMetrics = isActivityMetricsKey(key);
-      if (isActivityMetrics) {
-        const seen = new Set<string>();
-        for (const record of records) {
-          const identifier = record.ok ? identifierOf(record.query) : undefined;
-          if (identifier === undefined) continue;
-          if (seen.has(identifier)) throw new HttpError(400, DUPLICATE_IDENTIFIERS);
-          seen.add(identifier);
-        }
-      }
-      const options = {
+      const body = bulkBodyText(request);
+      return sendBulk(reply, bulk, {
+        kind: 'intelligence',
+        body,
+        limit: intelligenceBulkLimit(key),
+        policy,
+        isActivityMetrics: isActivityMetricsKey(key),
         nowS: Math.floor(Date.now() / 1000),
-        invalidEmailMessage: isActivityMetrics ? INVALID_EMAIL_PARAMETER : INVALID_IDENTIFIER,
-      };
-      const answer = (record: BulkElement) => {
-        if (!record.ok) return record.error;
-        if (isActivityMetrics && !hasEmailRoute(record.query)) return recordError(400, ADDRESS_ONLY);
-        return intelligenceAnswer(store, record.query, policy, options);
-      };
-      return sendJson(reply, records.map(answer));
+      });
     },
     { bodyLimit: BULK_BODY_LIMIT },
   );

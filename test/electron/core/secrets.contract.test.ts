@@ -56,7 +56,7 @@ describe('stored keys stay in the core', () => {
     });
     core.on((event, payload) => events.push(`${event} ${JSON.stringify(payload)}`));
     host = await startWebHost({ core, rendererDir: join(home.path, 'no-renderer') });
-    const launch = await fetch(host.launchUrl, { redirect: 'manual' });
+    const launch = await fetch(host.newLaunchUrl(), { redirect: 'manual' });
     cookie = (launch.headers.get('set-cookie') ?? '').split(';')[0]!;
     expect(cookie.startsWith(`${SESSION_COOKIE}=`)).toBe(true);
   });

@@ -1,6 +1,6 @@
 // Browser mode's web host: the token, the cookie, the Host and cross-site checks, server-sent events, uploads,
 // downloads and the renderer's CSP.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ describe('the web host', () => {
       version: 'test',
     });
     host = await startWebHost({ core, rendererDir: renderer });
-    const launch = await fetch(host.launchUrl, { redirect: 'manual' });
+    const launch = await fetch(host.newLaunchUrl(), { redirect: 'manual' });
     expect(launch.status).toBe(303);
     expect(launch.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict; Path=\//);
     cookie = launch.headers.get('set-cookie')!.split(';')[0]!;
@@ -61,7 +61,7 @@ describe('the web host', () => {
     expect((await fetch(`${host.origin}/api/call/app:get-info`, { method: 'POST', body: '{}' })).status).toBe(
       401,
     );
-    expect((await fetch(`${host.origin}/launch?token=wrong`, { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(`${host.origin}/launch?token=wrong`, { redirect: 'manual' })).status).toBe(403);
     expect((await post('/api/call/app:get-info', '{}', { [REQUEST_HEADER]: '' })).status).toBe(403);
     expect((await post('/api/call/app:get-info', '{}', { origin: 'http://evil.example' })).status).toBe(403);
     const port = new URL(host.origin).port;
@@ -96,6 +96,51 @@ describe('the web host', () => {
       ok: false,
       error: { code: 'invalid-input' },
     });
+  });
+
+  it('trades a launch token once, for a session secret that is not the token', async () => {
+    const launchUrl = host.newLaunchUrl();
+    const token = new URL(launchUrl).searchParams.get('token')!;
+    const first = await fetch(launchUrl, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    const session = first.headers.get('set-cookie')!.split(';')[0];
+    expect(session).not.toContain(token);
+    expect((await post('/api/call/app:get-info', '{}', { cookie: session })).status).toBe(200);
+    // The token on its own is no session.
+    expect((await post('/api/call/app:get-info', '{}', { cookie: `mailsieve_session=${token}` })).status).toBe(
+      401,
+    );
+    const again = await fetch(launchUrl, { redirect: 'manual' });
+    expect(again.status).toBe(403);
+    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(await again.text()).toContain('This launch link was already used');
+  });
+
+  it('writes a launch file only the user can read, forwarding to a token it removes once used', async () => {
+    const file = host.writeLaunchFile(join(home.path, 'launch'));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home.path, 'launch')).mode & 0o777).toBe(0o700);
+    const target = /url=(\S+?)"/.exec(readFileSync(file, 'utf8'))![1];
+    expect((await fetch(target, { redirect: 'manual' })).status).toBe(303);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('refuses a launch token after it expired', async () => {
+    const shortLived = await startWebHost({
+      core,
+      rendererDir: join(home.path, 'renderer'),
+      launchTtlMs: 50,
+    });
+    try {
+      const launchUrl = shortLived.newLaunchUrl();
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const late = await fetch(launchUrl, { redirect: 'manual' });
+      expect(late.status).toBe(403);
+      expect(late.headers.get('set-cookie')).toBeNull();
+      expect(await late.text()).toContain('expired');
+    } finally {
+      await shortLived.close();
+    }
   });
 
   it('takes an upload, streams events, and sends an export as a download', async () => {

@@ -1,0 +1,122 @@
+// The bulk workers of the service: E4 and E6 requests are answered in worker threads (bulkWorker.ts), at most
+// one request per worker at a time; further requests wait in a queue, in arrival order. The request thread
+// stays free for everything else (E1 under four 5,000-record E6 clients: `npm run bench -- load`), and bulk
+// work in flight is capped, so a burst of bulk requests queues instead of starving the service.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { workerUrl } from '../lists/workerUrl.js';
+import { answerBulk, type BulkOutcome, type BulkTask } from './bulkWork.js';
+import type { BulkReply, BulkRequest, BulkWorkerData } from './bulkWorker.js';
+import type { IdentityStore } from './store.js';
+
+/** Requests waiting for a worker beyond which the service answers 503 (busy) rather than queue more. */
+export const BULK_QUEUE_LIMIT = 256;
+
+export class BulkBusyError extends Error {
+  constructor() {
+    super('The service is busy with other bulk requests; try again in a few seconds.');
+  }
+}
+
+interface Pending {
+  readonly task: BulkTask;
+  resolve(outcome: BulkOutcome): void;
+  reject(error: Error): void;
+}
+
+interface Member {
+  readonly worker: Worker;
+  current: { readonly id: number; readonly pending: Pending } | undefined;
+}
+
+/** Bulk workers by default: one per core but the request thread's, at least one, at most two. */
+export function defaultBulkThreads(): number {
+  return Math.max(1, Math.min(2, availableParallelism() - 1));
+}
+
+export interface BulkPoolOptions {
+  /** The service database file; an in-memory database (tests) is answered on the request thread. */
+  readonly dbPath: string;
+  readonly nativeBinding?: string | undefined;
+  readonly threads?: number;
+}
+
+export class BulkPool {
+  private members: Member[] = [];
+  private readonly queue: Pending[] = [];
+  private nextId = 0;
+  private isClosed = false;
+  private readonly threads: number;
+
+  constructor(
+    private readonly options: BulkPoolOptions,
+    /** The request thread's store, for an in-memory database, which workers cannot open. */
+    private readonly inline: IdentityStore,
+  ) {
+    this.threads = Math.max(1, options.threads ?? defaultBulkThreads());
+  }
+
+  private get isInline(): boolean {
+    return this.options.dbPath === '' || this.options.dbPath === ':memory:';
+  }
+
+  /** Answers a bulk task in a worker, once one is free. Rejects with BulkBusyError when the queue is full. */
+  run(task: BulkTask): Promise<BulkOutcome> {
+    if (this.isClosed) return Promise.reject(new Error('the service is stopping'));
+    if (this.isInline) return Promise.resolve(answerBulk(this.inline, task));
+    if (this.queue.length >= BULK_QUEUE_LIMIT) return Promise.reject(new BulkBusyError());
+    return new Promise<BulkOutcome>((resolve, reject) => {
+      this.queue.push({ task, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let member = this.members.find((m) => m.current === undefined);
+      if (!member && this.members.length < this.threads) member = this.startWorker();
+      if (!member) return;
+      const pending = this.queue.shift()!;
+      const id = this.nextId++;
+      member.current = { id, pending };
+      member.worker.ref();
+      member.worker.postMessage({ id, task: pending.task } satisfies BulkRequest);
+    }
+  }
+
+  private startWorker(): Member {
+    const data: BulkWorkerData = { dbPath: this.options.dbPath, nativeBinding: this.options.nativeBinding };
+    const worker = new Worker(workerUrl('../identity/bulkWorker'), { workerData: data });
+    const member: Member = { worker, current: undefined };
+    worker.on('message', (reply: BulkReply) => {
+      const current = member.current;
+      if (!current || current.id !== reply.id) return;
+      member.current = undefined;
+      // An idle worker does not keep the process alive.
+      worker.unref();
+      if ('failure' in reply) current.pending.reject(new Error(reply.failure));
+      else current.pending.resolve(reply.outcome);
+      this.pump();
+    });
+    const gone = (why: string) => {
+      if (!this.members.includes(member)) return;
+      this.members = this.members.filter((m) => m !== member);
+      member.current?.pending.reject(new Error(`a bulk worker failed: ${why}`));
+      member.current = undefined;
+      if (!this.isClosed) this.pump();
+    };
+    worker.on('error', (error) => gone(error.message));
+    worker.on('exit', (code) => gone(`exit code ${code}`));
+    this.members.push(member);
+    return member;
+  }
+
+  async close(): Promise<void> {
+    this.isClosed = true;
+    for (const pending of this.queue.splice(0)) pending.reject(new Error('the service is stopping'));
+    const members = this.members;
+    this.members = [];
+    for (const member of members) member.current?.pending.reject(new Error('the service is stopping'));
+    await Promise.all(members.map((m) => m.worker.terminate()));
+  }
+}

@@ -1,0 +1,97 @@
+// The work of the bulk endpoints E4 (`POST /v5/eppend/bulk`) and E6 (`POST /v5/ei/bulk`): the body's records
+// parsed, each answered from the reference data, and the whole answer as JSON bytes. Thousands of lookups and
+// a multi-megabyte JSON text take a hundred milliseconds or more, so this runs in a bulk worker
+// (bulkWorker.ts, through bulkPool.ts), never on the request thread.
+import type { PersonQuery } from '../../shared/api/bulk.js';
+import {
+  DUPLICATE_IDENTIFIERS,
+  INVALID_EMAIL_PARAMETER,
+  INVALID_IDENTIFIER,
+  recordError,
+} from '../../shared/api/errors.js';
+import { HttpError } from '../http/errors.js';
+import { parseBulkText, type BulkElement } from '../http/routes/bulkBody.js';
+import { hasEmailRoute, identityBulkAnswer, intelligenceAnswer } from './answers.js';
+import { canonicalEmail, md5Of } from './normalise.js';
+import type { IdentityPolicy, IntelligencePolicy } from './policy.js';
+import type { IdentityStore } from './store.js';
+
+export type BulkTask =
+  | {
+      readonly kind: 'identity';
+      readonly body: string;
+      readonly limit: number;
+      readonly policy: IdentityPolicy;
+    }
+  | {
+      readonly kind: 'intelligence';
+      readonly body: string;
+      readonly limit: number;
+      readonly policy: IntelligencePolicy;
+      readonly isActivityMetrics: boolean;
+      /** Unix seconds the activity windows end at (the request's arrival). */
+      readonly nowS: number;
+    };
+
+/** The answer of a bulk request: its JSON as UTF-8 bytes, or a request-level error. */
+export type BulkOutcome =
+  | { readonly ok: true; readonly json: Uint8Array }
+  | { readonly ok: false; readonly status: number; readonly message: string };
+
+/** An activity-metrics key names addresses only: `email`, `md5_email` or `sha1_email`. */
+const ADDRESS_ONLY = 'Give email, md5_email or sha1_email: activity metrics are looked up by address.';
+
+/** The identifier an activity-metrics record is unique by: the MD5 of its address, or its hash as given. */
+function identifierOf(query: PersonQuery): string | undefined {
+  if (query.email !== undefined && query.email.trim() !== '') {
+    const canonical = canonicalEmail(query.email);
+    return canonical === undefined ? `raw:${query.email.trim()}` : `md5:${md5Of(canonical).toString('hex')}`;
+  }
+  if (query.sha1_email?.trim()) return `sha1:${query.sha1_email.trim().toLowerCase()}`;
+  if (query.md5_email?.trim()) return `md5:${query.md5_email.trim().toLowerCase()}`;
+  return undefined;
+}
+
+function intelligenceAnswers(
+  store: IdentityStore,
+  records: readonly BulkElement[],
+  task: Extract<BulkTask, { kind: 'intelligence' }>,
+): unknown[] {
+  if (task.isActivityMetrics) {
+    const seen = new Set<string>();
+    for (const record of records) {
+      const identifier = record.ok ? identifierOf(record.query) : undefined;
+      if (identifier === undefined) continue;
+      if (seen.has(identifier)) throw new HttpError(400, DUPLICATE_IDENTIFIERS);
+      seen.add(identifier);
+    }
+  }
+  const options = {
+    nowS: task.nowS,
+    invalidEmailMessage: task.isActivityMetrics ? INVALID_EMAIL_PARAMETER : INVALID_IDENTIFIER,
+  };
+  return records.map((record) => {
+    if (!record.ok) return record.error;
+    if (task.isActivityMetrics && !hasEmailRoute(record.query)) return recordError(400, ADDRESS_ONLY);
+    return intelligenceAnswer(store, record.query, task.policy, options);
+  });
+}
+
+const encoder = new TextEncoder();
+
+/** Answers one bulk request against `store`. */
+export function answerBulk(store: IdentityStore, task: BulkTask): BulkOutcome {
+  try {
+    const records = parseBulkText(task.body, task.limit);
+    const answers =
+      task.kind === 'identity'
+        ? records.map((record) =>
+            record.ok ? identityBulkAnswer(store, record.query, task.policy) : record.error,
+          )
+        : intelligenceAnswers(store, records, task);
+    return { ok: true, json: encoder.encode(JSON.stringify(answers)) };
+  } catch (error) {
+    if (error instanceof HttpError) return { ok: false, status: error.status, message: error.message };
+    throw error;
+  }
+}
