@@ -22,6 +22,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/e2e/globalSetup.ts'],
           testTimeout: 90_000,
           hookTimeout: 60_000,
         },

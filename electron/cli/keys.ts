@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { openServiceDb } from '../../service/store/db.js';
 import {
   createKey,
+  keyConfigProblem,
   DEFAULT_RATE_LIMIT,
   listKeys,
   revokeKey,
@@ -77,6 +78,13 @@ export function createKeyCommand(options: CreateOptions): void {
     throw new CliError(
       `--bulk-limit above ${BULK_INTELLIGENCE_LIMIT} is for activity-metrics keys only (--services with eam and without intelligence).`,
     );
+  // The flags themselves are refused on a legacy key, even with an empty file (the store checks entries).
+  const problem = keyConfigProblem({
+    mode: options.mode as VerificationMode,
+    allow: options.allow !== undefined ? ['(any)'] : [],
+    suppress: options.suppress !== undefined ? ['(any)'] : [],
+  });
+  if (problem) throw new CliError(problem);
   const allow = options.allow ? readListFile(options.allow, 'allow list') : [];
   const suppress = options.suppress ? readListFile(options.suppress, 'suppression list') : [];
   const db = openServiceDb(options.dataDir);

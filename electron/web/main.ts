@@ -8,13 +8,14 @@
 //
 //   node dist/electron/web/main.js [--no-open] [--port N]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createDesktopCore } from '../core/desktop.js';
 import { appHome } from '../core/home.js';
 import { FileSecretStore } from '../core/secrets.js';
+import { findBrowser } from './findBrowser.js';
 import { startWebHost } from './host.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -23,27 +24,6 @@ const distDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 function argValue(name: string): string | undefined {
   const index = process.argv.indexOf(name);
   return index >= 0 ? process.argv[index + 1] : undefined;
-}
-
-/** Chromium or Chrome: /usr/bin/chromium first, then the usual names on PATH. */
-export function findBrowser(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const names = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable', 'chrome'];
-  const candidates = [
-    ...(env.MAILSIEVE_BROWSER ? [env.MAILSIEVE_BROWSER] : []),
-    '/usr/bin/chromium',
-    ...(env.PATH ?? '').split(delimiter).flatMap((dir) => names.map((name) => join(dir, name))),
-    '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
-    '/Applications/Chromium.app/Contents/MacOS/Chromium',
-  ];
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 function hasDisplay(env: NodeJS.ProcessEnv = process.env): boolean {

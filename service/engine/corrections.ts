@@ -77,18 +77,36 @@ export function editDistance(a: string, b: string, max: number): number {
 }
 
 /**
- * How many edits a provider's name may be away: one, and none for names shorter than five letters, which
- * real domains sit next to (aon.com, me.com). Two would reach real providers (prontomail.com is not
- * protonmail.com, hockeymail.com is not rocketmail.com).
+ * How many edits a provider's name may be away: two (gmiol.com is gmail.com), and none for names shorter
+ * than five letters, which real domains sit next to (aon.com, me.com). The whole correction stays within
+ * two edits, a tie between two providers gives none, and a domain with mail servers of its own is not
+ * corrected when online checks run (the online verifier drops the suggestion): that is what keeps real
+ * services two edits from a provider from being "corrected" (with {@link isTwoSlipsOf}).
  */
 function nameTolerance(name: string): number {
-  return name.length >= 5 ? 1 : 0;
+  return name.length >= 5 ? 2 : 0;
 }
 
-/** 0 for the same suffix, 1 for a slip (co for co.uk, con for com), more for another suffix. */
+/**
+ * Two edits in a name are read as two slips of the keys only when the length and the first letter are
+ * kept (gmiol → gmail): other names two edits from a provider are mostly services of their own (foxmail,
+ * popmail, homemail are not hotmail).
+ */
+function isTwoSlipsOf(name: string, providerName: string): boolean {
+  return name.length === providerName.length && name.charCodeAt(0) === providerName.charCodeAt(0);
+}
+
+/** Whether `suffix` is `full` cut short: a prefix of it ending inside its last label (`c`, `co.u`). */
+function isCutShort(suffix: string, full: string): boolean {
+  return suffix.length < full.length && full.startsWith(suffix) && full.charCodeAt(suffix.length) !== 46;
+}
+
+/** 0 for the same suffix, 1 for a slip (co for co.uk, con for com, c for com), more for another suffix. */
 function suffixDistance(suffix: string, providerSuffix: string, isRealTld: boolean): number {
   if (suffix === providerSuffix) return 0;
   if (providerSuffix.startsWith(suffix) && providerSuffix.charCodeAt(suffix.length) === 46 /* . */) return 1;
+  // A top-level domain that does not exist and is the provider's cut short (gmail.c, hotmail.co.u).
+  if (!isRealTld && isCutShort(suffix, providerSuffix)) return 1;
   if (providerSuffix === 'com' && COM_SLIPS.has(suffix)) return 1;
   // A suffix ending in a real TLD is someone's real domain (yahoo.com.ar is not yahoo.com.au).
   return isRealTld ? 2 : editDistance(suffix, providerSuffix, 1);
@@ -108,8 +126,8 @@ function closest<T>(candidates: readonly T[], within: number, distanceTo: (c: T)
 }
 
 /**
- * The domain meant by a misspelt one, or undefined. A popular provider's domain within two edits of it
- * (at most one in the suffix, and in the name only as many as {@link nameTolerance} allows), or else for a
+ * The domain meant by a misspelt one, or undefined. The closest popular provider's domain within two edits
+ * of it (at most one in the suffix, and in the name only as many as {@link nameTolerance} allows), or else for a
  * top-level domain not in the root zone the common TLD one edit away. `domain`: lower-case.
  */
 export function correctDomain(domain: string): string | undefined {
@@ -141,11 +159,12 @@ function findCorrectDomain(domain: string): string | undefined {
     if (suffixEdits > 1) return Infinity;
     const tolerance = nameTolerance(p.name);
     const nameEdits = editDistance(name, p.name, tolerance);
-    return nameEdits > tolerance ? Infinity : nameEdits + suffixEdits;
+    if (nameEdits > tolerance || (nameEdits === 2 && !isTwoSlipsOf(name, p.name))) return Infinity;
+    return nameEdits + suffixEdits;
   });
   if (provider) return provider.domain;
   if (isRealTld) return undefined;
-  const common = closest(COMMON_TLDS, 1, (t) => editDistance(tld, t, 1));
+  const common = closest(COMMON_TLDS, 1, (t) => (isCutShort(tld, t) ? 1 : editDistance(tld, t, 1)));
   return common && domain.slice(0, lastDot + 1) + common;
 }
 

@@ -34,7 +34,7 @@ const MAX_DOMAIN_LENGTH = 253;
 const MAX_LABEL_LENGTH = 63;
 
 // Classes of ASCII characters, as bits of one table.
-const SPACE = 1; // white space: 215 inside an address
+const SPACE = 1; // white space: 215 inside an address, 210 around it
 const FORBIDDEN = 2; // control characters and the specials of RFC 5322 that only quoting allows: 110
 const LEADING_EXTRA = 4; // stray punctuation before an address: 210
 const TRAILING_EXTRA = 8; // stray punctuation after an address: 210
@@ -91,19 +91,19 @@ function isForbiddenNonAscii(c: number): boolean {
 const MAILTO = 'mailto:';
 
 /**
- * The standardised form of an input address: surrounding white space (any Unicode white space, as
- * String#trim sees it) and a `mailto:` prefix are removed, and the domain (after the last `@`) is
- * lower-cased. The local part keeps its case. Nothing else changes, so every defect stays visible to
- * {@link checkSyntax}.
+ * The standardised form of an input address: a `mailto:` prefix is removed and the domain (after the last
+ * `@`) is lower-cased. The local part keeps its case. Nothing else changes, white space included (it is
+ * not part of an address: a verifier must not hide that the data is dirty), so every defect stays visible
+ * to {@link checkSyntax}.
  */
 export function standardise(input: string): string {
-  let s = input.trim();
+  let s = input;
   if (
     s.length > MAILTO.length &&
     s.charCodeAt(MAILTO.length - 1) === 58 /* : */ &&
     s.slice(0, MAILTO.length).toLowerCase() === MAILTO
   ) {
-    s = s.slice(MAILTO.length).trim();
+    s = s.slice(MAILTO.length);
   }
   const at = s.lastIndexOf('@');
   if (at < 0) return s;
@@ -112,9 +112,17 @@ export function standardise(input: string): string {
   return lowered === domain ? s : s.slice(0, at + 1) + lowered;
 }
 
-/** Stray punctuation at either end of the address (`<jane@example.com>`, `jane@example.com,`). */
+/** White space as String#trim sees it (any Unicode white space and the byte-order mark). */
+const isTrimmedSpace = (c: number): boolean =>
+  c < 128 ? (ASCII_CLASS[c] & SPACE) !== 0 : isUnicodeSpace(c) || c === 0xfeff;
+
+/**
+ * Stray punctuation or white space at either end of the address (`<jane@example.com>`,
+ * `jane@example.com,`, ` jane@example.com`, `jane@example.com\r\n`).
+ */
 function hasExtraCharacter(local: string, domain: string): boolean {
   const first = local.charCodeAt(0);
+  if (isTrimmedSpace(first) || isTrimmedSpace(domain.charCodeAt(domain.length - 1))) return true;
   // A leading quote that closes before the @ is a quoted local part, judged later (110).
   const isQuotedLocal = first === QUOTE && local.length > 1 && local.charCodeAt(local.length - 1) === QUOTE;
   if (classOf(first) & LEADING_EXTRA && !isQuotedLocal) return true;
@@ -179,8 +187,12 @@ function isDotAtom(local: string): boolean {
   return !local.includes('..');
 }
 
+/** asciiDomainOf's answer for a domain whose ASCII form is over 253 octets: too long (130), not 115. */
+const DOMAIN_TOO_LONG = '';
+
 /**
- * The ASCII (A-label) form of a domain, or undefined when it is not a valid domain name: labels of
+ * The ASCII (A-label) form of a domain, {@link DOMAIN_TOO_LONG} when that form is over 253 octets, or
+ * undefined when it is not a valid domain name: labels of
  * letters, digits and hyphens, 1–63 long, not starting or ending with a hyphen, at least two labels, no
  * trailing dot, a top-level label that is not all digits (that would be an IP address), at most 253 long.
  * A Unicode domain must be in the form IDNA gives it (lower case, NFC, no characters IDNA maps away, such as
@@ -194,7 +206,7 @@ function asciiDomainOf(domain: string, isAscii: boolean): string | undefined {
   } else if (domain.includes('xn--') && domainToASCII(domain) !== domain) {
     return undefined;
   }
-  if (ascii.length > MAX_DOMAIN_LENGTH) return undefined;
+  if (ascii.length > MAX_DOMAIN_LENGTH) return DOMAIN_TOO_LONG;
   let labelStart = 0;
   let labels = 0;
   for (let i = 0; i <= ascii.length; i++) {
@@ -228,7 +240,8 @@ const fail = (code: SyntaxErrorCode): SyntaxCheck => ({ ok: false, code });
  * gives the code. An address that passes all of them is split into its parts.
  */
 export function checkSyntax(address: string): SyntaxCheck {
-  if (address === '') return fail(CODE.generalSyntax);
+  // Nothing but white space is no address at all: a general syntax error, not extra space.
+  if (address === '' || address.trim() === '') return fail(CODE.generalSyntax);
   const at = address.indexOf('@');
   if (at < 0) return fail(CODE.noAtSign);
   if (address.indexOf('@', at + 1) >= 0) return fail(CODE.manyAtSigns);
@@ -246,6 +259,9 @@ export function checkSyntax(address: string): SyntaxCheck {
   if (!isDotAtom(local)) return fail(CODE.invalidUsername);
   const asciiDomain = asciiDomainOf(domain, (found & FOUND_NON_ASCII_DOMAIN) === 0);
   if (asciiDomain === undefined) return fail(CODE.invalidDomain);
+  // Lengths as the DNS and SMTP see them: the domain in its ASCII form (IDNA can lengthen it).
+  if (asciiDomain === DOMAIN_TOO_LONG || localOctets + 1 + asciiDomain.length > MAX_ADDRESS_OCTETS)
+    return fail(CODE.tooLong);
   if (!isRootZoneTld(asciiDomain.slice(asciiDomain.lastIndexOf('.') + 1))) return fail(CODE.invalidTld);
   if (breaksProviderRules(local, asciiDomain)) return fail(CODE.invalidUsernameForDomain);
   return { ok: true, local, domain, asciiDomain };

@@ -4,10 +4,21 @@
 import { parse } from 'tldts';
 
 /**
- * Special-use names the ICANN section lists but that are not in the root zone, so mail cannot reach them.
- * `onion` (RFC 7686) resolves only inside Tor.
+ * Special-use and reserved names (RFC 6761, 6762, 7686, 9476 and the IANA special-use domain names
+ * registry): no mailbox of the public mail system is reached there, whether or not the public suffix list
+ * names them. `arpa` is in the root zone, but for the DNS's own infrastructure (in-addr.arpa, ip6.arpa,
+ * home.arpa); `onion` resolves only inside Tor; `alt` names are for non-DNS systems.
  */
-const SPECIAL_USE_TLDS: ReadonlySet<string> = new Set(['onion']);
+const SPECIAL_USE_TLDS: ReadonlySet<string> = new Set([
+  'arpa',
+  'example',
+  'invalid',
+  'localhost',
+  'test',
+  'local',
+  'onion',
+  'alt',
+]);
 
 // TLDs found in the root zone so far. Bounded by the root zone (about 1,500 names), so it cannot grow
 // without limit however many made-up TLDs the input holds: those are not cached.

@@ -119,9 +119,11 @@ export function verifyBatch(
     let packed = status;
     if (verdict.domainType) packed |= DOMAIN_BITS.get(verdict.domainType) ?? 0;
     if (verdict.roleAccount) packed |= FLAG_ROLE;
-    if (verdict.address !== '') {
+    // Duplicates compare addresses without the white space around them (" jane@x.com" is jane@x.com again).
+    const key = verdict.address.trim();
+    if (key !== '') {
       packed |= FLAG_HAS_KEY;
-      hashInto(verdict.address.toLowerCase(), hashes, i * 2);
+      hashInto(key.toLowerCase(), hashes, i * 2);
     }
     codes[i] = verdict.code;
     flags[i] = packed;
@@ -141,7 +143,7 @@ export function packVerdict(
   let packed = status;
   if (verdict.domainType) packed |= DOMAIN_BITS.get(verdict.domainType) ?? 0;
   if (verdict.roleAccount) packed |= FLAG_ROLE;
-  if (verdict.address !== '') packed |= FLAG_HAS_KEY;
+  if (verdict.address.trim() !== '') packed |= FLAG_HAS_KEY;
   const validEmail =
     status === VALID ? verdict.address : status === CORRECTED ? (verdict.corrections?.[0] ?? '') : '';
   return { code: verdict.code, flags: packed, validEmail };

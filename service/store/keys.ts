@@ -78,8 +78,30 @@ export function normaliseListEntry(line: string): string | null {
   return entry.startsWith('@') ? entry.slice(1) : entry;
 }
 
+/**
+ * Why a key cannot be made as asked, or undefined: the spec's table has a dash for codes 55 (allowed) and
+ * 255 (suppressed) in `email_validation` mode, so a legacy key has no allow or suppression list.
+ */
+export function keyConfigProblem(config: Pick<KeyConfig, 'mode' | 'allow' | 'suppress'>): string | undefined {
+  if (config.mode !== 'email_validation') return undefined;
+  const holdsEntries = (entries: Iterable<string> | undefined) =>
+    [...(entries ?? [])].some((line) => normaliseListEntry(line) !== null);
+  const lists = [
+    holdsEntries(config.allow) && 'an allow list',
+    holdsEntries(config.suppress) && 'a suppression list',
+  ];
+  const named = lists.filter(Boolean);
+  if (named.length === 0) return undefined;
+  return (
+    `A key in email_validation (legacy) mode cannot have ${named.join(' or ')}: codes 55 and 255 do not occur ` +
+    'in that mode. Use --mode safe_to_send for a key with --allow or --suppress.'
+  );
+}
+
 /** Creates a key and returns it: the only time the key itself is known to the service. */
 export function createKey(db: ServiceDb, config: KeyConfig): { key: string; record: KeyRecord } {
+  const problem = keyConfigProblem(config);
+  if (problem) throw new Error(problem);
   const key = `msk_${randomBytes(24).toString('base64url')}`;
   const insertEntry = db.prepare(
     'INSERT OR IGNORE INTO key_list_entries (key_id, kind, entry) VALUES (?, ?, ?)',

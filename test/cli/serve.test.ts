@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/service.js';
@@ -74,6 +76,43 @@ describe('mailsieve serve + keys (acceptance)', () => {
       expect(result.stderr, args.join(' ')).toMatch(/^mailsieve: .+\n$/);
       expect(result.stderr).not.toMatch(/\n\s+at /);
     }
+  });
+
+  it('refuses --allow and --suppress on a legacy (email_validation) key, saying why, and makes no key', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const list = join(dir.path, 'vip.txt');
+    writeFileSync(list, 'vip@example.com\n');
+    for (const flag of ['--allow', '--suppress']) {
+      const result = await runCli([
+        'keys',
+        'create',
+        '--mode',
+        'email_validation',
+        flag,
+        list,
+        '--data-dir',
+        dir.path,
+      ]);
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(
+        /^mailsieve: A key in email_validation \(legacy\) mode cannot have .*codes 55 and 255 do not occur/,
+      );
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect((await runCli(['keys', 'list', '--data-dir', dir.path])).stdout).not.toMatch(/email_validation/);
+    const allowed = await runCli([
+      'keys',
+      'create',
+      '--mode',
+      'safe_to_send',
+      '--allow',
+      list,
+      '--data-dir',
+      dir.path,
+    ]);
+    expect(allowed.code).toBe(0);
   });
 
   it('lists keys masked, never whole', async () => {

@@ -1,5 +1,5 @@
-// Starting the built app in browser mode (as `npm start` does where Electron is missing) and Debian's Chromium
-// through playwright-core, for the end-to-end tests and the app benchmarks. Each run gets a fresh MAILSIEVE_HOME.
+// Starting the built app in browser mode (as `npm start` does where Electron is missing) and Chromium (found
+// as `npm start` finds it) through playwright-core, for the end-to-end tests and the app benchmarks. Each run gets a fresh MAILSIEVE_HOME.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { findBrowser, noBrowserMessage } from '../../electron/web/findBrowser.js';
 
 /** The repository: found upward from this file, which runs from test/ (tests) and dist/test/ (benchmarks). */
 export const ROOT = (() => {
@@ -14,7 +15,8 @@ export const ROOT = (() => {
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
   return dir;
 })();
-export const CHROMIUM = process.env.MAILSIEVE_CHROMIUM ?? '/usr/bin/chromium';
+/** The browser the tests drive: found as `npm start` finds one (electron/web/findBrowser.ts), or undefined. */
+export const CHROMIUM = findBrowser();
 /** The flags this machine's Chromium needs (no sandbox as root, no background network). */
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -98,6 +100,8 @@ export function startApp(
 }
 
 export function launchChromium(): Promise<Browser> {
+  // test/e2e/globalSetup.ts stops the run before this when there is no browser; the benchmarks get the line.
+  if (!CHROMIUM) return Promise.reject(new Error(noBrowserMessage()));
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 

@@ -415,7 +415,11 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     }
     // `biz`: a domain with mail servers of its own that no list of ours names; `parked` by its MX hosts.
     const domainType: DomainType = offline.domainType ?? (isParkedRouting(routing) ? 'parked' : 'biz');
-    const found = { ...offline, domainType };
+    // A domain that receives mail is not "corrected" to a provider's spelling (the address has no syntax
+    // error here: code 10 offline): it is someone's real domain.
+    const { corrections: spelling, ...offlineUncorrected } = offline;
+    if (spelling) log.push(`${syntax.asciiDomain} receives mail: no spelling correction is offered`);
+    const found = { ...offlineUncorrected, domainType };
     if (verifyOptions.level === 'dns')
       return finish({ ...found, code: ONLINE_CODE.domainOk, checked: 'dns' });
 

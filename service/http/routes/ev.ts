@@ -1,7 +1,7 @@
 // E1: GET /v5/ev — verify one email address.
 import type { FastifyInstance } from 'fastify';
 import { verifyOffline } from '../../engine/index.js';
-import type { Verdict, VerifyPolicy } from '../../engine/types.js';
+import { NO_POLICY, type Verdict, type VerifyPolicy } from '../../engine/types.js';
 import type { KeyRecord } from '../../store/keys.js';
 import { statusForCode } from '../../../shared/api/codes.js';
 import { E1_TIMEOUT_DEFAULT_S, E1_TIMEOUT_MAX_S } from '../../../shared/api/verification.js';
@@ -24,7 +24,14 @@ const policies = new WeakMap<KeyRecord, VerifyPolicy>();
 export function policyOf(key: KeyRecord): VerifyPolicy {
   let policy = policies.get(key);
   if (!policy) {
-    policy = { corrections: key.services.has('corrections'), allow: key.allow, suppress: key.suppress };
+    // A legacy key has no allow or suppression list (codes 55 and 255 do not occur in that mode); a key
+    // made before that rule keeps its entries in the store, unused.
+    const isLegacy = key.mode === 'email_validation';
+    policy = {
+      corrections: key.services.has('corrections'),
+      allow: isLegacy ? NO_POLICY.allow : key.allow,
+      suppress: isLegacy ? NO_POLICY.suppress : key.suppress,
+    };
     policies.set(key, policy);
   }
   return policy;

@@ -55,6 +55,11 @@ describe('misspelt provider domains', () => {
     ['jane.doe@comcats.net', 10, 'jane.doe@comcast.net'],
     ['jane.doe@protomail.com', 10, 'jane.doe@protonmail.com'],
     ['Jane.Doe@GMIAL.COM', 10, 'Jane.Doe@gmail.com'],
+    ['jane.doe@gmiol.com', 10, 'jane.doe@gmail.com'], // two slips, length and first letter kept
+    ['jane.doe@gmail.c', 200, 'jane.doe@gmail.com'], // the TLD cut short
+    ['jane.doe@hotmail.co.u', 200, 'jane.doe@hotmail.co.uk'],
+    ['jane.doe@outlook.', 115, 'jane.doe@outlook.com'],
+    ['jane.doe@outlok.c', 200, 'jane.doe@outlook.com'],
     ['jane.doe@gmai.com', 525, 'jane.doe@gmail.com'], // a squatted typo the disposable list names
   ])('%s (%i) → %s', (input, code, corrected) => {
     const verdict = verifyOffline(input, WITH_CORRECTIONS);
@@ -83,6 +88,10 @@ describe('misspelt provider domains', () => {
     'earthling.net', // a real provider one edit from earthlink.net
     'y7mail.com', // Yahoo7, one edit from ymail.com
     'duck.com',
+    'foxmail.com', // two edits from hotmail.com, but not two slips of the keys
+    'popmail.com',
+    'homemail.com',
+    'prontomail.com', // two slips from protonmail.com, a service of its own
   ])('a real provider is never corrected: %s', (domain) => {
     expect(correctDomain(domain)).toBeUndefined();
     expect(correctionsOf(`jane.doe@${domain}`)).toBeUndefined();
@@ -103,6 +112,9 @@ describe('misspelt provider domains', () => {
 
 describe('fixable syntax errors: the error code stays, the correction is offered', () => {
   test.each([
+    [' jane.doe@example.com', 210, 'jane.doe@example.com'],
+    ['jane.doe@example.com\r\n', 210, 'jane.doe@example.com'],
+    ['\r\n jane.doe@gmial.com\t', 210, 'jane.doe@gmail.com'],
     ['jane.doe@example.com,', 210, 'jane.doe@example.com'],
     ['jane.doe@example.com.,', 210, 'jane.doe@example.com'],
     ['<jane.doe@example.com>', 210, 'jane.doe@example.com'],
@@ -123,6 +135,7 @@ describe('fixable syntax errors: the error code stays, the correction is offered
     ['jane.doe@ｇｍａｉｌ．ｃｏｍ', 115, 'jane.doe@gmail.com'],
     ['jane.doe@example.con', 200, 'jane.doe@example.com'],
     ['jane.doe@example.ogr', 200, 'jane.doe@example.org'],
+    ['jane.doe@example.c', 200, 'jane.doe@example.com'],
     ['jane.doe@gmial.com,', 210, 'jane.doe@gmail.com'], // repaired, then respelt
   ])('%j (%i) → %s', (input, code, corrected) => {
     const verdict = verifyOffline(input, WITH_CORRECTIONS);

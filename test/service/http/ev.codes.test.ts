@@ -33,6 +33,39 @@ const CASES: Expectation[] = [
   ['Jane Doe <jane@example.com>', 210, 'invalid', 'invalid', 'display name around the address'],
   ['jane@example.com,', 210, 'invalid', 'invalid', 'trailing comma'],
   ['jane doe@example.com', 215, 'invalid', 'invalid', 'unquoted space'],
+  ['jane\t@example.com', 215, 'invalid', 'invalid', 'a tab inside'],
+  [' test@iana.org', 210, 'invalid', 'invalid', 'a leading space'],
+  ['test@iana.org\r\n', 210, 'invalid', 'invalid', 'a trailing CR LF'],
+  ['\r\n test@iana.org', 210, 'invalid', 'invalid', 'a leading CR LF and space'],
+  ['\ttest@iana.org', 210, 'invalid', 'invalid', 'a leading tab'],
+  ['test@iana.org\n', 210, 'invalid', 'invalid', 'a trailing LF'],
+  ['me.;@example.com', 110, 'invalid', 'invalid', 'a semicolon unquoted'],
+  ['me,you@example.com', 110, 'invalid', 'invalid', 'a comma unquoted'],
+  ['me:you@example.com', 110, 'invalid', 'invalid', 'a colon unquoted'],
+  ['me<you>@example.com', 110, 'invalid', 'invalid', 'angle brackets unquoted'],
+  ['me[you]@example.com', 110, 'invalid', 'invalid', 'square brackets unquoted'],
+  ['me\\you@example.com', 110, 'invalid', 'invalid', 'a backslash unquoted'],
+  ['me"you@example.com', 110, 'invalid', 'invalid', 'a quote unquoted'],
+  ['me(you)@example.com', 110, 'invalid', 'invalid', 'parentheses unquoted'],
+  [`j@${'a'.repeat(64)}.com`, 115, 'invalid', 'invalid', 'a label over 63 octets'],
+  [`j@${'a'.repeat(58)}ü.de`, 115, 'invalid', 'invalid', 'a label over 63 octets after IDNA'],
+  [
+    `j@${Array(4)
+      .fill(`${'a'.repeat(58)}ü`)
+      .join('.')}.com`,
+    130,
+    'invalid',
+    'invalid',
+    'a domain over 253 octets after IDNA',
+  ],
+  ['jane@in-addr.arpa', 200, 'invalid', 'invalid', 'special-use .arpa'],
+  ['jane@mail.example', 200, 'invalid', 'invalid', 'special-use .example'],
+  ['jane@mail.invalid', 200, 'invalid', 'invalid', 'special-use .invalid'],
+  ['jane@mail.localhost', 200, 'invalid', 'invalid', 'special-use .localhost'],
+  ['jane@mail.test', 200, 'invalid', 'invalid', 'special-use .test'],
+  ['jane@mail.local', 200, 'invalid', 'invalid', 'special-use .local'],
+  ['jane@mail.onion', 200, 'invalid', 'invalid', 'special-use .onion'],
+  ['jane@mail.alt', 200, 'invalid', 'invalid', 'special-use .alt'],
   ['abuse@example.com', 500, 'invalid', 'invalid', 'complaint desk'],
   ['noreply@example.com', 500, 'invalid', 'invalid', 'takes no mail'],
   ['someone@mailinator.com', 525, 'trap', 'risky', 'disposable'],
@@ -41,8 +74,8 @@ const CASES: Expectation[] = [
 describe('E1 status codes through HTTP', () => {
   let svc: TestService;
   type Mode = 'safe_to_send' | 'email_validation';
-  /** Keys with the client's allow and suppression lists, and keys without them. */
-  let listed: Record<Mode, string>;
+  /** A key with the client's allow and suppression lists (safe_to_send only), and keys without them. */
+  let listed: { safe_to_send: string };
   let plainKeys: Record<Mode, string>;
   const plain = (mode: Mode) => plainKeys[mode];
 
@@ -52,10 +85,7 @@ describe('E1 status codes through HTTP', () => {
       allow: ['vip@blocked-partner.com', 'mailinator.com'],
       suppress: ['dne@example.com', 'blocked-partner.com'],
     };
-    listed = {
-      safe_to_send: svc.key({ mode: 'safe_to_send', ...lists }),
-      email_validation: svc.key({ mode: 'email_validation', ...lists }),
-    };
+    listed = { safe_to_send: svc.key({ mode: 'safe_to_send', ...lists }) };
     plainKeys = {
       safe_to_send: svc.key({ mode: 'safe_to_send' }),
       email_validation: svc.key({ mode: 'email_validation' }),
@@ -81,6 +111,32 @@ describe('E1 status codes through HTTP', () => {
     });
   }
 
+  it('white space around an address: 210 with the trimmed address as the correction, in both modes', async () => {
+    for (const mode of ['safe_to_send', 'email_validation'] as const) {
+      const key = svc.key({ mode, services: ['validation', 'corrections'] });
+      for (const input of [' test@iana.org', 'test@iana.org\r\n', '\r\n test@iana.org', '\ttest@iana.org ']) {
+        const result = (await verify(input, key))[mode];
+        expect(result).toEqual({
+          address: input,
+          status: 'invalid',
+          status_code: 210,
+          email_corrections: ['test@iana.org'],
+        });
+      }
+      // A typo and white space: one correction for both.
+      expect((await verify(' jane.doe@gmiol.com', key))[mode]).toMatchObject({
+        status_code: 210,
+        email_corrections: ['jane.doe@gmail.com'],
+      });
+      expect((await verify('jane.doe@gmail.c', key))[mode]).toMatchObject({
+        status_code: 200,
+        email_corrections: ['jane.doe@gmail.com'],
+      });
+      // Without corrections on the key: the verdict alone.
+      expect((await verify(' test@iana.org', plain(mode)))[mode]).not.toHaveProperty('email_corrections');
+    }
+  });
+
   it('255 (client suppression) beats 55 (client allow); 55 overrides disposable', async () => {
     const suppressed = await verify('dne@example.com', listed.safe_to_send);
     expect(suppressed.safe_to_send).toMatchObject({ status: 'invalid', status_code: 255 });
@@ -92,15 +148,15 @@ describe('E1 status codes through HTTP', () => {
       status_code: 55,
       domain_type: 'disposable',
     });
-    // The legacy table has a dash for 55 and 255: the nearest legacy meaning is answered.
-    expect((await verify('someone@mailinator.com', listed.email_validation)).email_validation).toMatchObject({
-      status: 'valid',
-      status_code: 55,
-    });
-    expect((await verify('dne@example.com', listed.email_validation)).email_validation).toMatchObject({
-      status: 'invalid',
-      status_code: 255,
-    });
+  });
+
+  it('legacy keys have no allow or suppression lists: codes 55 and 255 do not occur in that mode', () => {
+    expect(() => svc.key({ mode: 'email_validation', allow: ['mailinator.com'] })).toThrow(
+      /email_validation/,
+    );
+    expect(() => svc.key({ mode: 'email_validation', suppress: ['example.com'] })).toThrow(
+      /email_validation/,
+    );
   });
 
   it('reports role accounts, domain types, and keeps internationalised addresses', async () => {

@@ -17,7 +17,7 @@ describe('keys', () => {
   it('stores only a hash of the key, with its configuration and lists', () => {
     const { db } = open();
     const { key, record } = createKey(db, {
-      mode: 'email_validation',
+      mode: 'safe_to_send',
       services: ['validation', 'corrections'],
       allow: ['VIP@Example.com', '', '# comment', '@partner.org'],
       suppress: ['blocked.com'],
@@ -28,11 +28,24 @@ describe('keys', () => {
     expect(dump).not.toContain(key);
     expect(record.hint).toBe(key.slice(-4));
     const found = findActiveKey(db, key)!;
-    expect(found.mode).toBe('email_validation');
+    expect(found.mode).toBe('safe_to_send');
     expect([...found.services]).toEqual(['validation', 'corrections']);
     expect([...found.allow].sort()).toEqual(['partner.org', 'vip@example.com']);
     expect([...found.suppress]).toEqual(['blocked.com']);
     expect(found.rateLimit).toBe(0);
+    db.close();
+  });
+
+  it('refuses allow and suppression lists on a legacy key (no 55 or 255 in that mode), and stores nothing', () => {
+    const { db } = open();
+    for (const lists of [{ allow: ['vip@example.com'] }, { suppress: ['blocked.com'] }]) {
+      expect(() => createKey(db, { mode: 'email_validation', services: ['validation'], ...lists })).toThrow(
+        /email_validation \(legacy\) mode cannot have/,
+      );
+    }
+    // Blank lines and comments are no entries.
+    createKey(db, { mode: 'email_validation', services: ['validation'], allow: ['', '# none'] });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM keys').get()).toEqual({ n: 1 });
     db.close();
   });
 

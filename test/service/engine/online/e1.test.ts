@@ -70,6 +70,20 @@ describe('E1 with DNS checks (key level dns)', () => {
     expect(result).toMatchObject({ status_code: 20, domain_type: 'parked' });
   });
 
+  it('does not correct the spelling of a domain with mail servers of its own; does for one that does not exist', async () => {
+    const key = world.key({ checks: 'dns', services: ['validation', 'corrections'] });
+    world.dns.setZone('gmiol.com', { mx: [[10, 'mx.users.example.net']] });
+    const real = await world.ev(key, 'jane.doe@gmiol.com');
+    expect(real.result).toEqual({
+      address: 'jane.doe@gmiol.com',
+      status: 'valid',
+      status_code: 20,
+      domain_type: 'biz',
+    });
+    const missing = await world.ev(key, 'jane.doe@gmaio.com');
+    expect(missing.result).toMatchObject({ status_code: 310, email_corrections: ['jane.doe@gmail.com'] });
+  });
+
   it('keeps the offline domain type of a known provider', async () => {
     const { result } = await world.ev(dnsKey, 'jane.doe.smith@gmail.com');
     expect(result).toMatchObject({ status_code: 20, domain_type: 'freeisp' });
