@@ -5,6 +5,11 @@ export function formatCount(value: number): string {
   return number.format(value);
 }
 
+/** `1 row`, `2 rows`, `1,000 rows`: a count with its noun, singular or plural. */
+export function countOf(value: number, singular: string, plural = `${singular}s`): string {
+  return `${number.format(value)} ${value === 1 ? singular : plural}`;
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   const units = ['KB', 'MB', 'GB', 'TB'];

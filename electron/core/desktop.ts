@@ -31,6 +31,7 @@ import {
 } from '../../shared/desktop/contract.js';
 import type { EmbeddedService } from './embedded.js';
 import { serviceDataDir } from './home.js';
+import { createFileChecks } from './files/analysis.js';
 import { inspectFile } from './files/inspect.js';
 import { FileProblem, formatOf } from './files/source.js';
 import {
@@ -135,6 +136,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     for (const listener of listeners) listener(event, payload);
   };
   const staged = new Map<string, { path: string; name: string; size: number }>();
+  const fileChecks = createFileChecks((progress) => emit('files:progress', progress));
 
   // ---------------------------------------------------------------------------------------------------
   // The embedded service: started when first needed, so the app is usable at once and offline.
@@ -447,14 +449,17 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         ...file,
         ...(input.delimiter !== undefined ? { delimiter: input.delimiter } : {}),
         ...(input.header !== undefined ? { header: input.header } : {}),
+        // The mapper shows from the sample; the pre-check (off-thread) brings the exact count.
+        isCountExact: false,
         presetFor: (signature) => getPreset(db, signature),
       });
     },
     'files:precheck': async (input) => {
       const file = stagedOrFail(input.fileId);
       if (input.mapping.roles.length === 0) throw new ReplyFailure('invalid-input', 'No columns.');
-      return (await preparation()).precheck(file, input.mapping, input.split);
+      return fileChecks.precheck(input.fileId, file, input.mapping, input.split);
     },
+    'files:cancel': (input) => ({ cancelled: fileChecks.cancel(input.fileId) }),
     'jobs:start': async (input) => {
       const file = stagedOrFail(input.fileId);
       const format = formatOf(file.name);
@@ -470,12 +475,20 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           `${refused.map((service) => LIST_SERVICE_TITLES[service]).join(', ')} ${refused.length === 1 ? 'is' : 'are'} not available on this connection` +
             (allowed.source === 'chosen' ? ': tick it on the Connection screen if your key has it.' : '.'),
         );
+      // The row count from the pre-check already made of this layout, else counted here.
+      const checked = fileChecks.answered(input.fileId, input.mapping);
       const inspection = await inspectFile({
         fileId: input.fileId,
         ...file,
         delimiter: input.mapping.delimiter,
         header: input.mapping.header,
+        isCountExact: checked === undefined,
       });
+      if (checked)
+        Object.assign(inspection, {
+          rowCount: checked.rowsToSend + checked.blank,
+          isRowCountEstimate: false,
+        });
       if (inspection.columns.length !== input.mapping.roles.length)
         throw new ReplyFailure(
           'invalid-input',
@@ -763,6 +776,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     registerStaged(fileId, path, name) {
       const size = statSync(path).size;
       staged.set(fileId, { path, name, size });
+      fileChecks.warm();
       return { fileId, name, size };
     },
     exportFile(exportId) {
@@ -771,6 +785,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     },
     resumeJobs: () => jobs.resume(),
     async close() {
+      await fileChecks.close();
       await jobs.close();
       if (embeddedStarting) {
         const service = await embeddedStarting.catch(() => undefined);

@@ -534,6 +534,8 @@ export const CHANNELS = {
     input: z.object({ fileId: z.string(), mapping: mappingSchema, split: z.boolean() }),
     output: precheckSchema,
   },
+  /** Cancels the pre-check of a file under way. */
+  'files:cancel': { input: z.object({ fileId: z.string() }), output: z.object({ cancelled: z.boolean() }) },
   'jobs:start': { input: startJobInputSchema, output: z.object({ jobIds: z.array(z.number().int()) }) },
   'jobs:list': { input: jobListInputSchema, output: jobListSchema },
   'jobs:get': { input: jobIdInput, output: jobDetailSchema },
@@ -566,6 +568,13 @@ export const EVENTS = {
   'connection:changed': connectionInfoSchema,
   /** A file opened from the menu (File → Open list…, Open recent) or dropped on the window. */
   'files:opened': stagedFileSchema,
+  /** How far the pre-check of a file is: bytes of its text read, data rows seen. */
+  'files:progress': z.object({
+    fileId: z.string(),
+    bytesRead: z.number(),
+    totalBytes: z.number(),
+    rows: z.number(),
+  }),
 } as const;
 
 export type AppEvent = keyof typeof EVENTS;
