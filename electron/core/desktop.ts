@@ -31,6 +31,7 @@ import {
 } from '../../shared/desktop/contract.js';
 import type { EmbeddedService } from './embedded.js';
 import { serviceDataDir } from './home.js';
+import { connectionErrorWords } from './connectionWords.js';
 import { createFileChecks } from './files/analysis.js';
 import { inspectFile } from './files/inspect.js';
 import { FileProblem, formatOf } from './files/source.js';
@@ -44,6 +45,7 @@ import {
   insertExport,
   insertJob,
   jobExports,
+  jobsWithStatus,
   jobTimeline,
   listJobs,
   openHistoryDb,
@@ -57,6 +59,7 @@ import {
 } from './history/db.js';
 import { JobManager, PurchaseFailure } from './jobManager.js';
 import { previewRows, writeExport } from './results.js';
+import { rerunJob, RerunRefused } from './rerun.js';
 import { maskSecret, type SecretStore } from './secrets.js';
 
 /** The secret name of the provider's API key. */
@@ -136,6 +139,8 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     for (const listener of listeners) listener(event, payload);
   };
   const staged = new Map<string, { path: string; name: string; size: number }>();
+  /** Jobs taken up at start, left unfinished by the last run. */
+  let resumed: number[] = [];
   const fileChecks = createFileChecks((progress) => emit('files:progress', progress));
 
   // ---------------------------------------------------------------------------------------------------
@@ -289,16 +294,11 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         ? await clientFor('embedded')
         : await clientFor('provider', input.baseUrl, input.apiKey);
     const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
-    if (!result.ok) {
-      const error = result.error;
-      const why =
-        error.kind === 'http' && error.status === 401
-          ? 'the service refused the API key (401)'
-          : error.kind === 'http'
-            ? `the service answered HTTP ${error.status}: ${error.message}`
-            : error.message;
-      throw new ReplyFailure('connection-failed', `The test call failed: ${why}. Nothing was saved.`);
-    }
+    if (!result.ok)
+      throw new ReplyFailure(
+        'connection-failed',
+        `${connectionErrorWords(result.error, client.baseUrl)} Nothing was saved.`,
+      );
     return {
       mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
       latencyMs: Date.now() - started,
@@ -559,6 +559,16 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       return { jobIds };
     },
     'jobs:list': (input) => listJobs(db, input),
+    'jobs:activity': () => {
+      const brief = (job: JobRecord) => ({ id: job.id, fileName: job.fileName, status: job.status });
+      return {
+        running: jobsWithStatus(db, ['queued', 'uploading', 'processing', 'downloading']).map(brief),
+        resumed: resumed.flatMap((id) => {
+          const job = getJob(db, id);
+          return job ? [brief(job)] : [];
+        }),
+      };
+    },
     'jobs:get': (input) => detail(jobOrFail(input.jobId)),
     'jobs:cancel': async (input) => {
       jobOrFail(input.jobId);
@@ -572,6 +582,17 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       rmSync(join(resultsDir, String(job.id)), { recursive: true, force: true });
       emit('jobs:changed', { jobIds: [job.id] });
       return { deleted };
+    },
+    'jobs:rerun': (input) => {
+      try {
+        const jobId = rerunJob(db, resultsDir, jobOrFail(input.jobId));
+        jobs.start(jobId);
+        emit('jobs:changed', { jobIds: [jobId] });
+        return { jobId };
+      } catch (error) {
+        if (error instanceof RerunRefused) throw new ReplyFailure(error.code, error.message);
+        throw error;
+      }
     },
     'jobs:preview': async (input) => {
       const job = jobOrFail(input.jobId);
@@ -715,7 +736,12 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           ok: false,
           error: {
             code: 'invalid-input',
-            message: issue ? `${issue.path.join('.') || 'input'}: ${issue.message}` : 'Invalid input.',
+            // Messages written for people stand alone; a field name means nothing to them.
+            message: !issue
+              ? 'Invalid input.'
+              : issue.code === 'custom' || /^(Enter|Choose)\b/.test(issue.message)
+                ? issue.message
+                : `${issue.path.join('.') || 'input'}: ${issue.message}`,
           },
         };
       }
@@ -783,7 +809,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       const record = getExport(db, exportId);
       return record && existsSync(record.path) ? { path: record.path, fileName: record.fileName } : undefined;
     },
-    resumeJobs: () => jobs.resume(),
+    resumeJobs: () => (resumed = jobs.resume()),
     async close() {
       await fileChecks.close();
       await jobs.close();
@@ -794,7 +820,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       db.close();
     },
   };
-  if (!options.isResumeDeferred) jobs.resume();
+  if (!options.isResumeDeferred) resumed = jobs.resume();
   return core;
 }
 

@@ -3,6 +3,7 @@ import { app, onAppLink } from '../platform/app.js';
 import { useAppStore } from './index.js';
 
 let historyTimer: ReturnType<typeof setTimeout> | undefined;
+let activityTimer: ReturnType<typeof setTimeout> | undefined;
 
 export function wireEvents(): () => void {
   const store = useAppStore;
@@ -14,6 +15,11 @@ export function wireEvents(): () => void {
     app.on('jobs:changed', ({ jobIds }) => {
       const state = store.getState();
       for (const id of jobIds) if (state.jobs[id]) void state.loadJob(id);
+      if (!activityTimer)
+        activityTimer = setTimeout(() => {
+          activityTimer = undefined;
+          void store.getState().loadActivity();
+        }, 250);
       // History refreshes from the event instead of polling; bursts of changes coalesce.
       if (state.screen.name === 'history' && !historyTimer)
         historyTimer = setTimeout(() => {

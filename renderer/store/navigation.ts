@@ -30,7 +30,7 @@ export const createNavigationSlice: StateCreator<AppState, [], [], NavigationSli
       return;
     }
     set({ appInfo: info.value, connection: connection.value });
-    await Promise.all([get().loadRecentFiles(), eventsConnected]);
+    await Promise.all([get().loadRecentFiles(), get().loadActivity(), eventsConnected]);
     set({ appState: 'ready' });
   },
 });

@@ -147,7 +147,16 @@ export type ExportState =
   | { readonly status: 'done'; readonly info: ExportInfo; readonly path: string | null }
   | { readonly status: 'failed'; readonly error: string };
 
+export interface JobBrief {
+  readonly id: number;
+  readonly fileName: string;
+  readonly status: JobStatus;
+}
+
 export interface JobsSlice {
+  /** Jobs running now (the sidebar's indicator) and those taken up from the last run of the app. */
+  readonly activity: { readonly running: readonly JobBrief[]; readonly resumed: readonly JobBrief[] };
+  readonly loadActivity: () => Promise<void>;
   readonly jobs: Readonly<Record<number, Loadable<JobDetail>>>;
   readonly progress: Readonly<Record<number, JobProgress>>;
   readonly preview: {
@@ -161,6 +170,8 @@ export interface JobsSlice {
   readonly loadJob: (jobId: number) => Promise<void>;
   readonly setProgress: (progress: JobProgress) => void;
   readonly cancelJob: (jobId: number) => Promise<void>;
+  /** Runs a cancelled or failed job again, as a new job, and shows it. */
+  readonly rerunJob: (jobId: number) => Promise<void>;
   readonly deleteJob: (jobId: number) => Promise<boolean>;
   readonly showPreview: (jobId: number, status: ResultStatus | null) => Promise<void>;
   readonly closePreview: () => void;
