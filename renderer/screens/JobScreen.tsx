@@ -67,8 +67,8 @@ function ConfirmCancel({ job, onClose }: Readonly<{ job: JobDetail; onClose: () 
     <dialog ref={dialog} className="dialog" aria-labelledby="cancel-heading" onClose={onClose}>
       <h2 id="cancel-heading">Cancel this job?</h2>
       <p>
-        The list stops at the service and the rows checked so far are not kept: there will be no results for
-        “{job.file.name}”.
+        The list stops at the service and the rows checked so far are not kept: there will be no results for “
+        {job.file.name}”.
         {isPaid
           ? ' Credits the provider has already used for this list are not given back.'
           : ' Nothing is charged on the local service.'}{' '}

@@ -222,6 +222,8 @@ export interface LookupSlice {
     | { readonly status: 'done'; readonly query: PersonLookupInput; readonly answer: PersonAnswer }
     | { readonly status: 'failed'; readonly query: PersonLookupInput; readonly error: string };
   readonly lookUpPerson: (query: PersonLookupInput) => Promise<void>;
+  /** Clears the answer on screen (the lookup mode changed). */
+  readonly clearLookup: () => void;
 }
 
 export type AppState = NavigationSlice &

@@ -542,8 +542,12 @@ export const CHANNELS = {
   'jobs:activity': {
     input: none,
     output: z.object({
-      running: z.array(z.object({ id: z.number().int(), fileName: z.string(), status: z.enum(JOB_STATUSES) })),
-      resumed: z.array(z.object({ id: z.number().int(), fileName: z.string(), status: z.enum(JOB_STATUSES) })),
+      running: z.array(
+        z.object({ id: z.number().int(), fileName: z.string(), status: z.enum(JOB_STATUSES) }),
+      ),
+      resumed: z.array(
+        z.object({ id: z.number().int(), fileName: z.string(), status: z.enum(JOB_STATUSES) }),
+      ),
     }),
   },
   'jobs:get': { input: jobIdInput, output: jobDetailSchema },
