@@ -1,6 +1,7 @@
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { handleShortcut } from './commands.js';
 import { Sidebar } from './components/Sidebar.js';
+import { focusHeading } from './focus.js';
 import { NoticeBar } from './components/NoticeBar.js';
 import { ConnectionScreen } from './screens/ConnectionScreen.js';
 import { HistoryScreen } from './screens/HistoryScreen.js';
@@ -28,9 +29,39 @@ function CurrentScreen() {
   }
 }
 
+/** The file picker Ctrl+O opens on every screen (browser mode; Electron shows its native dialog). */
+function OpenListInput() {
+  const addFile = useAppStore((state) => state.addFile);
+  return (
+    <input
+      id="open-list-input"
+      type="file"
+      accept=".csv,.txt,.zip,text/csv,text/plain,application/zip"
+      className="visually-hidden"
+      tabIndex={-1}
+      aria-hidden="true"
+      onChange={(event) => {
+        const file = event.target.files?.[0];
+        event.target.value = '';
+        if (file) void addFile(file);
+      }}
+    />
+  );
+}
+
 export function App() {
   const appState = useAppStore((state) => state.appState);
   const startupError = useAppStore((state) => state.startupError);
+  const screen = useAppStore((state) => state.screen);
+  const screenKey = screen.name === 'job' ? `job-${screen.jobId}` : screen.name;
+  const shownKey = useRef<string | null>(null);
+
+  // After a change of screen, focus goes to its heading (not at the first render).
+  useEffect(() => {
+    if (appState !== 'ready') return;
+    if (shownKey.current !== null && shownKey.current !== screenKey) focusHeading();
+    shownKey.current = screenKey;
+  }, [screenKey, appState]);
 
   useEffect(() => {
     const root = document.getElementById('root');
@@ -59,6 +90,7 @@ export function App() {
         {appState === 'loading' ? <p className="muted">Starting…</p> : <CurrentScreen />}
       </main>
       <NoticeBar />
+      <OpenListInput />
     </div>
   );
 }

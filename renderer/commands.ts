@@ -67,9 +67,9 @@ export const OPEN_LIST_COMMAND: Command = {
   keyTest: (event) => mod(event) && event.key.toLowerCase() === 'o',
   predicate: (state) => state.appState === 'ready',
   perform: (state) => {
-    state.navigate({ name: 'new' });
+    // The picker opens over the screen shown; the file chosen opens on New job.
     if (state.appInfo?.hasNativeDialogs) void state.openListDialog();
-    else document.getElementById('add-list-input')?.click();
+    else document.getElementById('open-list-input')?.click();
   },
 };
 

@@ -5,6 +5,11 @@ export function formatCount(value: number): string {
   return number.format(value);
 }
 
+/** `1 row`, `2 rows`, `1,000 rows`: a count with its noun, singular or plural. */
+export function countOf(value: number, singular: string, plural = `${singular}s`): string {
+  return `${number.format(value)} ${value === 1 ? singular : plural}`;
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   const units = ['KB', 'MB', 'GB', 'TB'];
@@ -30,18 +35,20 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+/**
+ * One date format everywhere: the system locale's numeric date (the order its date fields use, as the History
+ * filters' date inputs show it) and time, e.g. `11/23/2026, 03:04 PM` (en-US) or `23/11/2026, 15:04` (en-GB).
+ */
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+});
 export function formatDate(iso: string): string {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : dateTime.format(date);
-}
-
-/** `2026-11-21 06:38` in local time: compact, sortable by eye, for tables. */
-export function formatShortDate(iso: string): string {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
 export function describeDelimiterName(delimiter: string): string {

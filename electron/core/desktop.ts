@@ -85,7 +85,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     onProgress: (progress) => emit('job:progress', progress),
     onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
   });
-  const ctx: CoreContext = { ...base, connection, staging, jobs };
+  const ctx: CoreContext = { ...base, connection, staging, jobs, resumed: { ids: [] } };
 
   const handlers: Handlers = {
     'app:get-info': () => ({
@@ -124,7 +124,12 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           ok: false,
           error: {
             code: 'invalid-input',
-            message: issue ? `${issue.path.join('.') || 'input'}: ${issue.message}` : 'Invalid input.',
+            // Messages written for people stand alone; a field name means nothing to them.
+            message: !issue
+              ? 'Invalid input.'
+              : issue.code === 'custom' || /^(Enter|Choose)\b/.test(issue.message)
+                ? issue.message
+                : `${issue.path.join('.') || 'input'}: ${issue.message}`,
           },
         };
       }
@@ -160,13 +165,14 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     stagingPathFor: (name) => staging.stagingPathFor(name),
     registerStaged: (fileId, path, name) => staging.registerStaged(fileId, path, name),
     exportFile: (exportId) => exportFileOf(ctx, exportId),
-    resumeJobs: () => jobs.resume(),
+    resumeJobs: () => (ctx.resumed.ids = jobs.resume()),
     async close() {
+      await staging.checks.close();
       await jobs.close();
       await connection.close();
       db.close();
     },
   };
-  if (!options.isResumeDeferred) jobs.resume();
+  if (!options.isResumeDeferred) ctx.resumed.ids = jobs.resume();
   return core;
 }

@@ -1,11 +1,34 @@
 import { COMMANDS } from '../commands.js';
 import { useAppStore } from '../store/index.js';
 
+/** Jobs running now: a button to the (first) one. */
+function RunningJobs() {
+  const running = useAppStore((state) => state.activity.running);
+  const navigate = useAppStore((state) => state.navigate);
+  const first = running[0];
+  return (
+    <div role="status" className="running-jobs">
+      {first ? (
+        <button
+          type="button"
+          className="running-button"
+          onClick={() => navigate({ name: 'job', jobId: first.id })}
+        >
+          <span className="running-dot" aria-hidden="true" />
+          {running.length === 1 ? `1 job running: ${first.fileName}` : `${running.length} jobs running`}
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
 function ConnectionBadge() {
   const connection = useAppStore((state) => state.connection);
+  const isAppLinked = useAppStore((state) => state.isAppLinked);
   if (!connection) return null;
-  const text =
-    connection.kind === 'provider'
+  const text = !isAppLinked
+    ? 'Mailsieve has stopped: start it again'
+    : connection.kind === 'provider'
       ? `Provider: ${connection.provider ? new URL(connection.provider.baseUrl).host : 'not set'}`
       : connection.embedded.state === 'running'
         ? 'Local service: running (offline checks)'
@@ -16,7 +39,7 @@ function ConnectionBadge() {
             : 'Local service: stopped (starts when needed)';
   return (
     <p
-      className={`connection-badge state-${connection.kind === 'provider' ? 'provider' : connection.embedded.state}`}
+      className={`connection-badge state-${!isAppLinked ? 'failed' : connection.kind === 'provider' ? 'provider' : connection.embedded.state}`}
       role="status"
       aria-label="Connection status"
     >
@@ -55,6 +78,7 @@ export function Sidebar() {
           </li>
         ))}
       </ul>
+      <RunningJobs />
       <ConnectionBadge />
     </nav>
   );

@@ -9,13 +9,19 @@ declare global {
   }
 }
 
-function resolveApp(): { api: DesktopApi<File>; connected: Promise<void> } {
-  if (window.app) return { api: window.app, connected: Promise.resolve() };
+function resolveApp(): {
+  api: DesktopApi<File>;
+  connected: Promise<void>;
+  onLink: (listener: (isUp: boolean) => void) => void;
+} {
+  if (window.app) return { api: window.app, connected: Promise.resolve(), onLink: () => undefined };
   const web = createWebApp();
-  return { api: web, connected: web.connected };
+  return { api: web, connected: web.connected, onLink: web.onLink };
 }
 
 const resolved = resolveApp();
+/** Tells whether the app's core answers (browser mode loses it when the app is stopped). */
+export const onAppLink = resolved.onLink;
 export const app: DesktopApi<File> = resolved.api;
 /** Resolves once core events flow (at once under Electron). */
 export const eventsConnected: Promise<void> = resolved.connected;

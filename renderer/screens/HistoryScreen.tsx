@@ -1,7 +1,8 @@
 import { memo, useCallback, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { JOB_STATUSES, type HistorySort } from '../../shared/desktop/constants.js';
 import type { JobSummary } from '../../shared/desktop/contract.js';
-import { formatCount, formatShortDate, JOB_STATUS_LABELS } from '../format.js';
+import { formatCount, formatDate, JOB_STATUS_LABELS } from '../format.js';
+import { focusHeading } from '../focus.js';
 import { useAppStore } from '../store/index.js';
 
 /** Rows are of one height, so only those in view (and a few around) are in the DOM. */
@@ -13,9 +14,9 @@ const COLUMNS: readonly { key: HistorySort | null; label: string; className: str
   { key: 'created', label: 'Date', className: 'col-date' },
   { key: 'status', label: 'Status', className: 'col-status' },
   { key: 'rows', label: 'Rows', className: 'col-num' },
-  { key: null, label: 'Safe', className: 'col-num' },
-  { key: null, label: 'Invalid', className: 'col-num' },
-  { key: null, label: 'Connection', className: 'col-conn' },
+  { key: 'safe', label: 'Safe', className: 'col-num' },
+  { key: 'invalid', label: 'Invalid', className: 'col-num' },
+  { key: 'connection', label: 'Connection', className: 'col-conn' },
   { key: null, label: 'Actions', className: 'col-actions' },
 ];
 
@@ -74,11 +75,14 @@ function Filters() {
 const Row = memo(function Row({
   job,
   index,
+  activeColumn,
   onOpen,
   onDelete,
 }: Readonly<{
   job: JobSummary;
   index: number;
+  /** The control of this row that takes Tab (roving tabindex): 0 Open, 1 Delete; null: none. */
+  activeColumn: 0 | 1 | null;
   onOpen: (jobId: number) => void;
   onDelete: (job: JobSummary) => void;
 }>) {
@@ -87,6 +91,7 @@ const Row = memo(function Row({
       role="row"
       className="history-row"
       aria-rowindex={index + 2}
+      data-index={index}
       style={{ transform: `translateY(${index * HISTORY_ROW_HEIGHT}px)` }}
     >
       <div role="gridcell" className="col-file">
@@ -94,6 +99,8 @@ const Row = memo(function Row({
           type="button"
           className="link-button"
           title={job.fileName}
+          tabIndex={activeColumn === 0 ? 0 : -1}
+          data-column={0}
           onClick={() => onOpen(job.id)}
           aria-label={`Open ${job.fileName}, job ${job.id}`}
         >
@@ -101,7 +108,7 @@ const Row = memo(function Row({
         </button>
       </div>
       <div role="gridcell" className="col-date">
-        <time dateTime={job.createdAt}>{formatShortDate(job.createdAt)}</time>
+        <time dateTime={job.createdAt}>{formatDate(job.createdAt)}</time>
       </div>
       <div role="gridcell" className="col-status">
         <span className={`badge job-${job.status}`}>{JOB_STATUS_LABELS[job.status]}</span>
@@ -122,6 +129,8 @@ const Row = memo(function Row({
         <button
           type="button"
           className="small-button"
+          tabIndex={activeColumn === 1 ? 0 : -1}
+          data-column={1}
           aria-label={`Delete job ${job.id} (${job.fileName})`}
           onClick={() => onDelete(job)}
         >
@@ -153,7 +162,10 @@ function ConfirmDelete({ job, onClose }: Readonly<{ job: JobSummary; onClose: ()
           type="button"
           className="danger"
           onClick={() => {
-            void deleteJob(job.id).then(() => dialog.current?.close());
+            void deleteJob(job.id).then((isDeleted) => {
+              dialog.current?.close();
+              if (isDeleted) focusHeading();
+            });
           }}
         >
           Delete job
@@ -174,6 +186,9 @@ export function HistoryScreen() {
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
   const [toDelete, setToDelete] = useState<JobSummary | null>(null);
+  // The one row control in the Tab order (roving tabindex): arrows move it, focus follows.
+  const [active, setActive] = useState<{ index: number; column: 0 | 1 }>({ index: 0, column: 0 });
+  const shouldFocus = useRef(false);
 
   useEffect(() => {
     if (history.status === 'idle') void loadHistory();
@@ -201,21 +216,49 @@ export function HistoryScreen() {
   const first = Math.max(0, Math.floor(scrollTop / HISTORY_ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(items.length, Math.ceil((scrollTop + height) / HISTORY_ROW_HEIGHT) + OVERSCAN);
 
-  // Arrow keys, Page Up/Down, Home and End move through the list from any control inside it.
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+  const activeIndex = Math.min(active.index, Math.max(0, items.length - 1));
+
+  // After an arrow key: scroll the active row into view (it renders then), and focus its control.
+  useEffect(() => {
+    if (!shouldFocus.current) return;
     const element = viewport.current;
     if (!element) return;
-    const steps: Record<string, number> = {
-      ArrowDown: HISTORY_ROW_HEIGHT,
-      ArrowUp: -HISTORY_ROW_HEIGHT,
-      PageDown: element.clientHeight - HISTORY_ROW_HEIGHT,
-      PageUp: -(element.clientHeight - HISTORY_ROW_HEIGHT),
-    };
-    if (event.key in steps) {
-      element.scrollTop += steps[event.key];
+    const top = activeIndex * HISTORY_ROW_HEIGHT;
+    if (top < element.scrollTop) element.scrollTop = top;
+    else if (top + HISTORY_ROW_HEIGHT > element.scrollTop + element.clientHeight)
+      element.scrollTop = top + HISTORY_ROW_HEIGHT - element.clientHeight;
+    const control = element.querySelector<HTMLElement>(
+      `[data-index="${activeIndex}"] [data-column="${active.column}"]`,
+    );
+    if (control) {
+      shouldFocus.current = false;
+      control.focus({ preventScroll: true });
+    } else setScrollTop(element.scrollTop);
+  }, [activeIndex, active.column, first, last]);
+
+  // Arrow keys move between rows (Up, Down, Page Up/Down, Home, End) and between a row's controls (Left,
+  // Right); Enter opens (the Open control is a button); Delete asks to delete the job.
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const element = viewport.current;
+    if (!element || items.length === 0) return;
+    const page = Math.max(1, Math.floor(element.clientHeight / HISTORY_ROW_HEIGHT) - 1);
+    const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
+    let next = { index: activeIndex, column: active.column };
+    if (event.key in moves) next.index = activeIndex + moves[event.key];
+    else if (event.key === 'Home') next = { index: event.ctrlKey ? 0 : activeIndex, column: 0 };
+    else if (event.key === 'End') next = { index: event.ctrlKey ? items.length - 1 : activeIndex, column: 1 };
+    else if (event.key === 'ArrowRight') next.column = 1;
+    else if (event.key === 'ArrowLeft') next.column = 0;
+    else if (event.key === 'Delete') {
       event.preventDefault();
-    } else if (event.key === 'Home' && event.ctrlKey) element.scrollTop = 0;
-    else if (event.key === 'End' && event.ctrlKey) element.scrollTop = element.scrollHeight;
+      const job = items[activeIndex];
+      if (job) setToDelete(job);
+      return;
+    } else return;
+    event.preventDefault();
+    next.index = Math.max(0, Math.min(items.length - 1, next.index));
+    shouldFocus.current = true;
+    setActive(next);
   };
 
   return (
@@ -284,12 +327,26 @@ export function HistoryScreen() {
           ref={viewport}
           onScroll={onScroll}
           onKeyDown={onKeyDown}
-          tabIndex={0}
-          aria-label="Jobs, scrollable"
+          onFocus={(event) => {
+            // A click (or Tab) on a row's control makes it the active one.
+            const control = (event.target as HTMLElement).closest<HTMLElement>('[data-column]');
+            const row = control?.closest<HTMLElement>('[data-index]');
+            if (!control || !row) return;
+            const index = Number(row.dataset.index);
+            const column = Number(control.dataset.column) === 1 ? 1 : 0;
+            if (index !== activeIndex || column !== active.column) setActive({ index, column });
+          }}
         >
           <div className="history-spacer" style={{ height: items.length * HISTORY_ROW_HEIGHT }}>
             {items.slice(first, last).map((job, i) => (
-              <Row key={job.id} job={job} index={first + i} onOpen={openJob} onDelete={setToDelete} />
+              <Row
+                key={job.id}
+                job={job}
+                index={first + i}
+                activeColumn={first + i === activeIndex ? active.column : null}
+                onOpen={openJob}
+                onDelete={setToDelete}
+              />
             ))}
           </div>
           {history.status === 'ready' && items.length === 0 ? (

@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import { ACTIVE_JOB_STATUSES } from '../../shared/desktop/constants.js';
@@ -55,8 +55,46 @@ function rateText(progress: JobProgress): string | null {
   return `${formatCount(Math.round(progress.rate))} rows/s`;
 }
 
-function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: JobProgress | undefined }>) {
+/** Cancel asks first, and says what is lost. */
+function ConfirmCancel({ job, onClose }: Readonly<{ job: JobDetail; onClose: () => void }>) {
+  const dialog = useRef<HTMLDialogElement>(null);
   const cancelJob = useAppStore((s) => s.cancelJob);
+  useEffect(() => {
+    if (dialog.current && !dialog.current.open) dialog.current.showModal();
+  }, []);
+  const isPaid = job.connection.kind === 'provider';
+  return (
+    <dialog ref={dialog} className="dialog" aria-labelledby="cancel-heading" onClose={onClose}>
+      <h2 id="cancel-heading">Cancel this job?</h2>
+      <p>
+        The list stops at the service and the rows checked so far are not kept: there will be no results for “
+        {job.file.name}”.
+        {isPaid
+          ? ' Credits the provider has already used for this list are not given back.'
+          : ' Nothing is charged on the local service.'}{' '}
+        You can run it again from the start later.
+      </p>
+      <div className="actions">
+        <button type="button" autoFocus onClick={() => dialog.current?.close()}>
+          Keep it running
+        </button>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            dialog.current?.close();
+            void cancelJob(job.id);
+          }}
+        >
+          Cancel the job
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: JobProgress | undefined }>) {
+  const [isConfirming, setIsConfirming] = useState(false);
   const isTransfer = progress?.status === 'uploading' || progress?.status === 'downloading';
   const rate = progress ? rateText(progress) : null;
   return (
@@ -160,16 +198,18 @@ function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: Jo
         You can leave this screen: the job goes on, and History shows where it stands.
       </p>
       <div className="actions">
-        <button type="button" onClick={() => void cancelJob(job.id)}>
+        <button type="button" onClick={() => setIsConfirming(true)}>
           Cancel job
         </button>
       </div>
+      {isConfirming ? <ConfirmCancel job={job} onClose={() => setIsConfirming(false)} /> : null}
     </section>
   );
 }
 
 function EndedView({ job }: Readonly<{ job: JobDetail }>) {
   const navigate = useAppStore((s) => s.navigate);
+  const rerunJob = useAppStore((s) => s.rerunJob);
   return (
     <section className="screen" aria-labelledby="ended-heading">
       <header className="screen-head">
@@ -195,8 +235,11 @@ function EndedView({ job }: Readonly<{ job: JobDetail }>) {
         ))}
       </ol>
       <div className="actions">
-        <button type="button" className="primary" onClick={() => navigate({ name: 'new' })}>
+        <button type="button" onClick={() => navigate({ name: 'new' })}>
           New job
+        </button>
+        <button type="button" className="primary" onClick={() => void rerunJob(job.id)}>
+          Run again
         </button>
       </div>
     </section>

@@ -103,6 +103,7 @@ export function PersonAnswerView({
 export function LookupScreen() {
   const lookup = useAppStore((s) => s.lookup);
   const lookUpPerson = useAppStore((s) => s.lookUpPerson);
+  const clearLookup = useAppStore((s) => s.clearLookup);
   const [by, setBy] = useState<By>(lookup.status === 'idle' ? 'email' : lookup.query.by);
   const [email, setEmail] = useState('');
   const [hash, setHash] = useState('');
@@ -135,7 +136,10 @@ export function LookupScreen() {
                   name="lookup-by"
                   value={option}
                   checked={by === option}
-                  onChange={() => setBy(option)}
+                  onChange={() => {
+                    setBy(option);
+                    clearLookup();
+                  }}
                 />
                 {BY_LABELS[option]}
               </label>

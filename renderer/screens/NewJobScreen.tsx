@@ -8,12 +8,11 @@ import {
   fieldLabel,
   type ColumnRole,
 } from '../../shared/desktop/constants.js';
-import type { Inspection } from '../../shared/desktop/contract.js';
 import { servicesLackingInputs } from '../../shared/desktop/listServices.js';
 import { OPEN_LIST_COMMAND } from '../commands.js';
-import { describeDelimiterName, formatBytes, formatCount, formatDate } from '../format.js';
+import { countOf, describeDelimiterName, formatBytes, formatCount, formatDate } from '../format.js';
 import { useAppStore } from '../store/index.js';
-import type { NewJobState } from '../store/types.js';
+import type { FileProgress, NewJobState } from '../store/types.js';
 
 type MappingState = Extract<NewJobState, { status: 'mapping' }>;
 
@@ -118,17 +117,57 @@ function RecentFiles() {
   );
 }
 
-function FileFacts({ inspection }: Readonly<{ inspection: Inspection }>) {
+/** The file's rows: exact once the pre-check has read it, else as the sample estimates them. */
+function rowsOf(state: MappingState): { rows: number; isEstimate: boolean } {
+  const { precheck, inspection } = state;
+  if (precheck.status === 'ready')
+    return { rows: precheck.value.rowsToSend + precheck.value.blank, isEstimate: false };
+  return { rows: inspection.rowCount, isEstimate: inspection.isRowCountEstimate };
+}
+
+function FileFacts({ state }: Readonly<{ state: MappingState }>) {
+  const { inspection } = state;
+  const { rows, isEstimate } = rowsOf(state);
   const facts = [
     inspection.format === 'zip'
       ? `${inspection.name} (holds ${inspection.innerName ?? 'one file'})`
       : inspection.name,
     formatBytes(inspection.size),
     inspection.encoding.toUpperCase(),
-    `${inspection.isRowCountEstimate ? 'about ' : ''}${formatCount(inspection.rowCount)} rows`,
-    `${inspection.columns.length} ${inspection.columns.length === 1 ? 'column' : 'columns'}`,
+    `${isEstimate ? 'about ' : ''}${countOf(rows, 'row')}`,
+    countOf(inspection.columns.length, 'column'),
   ];
   return <p className="file-facts">{facts.join(' · ')}</p>;
+}
+
+/** A progress bar with its figures and a Cancel button, for reading a file. */
+function FileWork({
+  label,
+  progress,
+  unit,
+}: Readonly<{ label: string; progress: FileProgress | null; unit: 'bytes' | 'rows' }>) {
+  const cancelFileWork = useAppStore((s) => s.cancelFileWork);
+  const share =
+    progress && progress.totalBytes > 0 ? Math.min(1, progress.bytesRead / progress.totalBytes) : null;
+  const figures = !progress
+    ? 'Starting…'
+    : unit === 'bytes'
+      ? `${formatBytes(progress.bytesRead)} of ${formatBytes(progress.totalBytes)}`
+      : `${countOf(progress.rows, 'row')} read (${Math.round((share ?? 0) * 100)}%)`;
+  return (
+    <div className="file-work" role="status">
+      <span>{label}</span>
+      <progress
+        aria-label={label}
+        max={100}
+        {...(share !== null ? { value: Math.round(share * 100) } : {})}
+      />
+      <span className="muted small">{figures}</span>
+      <button type="button" onClick={() => void cancelFileWork()}>
+        Cancel
+      </button>
+    </div>
+  );
 }
 
 function LayoutControls({ state }: Readonly<{ state: MappingState }>) {
@@ -261,6 +300,7 @@ function Mapper({ state }: Readonly<{ state: MappingState }>) {
 }
 
 function Precheck({ state }: Readonly<{ state: MappingState }>) {
+  const runPrecheck = useAppStore((s) => s.runPrecheck);
   const precheck = state.precheck;
   let text: string;
   switch (precheck.status) {
@@ -268,8 +308,23 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
       text = 'Mark only one column as Email to see what will be sent.';
       break;
     case 'loading':
-      text = 'Checking the file offline…';
-      break;
+      return (
+        <section className="precheck" aria-label="Before sending">
+          <FileWork label="Checking the file offline" progress={precheck.progress} unit="rows" />
+        </section>
+      );
+    case 'cancelled':
+      return (
+        <section className="precheck" aria-label="Before sending">
+          <p className="muted">
+            The pre-check was cancelled: the row count is an estimate and the invalid and duplicate rows are
+            not known.{' '}
+            <button type="button" className="link-button" onClick={() => void runPrecheck()}>
+              Check the file
+            </button>
+          </p>
+        </section>
+      );
     case 'failed':
       text = `The offline pre-check failed: ${precheck.error}`;
       break;
@@ -305,9 +360,9 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
             ) : null}
           </dl>
           <p className="muted small">
-            {p.blank > 0 ? `${formatCount(p.blank)} blank rows are left out. ` : ''}
+            {p.blank > 0 ? `${countOf(p.blank, 'blank row')} ${p.blank === 1 ? 'is' : 'are'} left out. ` : ''}
             {p.overLimit > 0
-              ? `${formatCount(p.overLimit)} rows are over the service’s limit of ${formatCount(state.inspection.partLimit)} and would be refused: split the file. `
+              ? `${countOf(p.overLimit, 'row')} ${p.overLimit === 1 ? 'is' : 'are'} over the service’s limit of ${formatCount(state.inspection.partLimit)} and would be refused: split the file. `
               : ''}
             The pre-check reads syntax and duplicates only; the service decides each row’s status.
           </p>
@@ -411,19 +466,16 @@ function Options({ state }: Readonly<{ state: MappingState }>) {
       {state.services.includes('email_intelligence') ? (
         <IntelligenceFields state={state} offered={offeredFields} />
       ) : null}
-      <label className="checkbox">
-        <input
-          type="checkbox"
-          checked={state.reportOnly && hasPaidService}
-          disabled={!hasPaidService}
-          onChange={(event) => setReportOnly(event.target.checked)}
-        />
-        Report only (review match counts before buying)
-      </label>
-      {!hasPaidService ? (
-        <p className="muted small">
-          Validation always runs to its results; a report is for the other services.
-        </p>
+      {/* A report is for the services that sell data: validation alone always runs to its results. */}
+      {hasPaidService ? (
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={state.reportOnly}
+            onChange={(event) => setReportOnly(event.target.checked)}
+          />
+          Report only (review match counts before buying)
+        </label>
       ) : null}
       {isOverLimit ? (
         <label className="checkbox">
@@ -450,7 +502,7 @@ function MappingView({ state }: Readonly<{ state: MappingState }>) {
       <div className="section-head">
         <div>
           <h2>Map the columns</h2>
-          <FileFacts inspection={state.inspection} />
+          <FileFacts state={state} />
         </div>
         <button type="button" onClick={resetNewJob}>
           Choose another file
@@ -463,12 +515,15 @@ function MappingView({ state }: Readonly<{ state: MappingState }>) {
         <Options state={state} />
         <Precheck state={state} />
       </div>
-      {state.start.status === 'failed' ? (
-        <p className="error" role="alert">
-          {state.start.error}
-        </p>
-      ) : null}
-      <div className="actions">
+      <div className="action-bar">
+        <div className="action-summary">
+          <ActionSummary state={state} />
+          {state.start.status === 'failed' ? (
+            <p className="error" role="alert">
+              {state.start.error}
+            </p>
+          ) : null}
+        </div>
         <button
           type="button"
           className="primary large"
@@ -482,6 +537,21 @@ function MappingView({ state }: Readonly<{ state: MappingState }>) {
   );
 }
 
+/** The row counts beside Start cleaning. */
+function ActionSummary({ state }: Readonly<{ state: MappingState }>) {
+  const { rows, isEstimate } = rowsOf(state);
+  const parts = [`${isEstimate ? 'About ' : ''}${countOf(rows, 'row')}`];
+  if (state.precheck.status === 'ready') {
+    const p = state.precheck.value;
+    parts.push(`${formatCount(p.rowsToSend - p.overLimit)} to send`);
+    if (state.roles.includes('email')) {
+      parts.push(`${formatCount(p.invalid)} invalid`);
+      parts.push(countOf(p.duplicates, 'duplicate'));
+    }
+  } else if (state.precheck.status === 'loading') parts.push('checking…');
+  return <p className="muted">{parts.join(' · ')}</p>;
+}
+
 export function NewJobScreen() {
   const newJob = useAppStore((state) => state.newJob);
   return (
@@ -492,9 +562,7 @@ export function NewJobScreen() {
       </header>
       <DropZone isCompact={newJob.status === 'mapping'} />
       {newJob.status === 'adding' ? (
-        <p className="muted" role="status">
-          Reading {newJob.name}…
-        </p>
+        <FileWork label={`Reading ${newJob.name}`} progress={newJob.progress} unit="bytes" />
       ) : null}
       {newJob.status === 'failed' ? (
         <p className="error" role="alert">

@@ -1,8 +1,28 @@
 import type { StateCreator } from 'zustand';
 import { app } from '../platform/app.js';
+import { JOB_STATUS_LABELS } from '../format.js';
 import type { AppState, JobsSlice } from './types.js';
 
+/** Jobs of the last run whose end has been announced. */
+const announced = new Set<number>();
+const ACTIVE = new Set(['queued', 'uploading', 'processing', 'downloading']);
+
 export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, get) => ({
+  activity: { running: [], resumed: [] },
+  async loadActivity() {
+    const reply = await app.getJobActivity();
+    if (!reply.ok) return;
+    set({ activity: reply.value });
+    // A job left running when the app closed, finished since: say so once.
+    for (const job of reply.value.resumed) {
+      if (ACTIVE.has(job.status) || announced.has(job.id)) continue;
+      announced.add(job.id);
+      get().notify(
+        `“${job.fileName}” (job ${job.id}), left running when Mailsieve closed, has ended: ${JOB_STATUS_LABELS[job.status]?.toLowerCase() ?? job.status}. It is in History.`,
+        job.status === 'failed' ? 'error' : 'info',
+      );
+    }
+  },
   jobs: {},
   progress: {},
   preview: null,
@@ -28,6 +48,11 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
     const reply = await app.cancelJob({ jobId });
     if (!reply.ok) return get().notify(reply.error.message, 'error');
     set({ jobs: { ...get().jobs, [jobId]: { status: 'ready', value: reply.value } } });
+  },
+  async rerunJob(jobId) {
+    const reply = await app.rerunJob({ jobId });
+    if (!reply.ok) return get().notify(reply.error.message, 'error');
+    get().navigate({ name: 'job', jobId: reply.value.jobId });
   },
   async deleteJob(jobId) {
     const reply = await app.deleteJob({ jobId });

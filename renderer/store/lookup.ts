@@ -4,6 +4,9 @@ import type { AppState, LookupSlice } from './types.js';
 
 export const createLookupSlice: StateCreator<AppState, [], [], LookupSlice> = (set) => ({
   lookup: { status: 'idle' },
+  clearLookup() {
+    set({ lookup: { status: 'idle' } });
+  },
   async lookUpPerson(query) {
     set({ lookup: { status: 'looking', query } });
     const reply = await app.lookUpPerson(query);

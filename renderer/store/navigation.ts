@@ -9,6 +9,10 @@ export const createNavigationSlice: StateCreator<AppState, [], [], NavigationSli
   startupError: null,
   screen: { name: 'new' },
   notice: null,
+  isAppLinked: true,
+  setAppLinked(isLinked) {
+    if (get().isAppLinked !== isLinked) set({ isAppLinked: isLinked });
+  },
   navigate(screen) {
     set({ screen });
     if (screen.name === 'job') void get().loadJob(screen.jobId);
@@ -26,7 +30,7 @@ export const createNavigationSlice: StateCreator<AppState, [], [], NavigationSli
       return;
     }
     set({ appInfo: info.value, connection: connection.value });
-    await Promise.all([get().loadRecentFiles(), eventsConnected]);
+    await Promise.all([get().loadRecentFiles(), get().loadActivity(), eventsConnected]);
     set({ appState: 'ready' });
   },
 });

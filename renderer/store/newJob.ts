@@ -8,6 +8,8 @@ type Mapping = Extract<NewJobState, { status: 'mapping' }>;
 
 /** A token per pre-check, so an answer for an older mapping is dropped. */
 let precheckRun = 0;
+/** Cancels the upload under way (browser mode copies the file to the app first). */
+let adding: AbortController | undefined;
 
 function mappingOf(inspection: Inspection): Pick<Mapping, 'roles' | 'split'> {
   return {
@@ -52,9 +54,29 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
     newJob: { status: 'empty' },
     async addFile(file) {
       get().navigate({ name: 'new' });
-      set({ newJob: { status: 'adding', name: file.name } });
-      const reply = await app.addFile(file);
-      if (!reply.ok) return set({ newJob: { status: 'failed', error: reply.error.message } });
+      adding?.abort();
+      const controller = (adding = new AbortController());
+      set({ newJob: { status: 'adding', name: file.name, progress: null } });
+      let shown = 0;
+      const reply = await app.addFile(file, {
+        signal: controller.signal,
+        onProgress: (loaded, total) => {
+          const current = get().newJob;
+          // A repaint per tenth of a second is plenty.
+          if (current.status !== 'adding' || adding !== controller || Date.now() - shown < 100) return;
+          shown = Date.now();
+          set({ newJob: { ...current, progress: { bytesRead: loaded, totalBytes: total, rows: 0 } } });
+        },
+      });
+      if (adding !== controller) return;
+      adding = undefined;
+      if (!reply.ok) {
+        if (reply.error.code === 'cancelled') {
+          set({ newJob: { status: 'empty' } });
+          return get().notify(`Adding ${file.name} was cancelled.`);
+        }
+        return set({ newJob: { status: 'failed', error: reply.error.message } });
+      }
       await inspect(reply.value);
     },
     async openListDialog() {
@@ -64,7 +86,7 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
     },
     async openStaged(file) {
       get().navigate({ name: 'new' });
-      set({ newJob: { status: 'adding', name: file.name } });
+      set({ newJob: { status: 'adding', name: file.name, progress: null } });
       await inspect(file);
     },
     async openRecent(path) {
@@ -141,7 +163,7 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
       if (current.roles.filter((role) => role === 'email').length > 1)
         return patch({ precheck: { status: 'idle' } });
       const run = ++precheckRun;
-      patch({ precheck: { status: 'loading' } });
+      patch({ precheck: { status: 'loading', progress: null } });
       const reply = await app.precheckFile({
         fileId: current.file.fileId,
         mapping: {
@@ -155,8 +177,28 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
       patch({
         precheck: reply.ok
           ? { status: 'ready', value: reply.value }
-          : { status: 'failed', error: reply.error.message },
+          : reply.error.code === 'cancelled'
+            ? { status: 'cancelled' }
+            : { status: 'failed', error: reply.error.message },
       });
+    },
+    setFileProgress(progress) {
+      const current = mapping();
+      if (current?.file.fileId !== progress.fileId || current.precheck.status !== 'loading') return;
+      const { fileId: _fileId, ...figures } = progress;
+      patch({ precheck: { status: 'loading', progress: figures } });
+    },
+    async cancelFileWork() {
+      const state = get().newJob;
+      if (state.status === 'adding') {
+        adding?.abort();
+        return;
+      }
+      const current = mapping();
+      if (current?.precheck.status !== 'loading') return;
+      precheckRun++;
+      patch({ precheck: { status: 'cancelled' } });
+      await app.cancelFileCheck({ fileId: current.file.fileId });
     },
     async startCleaning() {
       const current = mapping();
@@ -188,6 +230,8 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
       if (first !== undefined) get().navigate({ name: 'job', jobId: first });
     },
     resetNewJob() {
+      const current = mapping();
+      if (current?.precheck.status === 'loading') void app.cancelFileCheck({ fileId: current.file.fileId });
       set({ newJob: { status: 'empty' } });
     },
   };

@@ -51,6 +51,9 @@ export interface NavigationSlice {
   readonly startupError: string | null;
   readonly screen: Screen;
   readonly notice: Notice | null;
+  /** False while the app's core does not answer (browser mode: the app was stopped). */
+  readonly isAppLinked: boolean;
+  readonly setAppLinked: (isLinked: boolean) => void;
   readonly navigate: (screen: Screen) => void;
   readonly notify: (text: string, tone?: Notice['tone']) => void;
   readonly init: () => Promise<void>;
@@ -78,11 +81,23 @@ export interface ConnectionSlice {
   readonly loadRecentFiles: () => Promise<void>;
 }
 
-export type PrecheckState = Loadable<Precheck>;
+/** How far reading a file is: bytes of the total, and rows seen (the pre-check). */
+export interface FileProgress {
+  readonly bytesRead: number;
+  readonly totalBytes: number;
+  readonly rows: number;
+}
+
+export type PrecheckState =
+  | { readonly status: 'idle' }
+  | { readonly status: 'loading'; readonly progress: FileProgress | null }
+  | { readonly status: 'ready'; readonly value: Precheck }
+  | { readonly status: 'failed'; readonly error: string }
+  | { readonly status: 'cancelled' };
 
 export type NewJobState =
   | { readonly status: 'empty' }
-  | { readonly status: 'adding'; readonly name: string }
+  | { readonly status: 'adding'; readonly name: string; readonly progress: FileProgress | null }
   | { readonly status: 'failed'; readonly error: string }
   | {
       readonly status: 'mapping';
@@ -118,6 +133,10 @@ export interface NewJobSlice {
   readonly keepAllowedServices: (allowed: readonly ListServiceKey[]) => void;
   readonly setSplit: (value: boolean) => void;
   readonly runPrecheck: () => Promise<void>;
+  /** Progress of the pre-check of the file on screen (a core event). */
+  readonly setFileProgress: (progress: FileProgress & { readonly fileId: string }) => void;
+  /** Stops adding a file (its upload) or its pre-check. */
+  readonly cancelFileWork: () => Promise<void>;
   readonly startCleaning: () => Promise<void>;
   readonly resetNewJob: () => void;
 }
@@ -128,7 +147,16 @@ export type ExportState =
   | { readonly status: 'done'; readonly info: ExportInfo; readonly path: string | null }
   | { readonly status: 'failed'; readonly error: string };
 
+export interface JobBrief {
+  readonly id: number;
+  readonly fileName: string;
+  readonly status: JobStatus;
+}
+
 export interface JobsSlice {
+  /** Jobs running now (the sidebar's indicator) and those taken up from the last run of the app. */
+  readonly activity: { readonly running: readonly JobBrief[]; readonly resumed: readonly JobBrief[] };
+  readonly loadActivity: () => Promise<void>;
   readonly jobs: Readonly<Record<number, Loadable<JobDetail>>>;
   readonly progress: Readonly<Record<number, JobProgress>>;
   readonly preview: {
@@ -142,6 +170,8 @@ export interface JobsSlice {
   readonly loadJob: (jobId: number) => Promise<void>;
   readonly setProgress: (progress: JobProgress) => void;
   readonly cancelJob: (jobId: number) => Promise<void>;
+  /** Runs a cancelled or failed job again, as a new job, and shows it. */
+  readonly rerunJob: (jobId: number) => Promise<void>;
   readonly deleteJob: (jobId: number) => Promise<boolean>;
   readonly showPreview: (jobId: number, status: ResultStatus | null) => Promise<void>;
   readonly closePreview: () => void;
@@ -192,6 +222,8 @@ export interface LookupSlice {
     | { readonly status: 'done'; readonly query: PersonLookupInput; readonly answer: PersonAnswer }
     | { readonly status: 'failed'; readonly query: PersonLookupInput; readonly error: string };
   readonly lookUpPerson: (query: PersonLookupInput) => Promise<void>;
+  /** Clears the answer on screen (the lookup mode changed). */
+  readonly clearLookup: () => void;
 }
 
 export type AppState = NavigationSlice &

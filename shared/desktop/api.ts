@@ -21,9 +21,15 @@ export type ChannelMethods = {
   ) => Promise<Reply<ChannelOutput<C>>>;
 };
 
+/** How a file added from the page reports its copying (browser mode uploads it) and is cancelled. */
+export interface AddFileOptions {
+  readonly onProgress?: (loaded: number, total: number) => void;
+  readonly signal?: AbortSignal;
+}
+
 export interface ShellMethods<F> {
   /** A file the user dropped or picked in the page: read by path (Electron) or uploaded (browser mode). */
-  readonly addFile: (file: F) => Promise<Reply<StagedFile>>;
+  readonly addFile: (file: F, options?: AddFileOptions) => Promise<Reply<StagedFile>>;
   /** The native open dialog; `null` when cancelled. Browser mode has none (`hasNativeDialogs` is false). */
   readonly openListDialog: () => Promise<Reply<StagedFile | null>>;
   /** Saves an export where the user says: a native save dialog, or a download in browser mode. */

@@ -8,7 +8,7 @@ export const PART_LIMIT = LIST_RECORD_LIMIT;
 
 export const FILE_FORMATS = ['csv', 'txt', 'zip'] as const;
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
-export const HISTORY_SORTS = ['created', 'name', 'rows', 'status'] as const;
+export const HISTORY_SORTS = ['created', 'name', 'rows', 'status', 'safe', 'invalid', 'connection'] as const;
 export type HistorySort = (typeof HISTORY_SORTS)[number];
 
 export const WARNING_CODES = [

@@ -536,11 +536,27 @@ export const CHANNELS = {
     input: z.object({ fileId: z.string(), mapping: mappingSchema, split: z.boolean() }),
     output: precheckSchema,
   },
+  /** Cancels the pre-check of a file under way. */
+  'files:cancel': { input: z.object({ fileId: z.string() }), output: z.object({ cancelled: z.boolean() }) },
   'jobs:start': { input: startJobInputSchema, output: z.object({ jobIds: z.array(z.number().int()) }) },
   'jobs:list': { input: jobListInputSchema, output: jobListSchema },
+  /** Jobs running now, and those this run of the app took up from the last (left running when it closed). */
+  'jobs:activity': {
+    input: none,
+    output: z.object({
+      running: z.array(
+        z.object({ id: z.number().int(), fileName: z.string(), status: z.enum(JOB_STATUSES) }),
+      ),
+      resumed: z.array(
+        z.object({ id: z.number().int(), fileName: z.string(), status: z.enum(JOB_STATUSES) }),
+      ),
+    }),
+  },
   'jobs:get': { input: jobIdInput, output: jobDetailSchema },
   'jobs:cancel': { input: jobIdInput, output: jobDetailSchema },
   'jobs:delete': { input: jobIdInput, output: z.object({ deleted: z.boolean() }) },
+  /** A cancelled or failed job again, as a new job: its id. */
+  'jobs:rerun': { input: jobIdInput, output: z.object({ jobId: z.number().int() }) },
   'jobs:preview': { input: previewInputSchema, output: previewSchema },
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
   'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
@@ -568,6 +584,13 @@ export const EVENTS = {
   'connection:changed': connectionInfoSchema,
   /** A file opened from the menu (File → Open list…, Open recent) or dropped on the window. */
   'files:opened': stagedFileSchema,
+  /** How far the pre-check of a file is: bytes of its text read, data rows seen. */
+  'files:progress': z.object({
+    fileId: z.string(),
+    bytesRead: z.number(),
+    totalBytes: z.number(),
+    rows: z.number(),
+  }),
 } as const;
 
 export type AppEvent = keyof typeof EVENTS;

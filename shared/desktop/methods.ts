@@ -13,11 +13,14 @@ export const METHOD_OF_CHANNEL = {
   'files:list-recent': 'listRecentFiles',
   'files:inspect': 'inspectFile',
   'files:precheck': 'precheckFile',
+  'files:cancel': 'cancelFileCheck',
   'jobs:start': 'startJob',
   'jobs:list': 'listJobs',
+  'jobs:activity': 'getJobActivity',
   'jobs:get': 'getJob',
   'jobs:cancel': 'cancelJob',
   'jobs:delete': 'deleteJob',
+  'jobs:rerun': 'rerunJob',
   'jobs:preview': 'previewRows',
   'jobs:export': 'exportJob',
   'jobs:purchase': 'purchaseJob',
@@ -32,7 +35,13 @@ export const SHELL_CHANNELS = {
 } as const;
 
 /** Events the core pushes; `on(event, cb)` accepts these and no others. */
-export const EVENT_CHANNELS = ['jobs:changed', 'job:progress', 'connection:changed', 'files:opened'] as const;
+export const EVENT_CHANNELS = [
+  'jobs:changed',
+  'job:progress',
+  'connection:changed',
+  'files:opened',
+  'files:progress',
+] as const;
 
 /** IPC channel that carries core events to the window (one channel, the event name inside). */
 export const EVENT_IPC_CHANNEL = 'app:event';

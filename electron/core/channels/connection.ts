@@ -11,6 +11,7 @@ import {
 import type { EmbeddedService } from '../embedded.js';
 import { getSetting, setSetting } from '../history/db.js';
 import { serviceDataDir } from '../home.js';
+import { connectionErrorWords } from '../connectionWords.js';
 import { maskSecret } from '../secrets.js';
 import { checkProviderAddress, providerKeyFor } from '../connection/keyOrigin.js';
 import { PROVIDER_KEY, saveProviderKey, savedProviderKey } from '../connection/savedKey.js';
@@ -205,16 +206,11 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
         ? await clientFor('embedded')
         : await clientFor('provider', input.baseUrl, input.apiKey, input.allowPlainHttp ?? false);
     const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
-    if (!result.ok) {
-      const error = result.error;
-      const why =
-        error.kind === 'http' && error.status === 401
-          ? 'the service refused the API key (401)'
-          : error.kind === 'http'
-            ? `the service answered HTTP ${error.status}: ${error.message}`
-            : error.message;
-      throw new ReplyFailure('connection-failed', `The test call failed: ${why}. Nothing was saved.`);
-    }
+    if (!result.ok)
+      throw new ReplyFailure(
+        'connection-failed',
+        `${connectionErrorWords(result.error, client.baseUrl)} Nothing was saved.`,
+      );
     return {
       mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
       latencyMs: Date.now() - started,

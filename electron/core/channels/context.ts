@@ -67,4 +67,6 @@ export interface CoreContext extends CoreBase {
   readonly connection: Connection;
   readonly staging: Staging;
   readonly jobs: JobManager;
+  /** Jobs taken up at start, left unfinished by the last run (NOTE: set once resume has run). */
+  readonly resumed: { ids: number[] };
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { StagedFile } from '../../../shared/desktop/contract.js';
+import { createFileChecks, type FileChecks } from '../files/analysis.js';
 import { inspectFile } from '../files/inspect.js';
 import { formatOf } from '../files/source.js';
 import { getPreset, recentFiles, touchRecentFile } from '../history/db.js';
@@ -26,11 +27,15 @@ export interface Staging {
   readonly registerStaged: (fileId: string, path: string, name: string) => StagedFile;
   /** The staged file, still where it was, or a failure that says to add it again. */
   readonly stagedOrFail: (fileId: string) => StagedList;
+  /** Counts and pre-checks of staged files, off-thread, with progress and cancel. */
+  readonly checks: FileChecks;
 }
 
-export function createStaging({ db, stagingDir }: CoreBase): Staging {
+export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
   const staged = new Map<string, StagedList>();
+  const checks = createFileChecks((progress) => emit('files:progress', progress));
   const staging: Staging = {
+    checks,
     addPath(path) {
       let size: number;
       try {
@@ -60,6 +65,7 @@ export function createStaging({ db, stagingDir }: CoreBase): Staging {
     registerStaged(fileId, path, name) {
       const size = statSync(path).size;
       staged.set(fileId, { path, name, size });
+      checks.warm();
       return { fileId, name, size };
     },
     stagedOrFail(fileId) {
@@ -73,7 +79,8 @@ export function createStaging({ db, stagingDir }: CoreBase): Staging {
   return staging;
 }
 
-export type FilesChannel = 'files:add-path' | 'files:list-recent' | 'files:inspect' | 'files:precheck';
+export type FilesChannel =
+  'files:add-path' | 'files:list-recent' | 'files:inspect' | 'files:precheck' | 'files:cancel';
 
 export function fileHandlers(ctx: CoreContext): Handlers<FilesChannel> {
   const { db, staging } = ctx;
@@ -88,13 +95,16 @@ export function fileHandlers(ctx: CoreContext): Handlers<FilesChannel> {
         ...file,
         ...(input.delimiter !== undefined ? { delimiter: input.delimiter } : {}),
         ...(input.header !== undefined ? { header: input.header } : {}),
+        // The mapper shows from the sample; the pre-check (off-thread) brings the exact count.
+        isCountExact: false,
         presetFor: (signature) => getPreset(db, signature),
       });
     },
     'files:precheck': async (input) => {
       const file = stagedOrFail(input.fileId);
       if (input.mapping.roles.length === 0) throw new ReplyFailure('invalid-input', 'No columns.');
-      return (await preparation()).precheck(file, input.mapping, input.split);
+      return staging.checks.precheck(input.fileId, file, input.mapping, input.split);
     },
+    'files:cancel': (input) => ({ cancelled: staging.checks.cancel(input.fileId) }),
   };
 }

@@ -6,13 +6,21 @@ import { basename, join } from 'node:path';
 import { LIST_SERVICE_TITLES } from '../../../shared/api/listServices.js';
 import { inspectFile } from '../files/inspect.js';
 import { formatOf } from '../files/source.js';
-import { insertJob, savePreset, setJobFileFacts } from '../history/db.js';
+import {
+  getJob,
+  insertJob,
+  jobsWithStatus,
+  savePreset,
+  setJobFileFacts,
+  type JobRecord,
+} from '../history/db.js';
 import { PurchaseFailure } from '../jobManager.js';
+import { rerunJob, RerunRefused } from '../rerun.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 import { preparation } from './files.js';
 import { jobLookup } from './history.js';
 
-export type JobsChannel = 'jobs:start' | 'jobs:cancel' | 'jobs:purchase';
+export type JobsChannel = 'jobs:start' | 'jobs:cancel' | 'jobs:purchase' | 'jobs:activity' | 'jobs:rerun';
 
 export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
   const { db, emit, jobs, resultsDir, stagingDir } = ctx;
@@ -35,12 +43,20 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
           `${refused.map((service) => LIST_SERVICE_TITLES[service]).join(', ')} ${refused.length === 1 ? 'is' : 'are'} not available on this connection` +
             (allowed.source === 'chosen' ? ': tick it on the Connection screen if your key has it.' : '.'),
         );
+      // The row count from the pre-check already made of this layout, else counted here.
+      const checked = ctx.staging.checks.answered(input.fileId, input.mapping);
       const inspection = await inspectFile({
         fileId: input.fileId,
         ...file,
         delimiter: input.mapping.delimiter,
         header: input.mapping.header,
+        isCountExact: checked === undefined,
       });
+      if (checked)
+        Object.assign(inspection, {
+          rowCount: checked.rowsToSend + checked.blank,
+          isRowCountEstimate: false,
+        });
       if (inspection.columns.length !== input.mapping.roles.length)
         throw new ReplyFailure(
           'invalid-input',
@@ -109,6 +125,27 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
       for (const id of jobIds) jobs.start(id);
       emit('jobs:changed', { jobIds });
       return { jobIds };
+    },
+    'jobs:activity': () => {
+      const brief = (job: JobRecord) => ({ id: job.id, fileName: job.fileName, status: job.status });
+      return {
+        running: jobsWithStatus(db, ['queued', 'uploading', 'processing', 'downloading']).map(brief),
+        resumed: ctx.resumed.ids.flatMap((id) => {
+          const job = getJob(db, id);
+          return job ? [brief(job)] : [];
+        }),
+      };
+    },
+    'jobs:rerun': (input) => {
+      try {
+        const jobId = rerunJob(db, resultsDir, jobOrFail(input.jobId));
+        jobs.start(jobId);
+        emit('jobs:changed', { jobIds: [jobId] });
+        return { jobId };
+      } catch (error) {
+        if (error instanceof RerunRefused) throw new ReplyFailure(error.code, error.message);
+        throw error;
+      }
     },
     'jobs:cancel': async (input) => {
       jobOrFail(input.jobId);

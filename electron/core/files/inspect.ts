@@ -37,6 +37,11 @@ export interface InspectRequest {
   readonly size: number;
   readonly delimiter?: string;
   readonly header?: boolean;
+  /**
+   * Count the rows of an ordinary text file exactly (one more pass over it); false: estimate them from the
+   * sample, as for big files, and leave the exact count to the pre-check (analysis.ts).
+   */
+  readonly isCountExact?: boolean;
   /** A remembered mapping for the file's header signature. */
   readonly presetFor?: (
     signature: string,
@@ -200,7 +205,7 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
   if (head.isWhole) {
     rowCount = data.length;
     isRowCountEstimate = false;
-  } else if (source.format !== 'zip' && request.size <= EXACT_COUNT_BYTES) {
+  } else if (source.format !== 'zip' && request.size <= EXACT_COUNT_BYTES && request.isCountExact !== false) {
     const { lines, endsWithBreak } = await countLines(request.path);
     rowCount = Math.max(0, lines + (endsWithBreak ? 0 : 1) - (header ? 1 : 0));
     isRowCountEstimate = false;

@@ -35,9 +35,28 @@ async function encodingOf(source: ListSource) {
   return detectEncoding(head.bytes, head.isWhole).encoding;
 }
 
-async function* records(source: ListSource): AsyncGenerator<string[]> {
+/** The bytes of a stream as they pass, counted. */
+async function* counted(
+  stream: AsyncIterable<Buffer>,
+  onBytes: (bytes: number) => void,
+): AsyncGenerator<Buffer> {
+  for await (const chunk of stream) {
+    onBytes(chunk.length);
+    yield chunk;
+  }
+}
+
+async function* records(source: ListSource, onBytes: (bytes: number) => void): AsyncGenerator<string[]> {
   const encoding = await encodingOf(source);
-  yield* readRecordBatches(decodeStream(await source.open(), encoding));
+  const stream = (await source.open()) as AsyncIterable<Buffer>;
+  yield* readRecordBatches(decodeStream(counted(stream, onBytes), encoding));
+}
+
+/** How far the pre-check is: bytes of text read of the total, data rows seen. */
+export interface PrecheckProgress {
+  readonly bytesRead: number;
+  readonly totalBytes: number;
+  readonly rows: number;
 }
 
 function isBlank(raw: string, delimiter: string): boolean {
@@ -63,15 +82,18 @@ export async function precheck(
   mapping: Mapping,
   split: boolean,
   partLimit = PART_LIMIT,
+  onProgress?: (progress: PrecheckProgress) => void,
 ): Promise<Precheck> {
   const source = await openListSource(file.path, file.name, file.size);
+  let bytesRead = 0;
   const emailIndex = mapping.roles.indexOf('email');
   const counts = new Map<number, number>();
   let rowsToSend = 0;
   let invalid = 0;
   let blank = 0;
   let isHeaderRow = mapping.header;
-  for await (const batch of records(source)) {
+  for await (const batch of records(source, (bytes) => (bytesRead += bytes))) {
+    onProgress?.({ bytesRead, totalBytes: source.textSize, rows: rowsToSend + blank });
     for (const raw of batch) {
       if (isHeaderRow) {
         isHeaderRow = false;

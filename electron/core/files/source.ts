@@ -130,10 +130,13 @@ export function detectEncoding(head: Uint8Array, isWhole: boolean): { encoding: 
 }
 
 /** Decodes a stream of bytes to text chunks. */
-export async function* decodeStream(stream: Readable, encoding: Encoding): AsyncGenerator<string> {
+export async function* decodeStream(
+  stream: AsyncIterable<Uint8Array>,
+  encoding: Encoding,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder(encoding === 'utf-16be' ? 'utf-16be' : encoding, { ignoreBOM: false });
   for await (const chunk of stream) {
-    const text = decoder.decode(chunk as Buffer, { stream: true });
+    const text = decoder.decode(chunk, { stream: true });
     if (text) yield text;
   }
   const rest = decoder.decode();

@@ -332,9 +332,10 @@ export function setJobDocument(
   const reports = matchReportsOf(document);
   stmt(
     db,
-    `UPDATE jobs SET last_document = ?, rows = ?, reporting = coalesce(?, reporting),
-       safe_count = coalesce(?, safe_count), invalid_count = coalesce(?, invalid_count),
-       match_reports = coalesce(?, match_reports), updated_at = ? WHERE id = ?`,
+    // While a job runs, the records processed so far never lower the list's size (History's Rows).
+    `UPDATE jobs SET last_document = ?1, rows = max(coalesce(rows, ?2), ?2), reporting = coalesce(?3, reporting),
+       safe_count = coalesce(?4, safe_count), invalid_count = coalesce(?5, invalid_count),
+       match_reports = coalesce(?6, match_reports), updated_at = ?7 WHERE id = ?8`,
   ).run(
     JSON.stringify(document),
     records,
@@ -388,6 +389,9 @@ const SORT_COLUMNS: Record<NonNullable<JobListInput['sort']>, string> = {
   name: 'file_name COLLATE NOCASE',
   rows: 'rows',
   status: 'status',
+  safe: 'safe_count',
+  invalid: 'invalid_count',
+  connection: 'connection_kind',
 };
 
 /** History: jobs matching the search and filters, sorted; the summary columns only. */
