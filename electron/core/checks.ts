@@ -39,6 +39,8 @@ export interface ChecksDecision {
   readonly reason: string;
   /** The preflight behind an `auto` decision. */
   readonly preflight?: Preflight;
+  /** How long deciding took (the preflight of `auto`), in ms. */
+  readonly decidedInMs?: number;
 }
 
 /** The environment variables that override the resolver and port 25 of the local service. */
@@ -146,18 +148,21 @@ export async function decideChecks(
     setTimeout(() => resolve(undefined), AUTO_DECISION_MS).unref(),
   );
   const preflight = await Promise.race([preflightNetwork(settings, { smtp: false }), timedOut]);
+  const decidedInMs = Date.now() - started;
   if (!preflight)
     return {
       choice,
       level: 'offline',
-      reason: `auto: DNS did not answer within ${((Date.now() - started) / 1000).toFixed(1)} s, checking offline (syntax and lists only)`,
+      reason: `auto: DNS did not answer within ${(decidedInMs / 1000).toFixed(1)} s, checking offline (syntax and lists only)`,
+      decidedInMs,
     };
   if (preflight.dns.ok)
-    return { choice, level: 'dns', reason: 'auto: DNS answers, checking domains', preflight };
+    return { choice, level: 'dns', reason: 'auto: DNS answers, checking domains', preflight, decidedInMs };
   return {
     choice,
     level: 'offline',
     reason: `auto: ${firstSentence(preflight.dns.detail)}; checking offline (syntax and lists only)`,
     preflight,
+    decidedInMs,
   };
 }
