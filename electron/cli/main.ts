@@ -10,6 +10,7 @@ import { doctor } from './doctor.js';
 import { clean, collect } from './clean.js';
 import { purchase } from './purchase.js';
 import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
+import { addListCheckOptions } from './checksOptions.js';
 import { registerDataCommands } from './data.js';
 
 const dataDirOption = () =>
@@ -110,7 +111,7 @@ export function buildProgram(): Command {
       .option('--json', 'print the result as one JSON object'),
   ).action(doctor);
 
-  program
+  const cleanCommand = program
     .command('clean')
     .description(
       'Clean a list file (E7–E10): results and exports written beside it, on the embedded service unless --base-url is given.',
@@ -139,8 +140,9 @@ export function buildProgram(): Command {
     .option('--base-url <url>', 'a provider’s service instead of the embedded one')
     .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
     .option('--json', 'print the outcome as one JSON object')
-    .addOption(dataDirOption())
-    .action(clean);
+    .option('--explain', 'write what was checked and answered for each row beside the results (.explain.csv)')
+    .addOption(dataDirOption());
+  addListCheckOptions(cleanCommand).action(clean);
 
   program
     .command('purchase')
