@@ -75,7 +75,7 @@ function registerIpc(desktop: DesktopCore): void {
     const picked = await dialog.showOpenDialog(mainWindow, {
       title: 'Open list',
       properties: ['openFile'],
-      filters: [{ name: 'Email lists', extensions: ['csv', 'txt', 'zip'] }],
+      filters: [{ name: 'Email lists', extensions: ['csv', 'txt', 'xlsx', 'zip'] }],
     });
     const path = picked.filePaths[0];
     if (picked.canceled || !path) return { ok: true, value: null };
@@ -108,7 +108,7 @@ async function openListFromMenu(path?: string): Promise<void> {
     const picked = await dialog.showOpenDialog(mainWindow, {
       title: 'Open list',
       properties: ['openFile'],
-      filters: [{ name: 'Email lists', extensions: ['csv', 'txt', 'zip'] }],
+      filters: [{ name: 'Email lists', extensions: ['csv', 'txt', 'xlsx', 'zip'] }],
     });
     chosen = picked.canceled ? undefined : picked.filePaths[0];
   }

@@ -459,7 +459,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       const file = stagedOrFail(input.fileId);
       const format = formatOf(file.name);
       if (!format)
-        throw new ReplyFailure('invalid-input', `“${file.name}” is not a .csv, .txt or .zip file.`);
+        throw new ReplyFailure('invalid-input', `“${file.name}” is not a .csv, .txt, .xlsx or .zip file.`);
       const stored = storedConnection();
       if (stored.kind === 'provider') await clientFor('provider', stored.baseUrl); // fails early without a key
       const allowed = await allowedServices();
@@ -748,7 +748,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       if (!formatOf(name))
         throw new ReplyFailure(
           'file-unreadable',
-          `“${name}” is not a list file: choose a .csv, .txt or .zip file.`,
+          `“${name}” is not a list file: choose a .csv, .txt, .xlsx or .zip file.`,
         );
       touchRecentFile(db, { path, name, size });
       return core.registerStaged(randomUUID(), path, name);

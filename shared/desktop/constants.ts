@@ -6,7 +6,7 @@ import { INTELLIGENCE_FIELDS } from '../api/intelligenceNames.js';
 /** Rows per part when a file is split: the service's limit per list. */
 export const PART_LIMIT = LIST_RECORD_LIMIT;
 
-export const FILE_FORMATS = ['csv', 'txt', 'zip'] as const;
+export const FILE_FORMATS = ['csv', 'txt', 'zip', 'xlsx'] as const;
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
 export const HISTORY_SORTS = ['created', 'name', 'rows', 'status'] as const;
 export type HistorySort = (typeof HISTORY_SORTS)[number];

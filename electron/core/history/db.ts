@@ -62,7 +62,7 @@ export interface JobRecord {
   readonly uploadHeader: boolean;
   readonly fileSize: number;
   readonly fileSha256: string | null;
-  readonly fileFormat: 'csv' | 'txt' | 'zip';
+  readonly fileFormat: 'csv' | 'txt' | 'zip' | 'xlsx';
   readonly fileEncoding: string | null;
   readonly mapping: Mapping;
   readonly options: JobOptions;
@@ -100,7 +100,7 @@ interface JobRow {
   upload_header: number;
   file_size: number;
   file_sha256: string | null;
-  file_format: 'csv' | 'txt' | 'zip';
+  file_format: 'csv' | 'txt' | 'zip' | 'xlsx';
   file_encoding: string | null;
   mapping: string;
   options: string;
@@ -179,7 +179,7 @@ export interface NewJob {
   readonly uploadHeader: boolean;
   readonly fileSize: number;
   readonly fileSha256: string | null;
-  readonly fileFormat: 'csv' | 'txt' | 'zip';
+  readonly fileFormat: 'csv' | 'txt' | 'zip' | 'xlsx';
   readonly fileEncoding: string | null;
   readonly mapping: Mapping;
   readonly options: JobOptionsInput;
