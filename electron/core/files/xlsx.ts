@@ -94,13 +94,15 @@ export async function* sheetCsv(path: string, sheet?: string, name = path): Asyn
       let text = '';
       let rowsInChunk = 0;
       let lastRow = 0;
+      let width = 0;
       for await (const row of worksheet) {
         // Rows missing from the sheet's XML are empty rows.
         for (let gap = lastRow + 1; gap < row.number; gap++) text += '\n';
         lastRow = row.number;
         const values = row.values as CellValue[];
         const cells: string[] = [];
-        for (let c = 1; c < values.length; c++) cells.push(quoteField(cellText(values[c]), ','));
+        width = Math.max(width, values.length - 1);
+        for (let c = 1; c <= width; c++) cells.push(quoteField(cellText(values[c]), ','));
         text += cells.join(',') + '\n';
         if (++rowsInChunk >= ROWS_PER_CHUNK) {
           yield text;
