@@ -8,13 +8,12 @@ import { createClient, redact, type Client } from '../../shared/api/client.js';
 import { verificationOf } from '../../shared/api/verification.js';
 import { isRecordError } from '../../shared/api/errors.js';
 import type { IntelligenceResponse } from '../../shared/api/intelligence.js';
-import { LIST_SERVICE_KEYS, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
+import { LIST_SERVICE_KEYS, type ListServiceKey } from '../../shared/api/list.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServices.js';
 import {
   CHANNELS,
   INTELLIGENCE_CHOICES,
   isChannel,
-  isExportedStatus,
   type AllowedServices,
   type AppEvent,
   type AppInfo,
@@ -55,7 +54,8 @@ import {
   type JobRecord,
 } from './history/db.js';
 import { JobManager, PurchaseFailure } from './jobManager.js';
-import { previewRows, writeExport } from './results.js';
+import { previewRows } from './results.js';
+import { exportJobResults } from './jobs/desktopExport.js';
 import { maskSecret, type SecretStore } from './secrets.js';
 
 /** The secret name of the provider's API key. */
@@ -581,21 +581,8 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           'This job ran no validation, so its rows have no status: export all rows.',
         );
       const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
-      const dir = join(resultsDir, String(job.id), 'exports');
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const stem = results.name.replace(/\.(csv|txt|zip)$/i, '');
-      const textExtension = listFileExtension(job.uploadName) === '.txt' ? '.txt' : '.csv';
-      const suffix = input.kind === 'custom' ? statuses.join('+') : input.kind;
-      const fileName = `${stem}-${suffix}${results.name.toLowerCase().endsWith('.zip') ? textExtension : (/\.[^.]+$/.exec(results.name)?.[0] ?? '.csv')}`;
-      const path = join(dir, `${Date.now()}-${fileName}`);
-      const written = await writeExport(
-        results.path,
-        results.name,
-        job.mapping.delimiter,
-        input.kind === 'all' ? null : (status) => isExportedStatus(input.kind, status, statuses),
-        path,
-        job.originalHeader,
-      );
+      const written = await exportJobResults(job, results, input.kind, statuses, resultsDir);
+      const { path, fileName } = written;
       const record = insertExport(db, {
         jobId: job.id,
         kind: input.kind,

@@ -2,12 +2,12 @@ import { useEffect, useRef, useState } from 'react';
 import { statusForCode, type VerificationMode } from '../../shared/api/codes.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import {
-  EXPORT_KINDS,
+  EXPORT_CHOICES,
   EXPORT_LABELS,
   PURCHASE_MATCH_TYPE_LABELS,
   RESULT_STATUSES,
   fieldLabel,
-  type ExportKind,
+  type ExportChoice,
   type ResultStatus,
 } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
@@ -133,8 +133,8 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
   const mode = useAppStore(keyModeOf);
   const hasValidation = job.options.services.includes('email_validation');
   // Without validation the rows have no status: all of them is the one export.
-  const kinds = hasValidation ? EXPORT_KINDS : (['all'] as const);
-  const [kind, setKind] = useState<ExportKind>(
+  const kinds = hasValidation ? EXPORT_CHOICES : (['all'] as const);
+  const [kind, setKind] = useState<ExportChoice>(
     !hasValidation ? 'all' : job.checks === 'offline' ? 'clean' : 'safe',
   );
   const [custom, setCustom] = useState<ReadonlySet<ResultStatus>>(new Set(['valid', 'corrected']));
@@ -145,7 +145,7 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
     if (element && !element.open) element.showModal();
   }, []);
 
-  const count = (k: ExportKind): number | null => {
+  const count = (k: ExportChoice): number | null => {
     const of = (status: (typeof STATUS_ORDER)[number]) => statuses[REPORT_KEY_OF_STATUS[status]] ?? 0;
     switch (k) {
       case 'safe':

@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { migrate } from '../../../service/store/migrate.js';
 import type {
   ExportInfo,
-  ExportKind,
+  ExportChoice,
   JobListInput,
   JobOptions,
   JobOptionsInput,
@@ -453,7 +453,7 @@ interface ExportRow {
   id: number;
   job_id: number;
   created_at: string;
-  kind: ExportKind;
+  kind: ExportChoice;
   statuses: string;
   path: string;
   file_name: string;
@@ -479,7 +479,7 @@ export function insertExport(
   db: HistoryDb,
   record: {
     jobId: number;
-    kind: ExportKind;
+    kind: ExportChoice;
     statuses: readonly string[];
     path: string;
     fileName: string;
