@@ -90,42 +90,7 @@ export function formatOrdinal(n: number): string {
 /** The list statuses of results (legacy vocabulary), in the order the Results screen shows them. */
 export const STATUS_ORDER = ['valid', 'corrected', 'unknown', 'unverifiable', 'risky', 'invalid'] as const;
 
-export const STATUS_LABELS: Readonly<Record<string, string>> = {
-  valid: 'Valid',
-  corrected: 'Corrected',
-  unknown: 'Unknown',
-  unverifiable: 'Unverifiable',
-  risky: 'Risky',
-  invalid: 'Invalid',
-  safetosend: 'Safe to send',
-  trap: 'Trap',
-  catchall: 'Catch-all',
-};
-
-/** What a status means in the safe_to_send vocabulary of E1 answers (spec: verification statuses). */
-export const SAFE_TO_SEND_MEANINGS: Readonly<Record<string, string>> = {
-  safetosend: 'Passed all checks; safe to mail and covered by the provider’s deliverability guarantee.',
-  valid:
-    'Passed the checks that could be made, but delivery was not confirmed: it may bounce, and no guarantee covers it.',
-  invalid: 'Do not mail: bad syntax, a dead domain, or no such mailbox.',
-  trap: 'Deliverable but high risk: spam trap, honeypot, disposable address or complainer. Do not mail.',
-  catchall: 'The domain accepts every address, so the mailbox cannot be checked; some bounces expected.',
-  unknown: 'No check could be completed (for example a timeout); a later try may say valid or invalid.',
-};
-
-/** What a list status means, in words (spec: statuses; list results use the legacy vocabulary). */
-export const STATUS_MEANINGS: Readonly<Record<string, string>> = {
-  valid: 'Passed the checks; safe to mail.',
-  corrected: 'Had a syntax or spelling error that was fixed; the corrected address is in “Valid Email”.',
-  unknown:
-    'No check could confirm delivery (offline: the syntax is fine). Mail with care or check again online.',
-  unverifiable: 'The domain accepts every address, so the mailbox cannot be checked; some bounces expected.',
-  risky: 'Deliverable but high risk: spam trap, disposable address or complainer. Do not mail.',
-  invalid: 'Do not mail: bad syntax, a dead domain, or no such mailbox.',
-  safetosend: 'Passed all checks and is covered by the provider’s deliverability guarantee.',
-  trap: 'Deliverable but high risk: spam trap, honeypot, disposable address or complainer. Do not mail.',
-  catchall: 'The domain accepts every address; the mailbox cannot be checked.',
-};
+// Status names and meanings: shared/vocabulary.ts (one table for every screen and command).
 
 /** Keys of a report's `statuses` member, by list status. */
 export const REPORT_KEY_OF_STATUS: Readonly<Record<(typeof STATUS_ORDER)[number], string>> = {

@@ -6,7 +6,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from '
 import { basename, dirname, resolve } from 'node:path';
 import yauzl from 'yauzl';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
-import { describeStatusCode } from '../../shared/api/codes.js';
+import type { VerificationMode } from '../../shared/api/codes.js';
+import { codeMeaning, statusName } from '../../shared/vocabulary.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../shared/api/limits.js';
 import {
   listFileExtension,
@@ -376,25 +377,34 @@ export function formatServiceReports(list: ListResource): string[] {
 export function formatBreakdown(
   list: ListResource,
   summary: ResultsSummary | undefined,
-  options: { isOffline: boolean; note?: string; checks?: string },
+  options: {
+    isOffline: boolean;
+    note?: string;
+    checks?: string;
+    /** The key's mode, whose status names are printed (shared/vocabulary.ts); the local service's is safe_to_send. */
+    mode?: VerificationMode;
+    /** The local service gives code 525 to disposable domains only. */
+    isLocal?: boolean;
+  },
 ): string {
   const lines: string[] = [];
   lines.push(
     `List ${list.list_id} (${list.name}): ${n(list.records)} records, status ${list.status}${options.note ? ` (${options.note})` : ''}`,
   );
   const validation = list.services.email_validation;
+  const mode = options.mode ?? (options.isLocal ? 'safe_to_send' : 'email_validation');
   if (validation) {
     const reporting: EmailValidationReporting = validation.reporting ?? {};
     const statuses = REPORT_STATUS_KEYS.map((key) => [key, reporting.statuses?.[key] ?? 0] as const)
       .filter(([, count]) => count > 0)
-      .map(([key, count]) => `${key.toLowerCase()} ${n(count)}`);
+      .map(([key, count]) => `${statusName(key.toLowerCase(), mode).toLowerCase()} ${n(count)}`);
     lines.push(`  statuses:      ${statuses.join(', ') || 'none'}`);
     const codes = Object.entries(reporting.status_codes ?? {}).sort(([a], [b]) => Number(a) - Number(b));
     if (codes.length > 0) {
       lines.push('  status codes:');
       for (const [code, count] of codes)
         lines.push(
-          `    ${code.padStart(3)}  ${describeStatusCode(Number(code)).padEnd(44)} ${n(count).padStart(11)}`,
+          `    ${code.padStart(3)}  ${codeMeaning(Number(code), code === '525' && options.isLocal ? 'disposable' : null).padEnd(44)} ${n(count).padStart(11)}`,
         );
     }
     const domains = REPORT_DOMAIN_TYPE_KEYS.map((key) => [key, reporting.domain_type?.[key] ?? 0] as const)
@@ -589,6 +599,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       info(
         formatBreakdown(outcome.list, undefined, {
           isOffline,
+          isLocal: embedded !== undefined,
           note: 'match reports ready, awaiting purchase',
         }),
       );
@@ -618,6 +629,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     info(
       formatBreakdown(outcome.list, outcome.summary, {
         isOffline,
+        isLocal: embedded !== undefined,
         ...(embedded ? { checks: embedded.checks.reason } : {}),
       }),
     );

@@ -103,7 +103,7 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
       info(
         `List ${listId} had its results already: nothing was bought${body ? ' (--fields and --match-type left unused)' : ''}.`,
       );
-    info(formatBreakdown(outcome.list, outcome.summary, { isOffline }));
+    info(formatBreakdown(outcome.list, outcome.summary, { isOffline, isLocal: isOffline }));
     info(`Results: ${outcome.resultsPath}`);
     for (const exported of outcome.exports)
       info(

@@ -1,4 +1,4 @@
-import { describeStatusCode } from '../../shared/api/codes.js';
+import { codeMeaning } from '../../shared/vocabulary.js';
 import { z } from 'zod';
 import { verificationOf, verifyResponseSchema, type VerifyResponse } from '../../shared/api/verification.js';
 import { startEmbeddedService } from '../core/embedded.js';
@@ -38,7 +38,7 @@ export function formatVerification(response: VerifyResponse): string {
     result.status_code === 10 ? 'checked offline: syntax only' : '',
   ].filter(Boolean);
   return (
-    `${result.address}  ${result.status}  ${result.status_code} ${describeStatusCode(result.status_code)}` +
+    `${result.address}  ${result.status}  ${result.status_code} ${codeMeaning(result.status_code, result.domain_type)}` +
     (notes.length ? `  (${notes.join('; ')})` : '')
   );
 }

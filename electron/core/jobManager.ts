@@ -19,7 +19,7 @@ import {
   type ListResource,
 } from '../../shared/api/list.js';
 import type { JobProgress, JobPurchase, JobStatus } from '../../shared/desktop/contract.js';
-import { countColumnValue } from './results.js';
+import { exportResultsFile } from './jobs/exports.js';
 import { fileStream } from './jobs/runner.js';
 import {
   getJob,
@@ -464,7 +464,9 @@ export class JobManager {
     }
     renameSync(temporary, path);
     const duplicates = job.options.services.includes('email_validation')
-      ? await countColumnValue(path, name, job.mapping.delimiter, 'Duplicate', 'true').catch(() => null)
+      ? await exportResultsFile(path, name, job.mapping.delimiter, [])
+          .then((summary) => summary.duplicates)
+          .catch(() => null)
       : null;
     setJobResults(this.options.db, job.id, { path, name, duplicates });
     this.setStatus(job.id, 'completed', null);

@@ -1,10 +1,9 @@
-// A job's downloaded results file, read offline: the rows of one status (the Results screen's preview) and
-// exports (safe to send, clean, invalid, all, or a chosen set of statuses). The service appends its columns
+// A job's downloaded results file, read offline: the rows of one status (the Results screen's preview).
+// Exports are the exporter's (jobs/exports.ts). The service appends its columns
 // to every row (spec: "Results file"); the row's list status is in `Validation Status`. A job that ran no
 // validation (email append, intelligence only) has no status column: its rows are previewed and exported whole.
-import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
-import { once } from 'node:events';
-import { quoteField, readRecordBatches, splitFields } from './files/records.js';
+import { statSync } from 'node:fs';
+import { readRecordBatches, splitFields } from './files/records.js';
 import { decodeStream, openListSource } from './files/source.js';
 
 export const STATUS_COLUMN = 'Validation Status';
@@ -104,88 +103,4 @@ export async function previewRows(
     }
   }
   return { columns: columns ?? [], rows, hasMore: false };
-}
-
-/**
- * Writes the header (with the file's own `names`, when given) and the rows whose status `keep` accepts (null:
- * every row) to `destination`, via a temporary name so the file appears only when complete. Answers the rows
- * written and the file's size.
- */
-export async function writeExport(
-  path: string,
-  name: string,
-  delimiter: string,
-  keep: ((status: string) => boolean) | null,
-  destination: string,
-  names: readonly string[] | null = null,
-): Promise<{ rows: number; bytes: number }> {
-  const temporary = `${destination}.${process.pid}.tmp`;
-  const out = createWriteStream(temporary, { mode: 0o600 });
-  let lineBreak = '\n';
-  let isHeader = true;
-  let fromEnd = 0;
-  let rows = 0;
-  try {
-    for await (const batch of resultRecords(path, name, (sequence) => (lineBreak = sequence))) {
-      let text = '';
-      for (const raw of batch) {
-        if (isHeader) {
-          const columns = splitFields(raw, delimiter);
-          if (keep !== null) fromEnd = statusFromEndOrFail(columns);
-          text +=
-            (names
-              ? withOwnNames(columns, names)
-                  .map((column) => quoteField(column, delimiter))
-                  .join(delimiter)
-              : raw) + lineBreak;
-          isHeader = false;
-          continue;
-        }
-        if (raw === '') continue;
-        if (keep !== null && !keep(statusOf(raw, delimiter, fromEnd))) continue;
-        text += raw + lineBreak;
-        rows++;
-      }
-      if (text && !out.write(text)) await once(out, 'drain');
-    }
-    if (isHeader) throw new ResultsProblem('The results file is empty.');
-    out.end();
-    await once(out, 'finish');
-  } catch (error) {
-    out.destroy();
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  renameSync(temporary, destination);
-  return { rows, bytes: statSync(destination).size };
-}
-
-/**
- * Rows whose `column` holds `value` (the `Duplicate` column's `true`, for the Results screen); null when the
- * file has no such column.
- */
-export async function countColumnValue(
-  path: string,
-  name: string,
-  delimiter: string,
-  column: string,
-  value: string,
-): Promise<number | null> {
-  let fromEnd = -1;
-  let isHeader = true;
-  let count = 0;
-  for await (const batch of resultRecords(path, name)) {
-    for (const raw of batch) {
-      if (isHeader) {
-        const columns = splitFields(raw, delimiter);
-        const index = columns.lastIndexOf(column);
-        if (index < 0) return null;
-        fromEnd = columns.length - 1 - index;
-        isHeader = false;
-        continue;
-      }
-      if (raw !== '' && statusOf(raw, delimiter, fromEnd) === value) count++;
-    }
-  }
-  return count;
 }

@@ -6,7 +6,7 @@ export async function pickListFile(window: BrowserWindow): Promise<string | unde
   const picked = await dialog.showOpenDialog(window, {
     title: 'Open list',
     properties: ['openFile'],
-    filters: [{ name: 'Email lists', extensions: ['csv', 'txt', 'zip'] }],
+    filters: [{ name: 'Email lists', extensions: ['csv', 'txt', 'xlsx', 'zip'] }],
   });
   return picked.canceled ? undefined : picked.filePaths[0];
 }

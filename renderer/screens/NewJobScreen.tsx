@@ -79,7 +79,7 @@ function DropZone({ isCompact }: Readonly<{ isCompact: boolean }>) {
         ref={input}
         id="add-list-input"
         type="file"
-        accept=".csv,.txt,.zip,text/csv,text/plain,application/zip"
+        accept=".csv,.txt,.xlsx,.zip,text/csv,text/plain,application/zip,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
         className="visually-hidden"
         tabIndex={-1}
         aria-hidden="true"

@@ -1,13 +1,13 @@
 import { useEffect, useRef, useState } from 'react';
-import { describeStatusCode, statusForCode } from '../../shared/api/codes.js';
+import { statusForCode, type VerificationMode } from '../../shared/api/codes.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import {
-  EXPORT_KINDS,
+  EXPORT_CHOICES,
   EXPORT_LABELS,
   PURCHASE_MATCH_TYPE_LABELS,
   RESULT_STATUSES,
   fieldLabel,
-  type ExportKind,
+  type ExportChoice,
   type ResultStatus,
 } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
@@ -20,10 +20,10 @@ import {
   formatDate,
   formatPercent,
   REPORT_KEY_OF_STATUS,
-  STATUS_LABELS,
-  STATUS_MEANINGS,
   STATUS_ORDER,
 } from '../format.js';
+import { codeMeaning, statusMeaning, statusName } from '../../shared/vocabulary.js';
+import { keyModeOf } from '../keyMode.js';
 import { useAppStore } from '../store/index.js';
 
 function sum(record: Readonly<Record<string, number>>): number {
@@ -47,12 +47,13 @@ function OfflineNote({ job }: Readonly<{ job: JobDetail }>) {
 function Preview({ jobId }: Readonly<{ jobId: number }>) {
   const preview = useAppStore((s) => s.preview);
   const closePreview = useAppStore((s) => s.closePreview);
+  const mode = useAppStore(keyModeOf);
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     if (preview?.state.status === 'ready') heading.current?.focus();
   }, [preview?.state.status]);
   if (!preview || preview.jobId !== jobId) return null;
-  const label = preview.status === null ? null : (STATUS_LABELS[preview.status] ?? preview.status);
+  const label = preview.status === null ? null : statusName(preview.status, mode);
   const title = label === null ? 'First rows' : `Rows with status ${label}`;
   return (
     <section className="preview" aria-labelledby="preview-heading">
@@ -118,10 +119,11 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
   const dialog = useRef<HTMLDialogElement>(null);
   const exportState = useAppStore((s) => s.exportState);
   const exportJob = useAppStore((s) => s.exportJob);
+  const mode = useAppStore(keyModeOf);
   const hasValidation = job.options.services.includes('email_validation');
   // Without validation the rows have no status: all of them is the one export.
-  const kinds = hasValidation ? EXPORT_KINDS : (['all'] as const);
-  const [kind, setKind] = useState<ExportKind>(
+  const kinds = hasValidation ? EXPORT_CHOICES : (['all'] as const);
+  const [kind, setKind] = useState<ExportChoice>(
     !hasValidation ? 'all' : job.checks === 'offline' ? 'clean' : 'safe',
   );
   const [custom, setCustom] = useState<ReadonlySet<ResultStatus>>(new Set(['valid', 'corrected']));
@@ -132,7 +134,7 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
     if (element && !element.open) element.showModal();
   }, []);
 
-  const count = (k: ExportKind): number | null => {
+  const count = (k: ExportChoice): number | null => {
     const of = (status: (typeof STATUS_ORDER)[number]) => statuses[REPORT_KEY_OF_STATUS[status]] ?? 0;
     switch (k) {
       case 'safe':
@@ -192,7 +194,7 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
                     setCustom(next);
                   }}
                 />
-                {STATUS_LABELS[status]}
+                {statusName(status, mode)}
               </label>
             ))}
           </fieldset>
@@ -261,6 +263,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
   const preview = useAppStore((s) => s.preview);
   const resetExport = useAppStore((s) => s.resetExport);
   const navigate = useAppStore((s) => s.navigate);
+  const mode: VerificationMode = useAppStore(keyModeOf);
   const [isExporting, setIsExporting] = useState(false);
   const reporting = job.reporting ?? {};
   const statuses = countsOf(reporting.statuses);
@@ -269,10 +272,10 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
 
   const statusRows: BarRow[] = STATUS_ORDER.map((status) => ({
     key: status,
-    label: STATUS_LABELS[status] ?? status,
+    label: statusName(status, mode),
     value: statuses[REPORT_KEY_OF_STATUS[status]] ?? 0,
     tone: `tone-${status}`,
-    detail: STATUS_MEANINGS[status],
+    detail: statusMeaning(status),
   }));
   const codes = Object.entries(reporting.status_codes ?? {})
     .map(([code, value]) => ({ code: Number(code), value }))
@@ -289,6 +292,8 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
     .sort((a, b) => b.value - a.value);
   const invalidTotal = statuses.Invalid ?? 0;
   const hasValidation = job.options.services.includes('email_validation');
+  // The local service gives code 525 to disposable domains only (service/engine/verify.ts).
+  const isLocal = job.connection.kind === 'embedded';
 
   return (
     <section className="screen" aria-labelledby="results-heading">
@@ -404,9 +409,9 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
                       <th scope="row" className="num-left">
                         {code}
                       </th>
-                      <td>{describeStatusCode(code)}</td>
+                      <td>{codeMeaning(code, code === 525 && isLocal ? 'disposable' : null)}</td>
                       <td>
-                        <span className={`badge tone-${status}`}>{STATUS_LABELS[status] ?? status}</span>
+                        <span className={`badge tone-${status}`}>{statusName(status, mode)}</span>
                       </td>
                       <td className="bar-col">
                         <Bar

@@ -1,37 +1,39 @@
 import { useState } from 'react';
-import { describeStatusCode } from '../../shared/api/codes.js';
 import type { VerifyAnswer } from '../../shared/desktop/contract.js';
-import { SAFE_TO_SEND_MEANINGS, STATUS_LABELS, STATUS_MEANINGS } from '../format.js';
+import {
+  answerListStatus,
+  codeMeaning,
+  domainTypeMeaning,
+  statusMeaning,
+  statusName,
+} from '../../shared/vocabulary.js';
 import { useAppStore } from '../store/index.js';
 
-const DOMAIN_TYPE_WORDS: Readonly<Record<string, string>> = {
-  biz: 'a company’s domain',
-  disposable: 'a disposable (throw-away) mail domain',
-  edu: 'an educational institution',
-  freeisp: 'a free mail provider',
-  gov: 'a government domain',
-  org: 'a non-profit organisation',
-  paidisp: 'a paid mail provider',
-  parked: 'a parked domain (no active website)',
-  privacy: 'a privacy-protecting mail service',
-  wireless: 'a wireless carrier’s domain (do not send unsolicited mail)',
-};
+/**
+ * The status an answer is shown under: the list status the same address gets in a list (so Verify and
+ * Results name it alike), named in the key's mode.
+ */
+export function answerStatus(answer: VerifyAnswer): { key: string; name: string } {
+  const key = answerListStatus(answer.statusCode, answer.corrections);
+  return { key, name: statusName(key, answer.mode) };
+}
 
 /** The E1 answer in sentences. */
 export function explainAnswer(answer: VerifyAnswer): string[] {
   const lines: string[] = [];
-  const status = STATUS_LABELS[answer.status] ?? answer.status;
-  const meanings = answer.mode === 'safe_to_send' ? SAFE_TO_SEND_MEANINGS : STATUS_MEANINGS;
-  lines.push(`${status}: ${meanings[answer.status] ?? 'a status this version of Mailsieve does not know.'}`);
-  lines.push(`Code ${answer.statusCode}: ${describeStatusCode(answer.statusCode)}.`);
+  const { key, name } = answerStatus(answer);
+  lines.push(`${name}: ${statusMeaning(key)}`);
+  lines.push(
+    `Code ${answer.statusCode}: ${codeMeaning(answer.statusCode, answer.domainType)}.` +
+      (answer.status !== key ? ` (The service’s status word: ${answer.status}.)` : ''),
+  );
   if (answer.checks === 'offline' && (answer.statusCode === 10 || answer.statusCode === 55))
     lines.push(
       'The local service checks offline, so it confirms syntax only: it did not ask DNS or the mail server whether the mailbox exists.',
     );
   if (answer.corrections.length > 0)
     lines.push(`Did you mean ${answer.corrections.join(' or ')}? The suggestion passes every check itself.`);
-  if (answer.domainType)
-    lines.push(`The domain is ${DOMAIN_TYPE_WORDS[answer.domainType] ?? answer.domainType}.`);
+  if (answer.domainType) lines.push(`Domain type: ${domainTypeMeaning(answer.domainType)}.`);
   if (answer.isRoleAccount)
     lines.push(
       'This is a role account (a shared mailbox such as info@ or sales@): fine for transactional mail, often flagged as spam for bulk mail.',
@@ -85,13 +87,13 @@ export function VerifyScreen() {
         ) : null}
         {verify.status === 'done' ? (
           <section
-            className={`answer panel tone-border-${verify.answer.status}`}
+            className={`answer panel tone-border-${answerStatus(verify.answer).key}`}
             aria-labelledby="answer-heading"
           >
             <h2 id="answer-heading">
               {verify.answer.address || '(empty)'}{' '}
-              <span className={`badge tone-${verify.answer.status}`}>
-                {STATUS_LABELS[verify.answer.status] ?? verify.answer.status}
+              <span className={`badge tone-${answerStatus(verify.answer).key}`}>
+                {answerStatus(verify.answer).name}
               </span>
             </h2>
             <ul>

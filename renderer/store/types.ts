@@ -9,7 +9,7 @@ import type {
   ConnectionInput,
   ConnectionTest,
   ExportInfo,
-  ExportKind,
+  ExportChoice,
   Inspection,
   JobDetail,
   JobList,
@@ -175,7 +175,7 @@ export interface JobsSlice {
   readonly deleteJob: (jobId: number) => Promise<boolean>;
   readonly showPreview: (jobId: number, status: ResultStatus | null) => Promise<void>;
   readonly closePreview: () => void;
-  readonly exportJob: (jobId: number, kind: ExportKind, statuses: readonly ResultStatus[]) => Promise<void>;
+  readonly exportJob: (jobId: number, kind: ExportChoice, statuses: readonly ResultStatus[]) => Promise<void>;
   readonly resetExport: () => void;
   readonly purchaseJob: (
     jobId: number,

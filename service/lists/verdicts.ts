@@ -3,6 +3,7 @@
 // list of the few strings the results need (the `Valid Email` of valid and corrected rows).
 import { statusForCode } from '../../shared/api/codes.js';
 import { DOMAIN_TYPES } from '../../shared/api/verification.js';
+import { answerListStatus } from '../../shared/vocabulary.js';
 import type { Verdict, VerifyPolicy } from '../engine/types.js';
 import { verifyOffline } from '../engine/index.js';
 import { FLAG_DOMAIN_SHIFT, FLAG_HAS_KEY, FLAG_ROLE, STATUS_INDEX, type ListRowStatus } from './rowFlags.js';
@@ -18,9 +19,8 @@ export function listStatusOf(
   verdict: Verdict,
   policy: Pick<ListPolicy, 'corrections' | 'legacyAcceptAll'>,
 ): ListRowStatus {
-  const status = statusForCode(verdict.code, 'email_validation', { legacyAcceptAll: policy.legacyAcceptAll });
-  if (policy.corrections && status !== 'valid' && verdict.corrections?.length === 1) return 'corrected';
-  return status as ListRowStatus;
+  // One rule for list rows and single answers (shared/vocabulary.ts), so Verify and Results agree.
+  return answerListStatus(verdict.code, verdict.corrections, policy);
 }
 
 /**
@@ -86,6 +86,18 @@ function statusIndexer(policy: ListPolicy): (code: number) => number {
 }
 
 const CORRECTED = STATUS_INDEX.get('corrected')!;
+
+/**
+ * The verdict a corrected row reports. A squatted typo domain (gmai.com) is disposable, code 525; once the
+ * row is corrected its address to mail is the correction, so the row carries the correction's code and
+ * domain type rather than a code that reads "spamtrap". Syntax codes (210 and the like) stay: they say what
+ * was fixed.
+ */
+export function correctedVerdict(verdict: Verdict, verifyPolicy: VerifyPolicy): Verdict {
+  if (verdict.code !== 525 || verdict.corrections?.length !== 1) return verdict;
+  const fixed = verifyOffline(verdict.corrections[0], { ...verifyPolicy, corrections: false });
+  return { ...fixed, address: verdict.address, corrections: verdict.corrections };
+}
 const VALID = STATUS_INDEX.get('valid')!;
 
 /**
@@ -109,13 +121,16 @@ export function verifyBatch(
   let previousVerdict: Verdict | undefined;
   for (let i = 0; i < count; i++) {
     const input = addresses[i];
-    const verdict =
+    let verdict =
       input === previous && previousVerdict ? previousVerdict : verifyOffline(input, verifyPolicy);
     previous = input;
     previousVerdict = verdict;
     let status = statusOf(verdict.code);
     // See listStatusOf: exactly one correction for an address that is not valid reads `corrected`.
-    if (policy.corrections && status !== VALID && verdict.corrections?.length === 1) status = CORRECTED;
+    if (policy.corrections && status !== VALID && verdict.corrections?.length === 1) {
+      status = CORRECTED;
+      verdict = correctedVerdict(verdict, verifyPolicy);
+    }
     let packed = status;
     if (verdict.domainType) packed |= DOMAIN_BITS.get(verdict.domainType) ?? 0;
     if (verdict.roleAccount) packed |= FLAG_ROLE;

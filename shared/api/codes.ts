@@ -137,8 +137,3 @@ export function invalidCategoryForCode(code: number): InvalidCategory | undefine
   if (code >= 400 && code < 525) return 'Mailbox Errors';
   return undefined;
 }
-
-/** Codes whose statuses mean "safe to mail" in the list results' `Valid Email` column. */
-export function isDeliverableStatus(status: string): boolean {
-  return status === 'valid' || status === 'safetosend' || status === 'corrected';
-}

@@ -6,7 +6,7 @@ import { INTELLIGENCE_FIELDS } from '../api/intelligenceNames.js';
 /** Rows per part when a file is split: the service's limit per list. */
 export const PART_LIMIT = LIST_RECORD_LIMIT;
 
-export const FILE_FORMATS = ['csv', 'txt', 'zip'] as const;
+export const FILE_FORMATS = ['csv', 'txt', 'zip', 'xlsx'] as const;
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
 export const HISTORY_SORTS = ['created', 'name', 'rows', 'status', 'safe', 'invalid', 'connection'] as const;
 export type HistorySort = (typeof HISTORY_SORTS)[number];
@@ -70,39 +70,19 @@ export const JOB_STATUSES = [
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['queued', 'uploading', 'processing', 'downloading'];
 
-export const EXPORT_KINDS = ['safe', 'clean', 'invalid', 'all', 'custom'] as const;
-export type ExportKind = (typeof EXPORT_KINDS)[number];
-
 /** The legacy vocabulary of list results (DESIGN.md: list statuses). */
 export const RESULT_STATUSES = ['valid', 'corrected', 'unknown', 'unverifiable', 'risky', 'invalid'] as const;
 export type ResultStatus = (typeof RESULT_STATUSES)[number];
 
-/**
- * Whether an export keeps a row of this status. Both vocabularies are accepted (list results use the legacy
- * one). `clean`: every row except invalid and risky (trap), as DESIGN.md defines it for offline cleaning.
- */
-export function isExportedStatus(kind: ExportKind, status: string, custom: readonly string[] = []): boolean {
-  switch (kind) {
-    case 'safe':
-      return status === 'valid' || status === 'corrected' || status === 'safetosend';
-    case 'invalid':
-      return status === 'invalid';
-    case 'clean':
-      return status !== 'invalid' && status !== 'risky' && status !== 'trap';
-    case 'all':
-      return true;
-    case 'custom':
-      return custom.includes(status);
-  }
-}
-
-export const EXPORT_LABELS: Readonly<Record<ExportKind, string>> = {
-  safe: 'Safe to send only',
-  clean: 'Clean (all but invalid and risky)',
-  invalid: 'Invalid (for suppression)',
-  all: 'All rows with results',
-  custom: 'Custom set of statuses',
-};
+// The exports: one definition, shared with the CLI and the exporter.
+export {
+  EXPORT_CHOICES,
+  EXPORT_KINDS,
+  EXPORT_LABELS,
+  exportKeepsStatus,
+  type ExportChoice,
+  type ExportKind,
+} from '../exports.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // List services (docs/list-services.md)

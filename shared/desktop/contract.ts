@@ -11,7 +11,7 @@ import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js
 import {
   COLUMN_ROLES,
   ENCODINGS,
-  EXPORT_KINDS,
+  EXPORT_CHOICES,
   FILE_FORMATS,
   HISTORY_SORTS,
   JOB_STATUSES,
@@ -338,7 +338,7 @@ export const exportInfoSchema = z.object({
   id: z.number().int(),
   jobId: z.number().int(),
   createdAt: z.string(),
-  kind: z.enum(EXPORT_KINDS),
+  kind: z.enum(EXPORT_CHOICES),
   statuses: z.array(z.string()),
   fileName: z.string(),
   rows: z.number(),
@@ -409,7 +409,7 @@ export type Preview = z.infer<typeof previewSchema>;
 export const exportInputSchema = z
   .object({
     jobId: z.number().int(),
-    kind: z.enum(EXPORT_KINDS),
+    kind: z.enum(EXPORT_CHOICES),
     statuses: z.array(z.enum(RESULT_STATUSES)).optional(),
   })
   .refine((input) => input.kind !== 'custom' || (input.statuses?.length ?? 0) > 0, {

@@ -41,9 +41,10 @@ describe('mailsieve clean', () => {
       "people.csv: delimiter comma (detected), a header row (detected), email in column 1 'email' (detected)",
     );
     expect(result.stdout).toMatch(/List 1 \(people\.csv\): 5 records, status Results/);
-    expect(result.stdout).toMatch(/statuses: +invalid 1, risky 1, unknown 1, corrected 2/);
+    // The local service's key answers in safe_to_send mode: its words (shared/vocabulary.ts).
+    expect(result.stdout).toMatch(/statuses: +invalid 1, trap 1, unknown 1, corrected 2/);
     expect(result.stdout).toMatch(/ 10 {2}Syntax OK +3/);
-    expect(result.stdout).toMatch(/525 {2}Spamtrap or suppressed.* 1/);
+    expect(result.stdout).toMatch(/525 {2}Disposable \(throw-away\) address +1/);
     expect(result.stdout).toMatch(/domain types: +disposable 1, not known 4/);
     expect(result.stdout).toMatch(/role accounts: 1/);
     expect(result.stdout).toMatch(/duplicates: +2 rows/);

@@ -107,7 +107,7 @@ describe('the column mapper', () => {
     await newJob.startCleaning();
     const results = new ResultsPage(page);
     await results.waitFor();
-    expect(await results.table('Statuses')).toMatchObject({ Unknown: 1, Invalid: 1, Risky: 1 });
+    expect(await results.table('Statuses')).toMatchObject({ Unknown: 1, Invalid: 1, Trap: 1 });
     const clean = await results.export(/^Clean/);
     expect(clean.name).toMatch(/\.csv$/);
     const lines = clean.text.trim().split('\n');
@@ -116,7 +116,7 @@ describe('the column mapper', () => {
     );
     expect(lines.slice(1).map((line) => line.split(',')[0])).toEqual(['jane.doe@example.com']);
     // A custom set of statuses.
-    const custom = await results.export('Custom set of statuses', ['Risky', 'Invalid']);
+    const custom = await results.export('Custom set of statuses', ['Trap', 'Invalid']);
     expect(
       custom.text
         .trim()

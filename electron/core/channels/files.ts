@@ -50,7 +50,7 @@ export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
       if (!formatOf(name))
         throw new ReplyFailure(
           'file-unreadable',
-          `“${name}” is not a list file: choose a .csv, .txt or .zip file.`,
+          `“${name}” is not a list file: choose a .csv, .txt, .xlsx or .zip file.`,
         );
       touchRecentFile(db, { path, name, size });
       return staging.registerStaged(randomUUID(), path, name);

@@ -1,9 +1,8 @@
 // History: the jobs list, one job's detail, deleting a job with its files, and what a finished job's results
 // file gives: a preview of its rows and exports (kept in the job's folder, listed with the job).
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { listFileExtension } from '../../../shared/api/list.js';
-import { isExportedStatus, type JobDetail } from '../../../shared/desktop/contract.js';
+import type { JobDetail } from '../../../shared/desktop/contract.js';
 import {
   deleteJob,
   getExport,
@@ -14,7 +13,8 @@ import {
   listJobs,
   type JobRecord,
 } from '../history/db.js';
-import { previewRows, writeExport } from '../results.js';
+import { exportJobResults } from '../jobs/desktopExport.js';
+import { previewRows } from '../results.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 
 /** Finding a job (or failing in words) and describing it: shared with the jobs domain. */
@@ -122,21 +122,8 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
           'This job ran no validation, so its rows have no status: export all rows.',
         );
       const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
-      const dir = join(resultsDir, String(job.id), 'exports');
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const stem = results.name.replace(/\.(csv|txt|zip)$/i, '');
-      const textExtension = listFileExtension(job.uploadName) === '.txt' ? '.txt' : '.csv';
-      const suffix = input.kind === 'custom' ? statuses.join('+') : input.kind;
-      const fileName = `${stem}-${suffix}${results.name.toLowerCase().endsWith('.zip') ? textExtension : (/\.[^.]+$/.exec(results.name)?.[0] ?? '.csv')}`;
-      const path = join(dir, `${Date.now()}-${fileName}`);
-      const written = await writeExport(
-        results.path,
-        results.name,
-        job.mapping.delimiter,
-        input.kind === 'all' ? null : (status) => isExportedStatus(input.kind, status, statuses),
-        path,
-        job.originalHeader,
-      );
+      const written = await exportJobResults(job, results, input.kind, statuses, resultsDir);
+      const { path, fileName } = written;
       const record = insertExport(db, {
         jobId: job.id,
         kind: input.kind,

@@ -32,7 +32,7 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
       const file = stagedOrFail(input.fileId);
       const format = formatOf(file.name);
       if (!format)
-        throw new ReplyFailure('invalid-input', `“${file.name}” is not a .csv, .txt or .zip file.`);
+        throw new ReplyFailure('invalid-input', `“${file.name}” is not a .csv, .txt, .xlsx or .zip file.`);
       const stored = storedConnection();
       if (stored.kind === 'provider') await clientFor('provider', stored.baseUrl); // fails early without a key
       const allowed = await allowedServices();

@@ -1,8 +1,7 @@
-// File inspection for the column mapper: delimiter, header row, encoding, a row count (exact for ordinary
-// files, estimated from the sample for big ones), the first 50 rows, each column's share of email-like values
+// File inspection for the column mapper: delimiter, header row, encoding, an exact row count (by the
+// service's row scanner, see count.ts), the first 50 rows, each column's share of email-like values
 // and a suggested role for each column, from the spec's header synonyms and the contents. Column detection
 // itself is shared/columns.ts (the same rules the service decides a list's layout with).
-import { createReadStream } from 'node:fs';
 import {
   columnKindOf,
   describeDelimiter,
@@ -19,7 +18,15 @@ import {
   type Inspection,
   type InspectionWarning,
 } from '../../../shared/desktop/contract.js';
-import { decodeStream, detectEncoding, openListSource, readHead, type ListSource } from './source.js';
+import { countRows, type CountOptions } from './count.js';
+import {
+  decodeStream,
+  detectEncoding,
+  openListSource,
+  readHead,
+  type Encoding,
+  type ListSource,
+} from './source.js';
 
 /** Bytes of the file read for the sample. */
 export const SAMPLE_BYTES = 256 * 1024;
@@ -27,8 +34,6 @@ export const SAMPLE_BYTES = 256 * 1024;
 const SAMPLE_ROWS = 1000;
 /** Rows shown in the preview. */
 export const PREVIEW_ROWS = 50;
-/** Text files up to this size are counted exactly; larger ones (and zips) are estimated from the sample. */
-export const EXACT_COUNT_BYTES = 48 * 1024 * 1024;
 
 export interface InspectRequest {
   readonly fileId: string;
@@ -46,6 +51,10 @@ export interface InspectRequest {
   readonly presetFor?: (
     signature: string,
   ) => { roles: readonly ColumnRole[]; delimiter: string; header: boolean } | undefined;
+  /** Stops the row count of a big file. */
+  readonly signal?: AbortSignal;
+  /** Bytes of the file counted so far (for a progress bar while the exact count runs). */
+  readonly onCountProgress?: (bytesRead: number) => void;
 }
 
 /** A signature of a file's layout: its normalised header names, or its column count when it has no header. */
@@ -67,20 +76,22 @@ function shareOf(values: readonly string[], test: (value: string) => boolean): n
   return filled === 0 ? 0 : hits / filled;
 }
 
-/** Counts the line breaks of a text file (records, roughly; a quoted line break counts too). */
-async function countLines(path: string): Promise<{ lines: number; endsWithBreak: boolean }> {
-  let lines = 0;
-  let last = -1;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
-    const buffer = chunk as Buffer;
-    let i = buffer.indexOf(10);
-    while (i >= 0) {
-      lines++;
-      i = buffer.indexOf(10, i + 1);
-    }
-    if (buffer.length) last = buffer[buffer.length - 1]!;
-  }
-  return { lines, endsWithBreak: last === 10 || last === 13 };
+/**
+ * An estimate of a big file's data rows from the sample's bytes per line: what the mapper says ("about N
+ * rows") while countListRows runs. Never the ground for a warning.
+ */
+export function estimateRows(sample: string, sampleBytes: number, textSize: number, header: boolean): number {
+  const breaks = sample.includes('\n') ? sample.split('\n').length - 1 : sample.split('\r').length - 1;
+  const perRow = sampleBytes / Math.max(1, breaks);
+  return Math.max(0, Math.round(textSize / perRow) - (header ? 1 : 0));
+}
+
+/** The exact data rows of a list source (blank rows and the header not counted), streamed. */
+export async function countListRows(
+  source: ListSource,
+  options: Omit<CountOptions, 'encoding'> & { readonly encoding: Encoding },
+): Promise<number> {
+  return countRows(await source.open(), options);
 }
 
 export async function inspectFile(request: InspectRequest): Promise<Inspection> {
@@ -199,23 +210,29 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
     );
   }
 
-  // Rows: exact for ordinary text files, estimated from the sample's bytes per row otherwise.
+  // Rows: exact, counted by the service's row scanner over the whole file (never warn from an estimate).
   let rowCount: number;
   let isRowCountEstimate: boolean;
   if (head.isWhole) {
     rowCount = data.length;
     isRowCountEstimate = false;
-  } else if (source.format !== 'zip' && request.size <= EXACT_COUNT_BYTES && request.isCountExact !== false) {
-    const { lines, endsWithBreak } = await countLines(request.path);
-    rowCount = Math.max(0, lines + (endsWithBreak ? 0 : 1) - (header ? 1 : 0));
-    isRowCountEstimate = false;
-  } else {
+  } else if (request.isCountExact === false) {
+    // The mapper shows from the sample at once; the pre-check (off-thread) brings the exact count.
     const sampleBytes = Buffer.byteLength(sample, encoding === 'windows-1252' ? 'latin1' : 'utf8');
     // Bytes per line over the whole sample (the parsed rows stop at SAMPLE_ROWS).
     const breaks = sample.includes('\n') ? sample.split('\n').length - 1 : sample.split('\r').length - 1;
     const perRow = sampleBytes / Math.max(1, breaks);
     rowCount = Math.round(source.textSize / perRow) - (header ? 1 : 0);
     isRowCountEstimate = true;
+  } else {
+    rowCount = await countListRows(source, {
+      encoding,
+      delimiter: delimiter.delimiter,
+      header,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(request.onCountProgress ? { onProgress: request.onCountProgress } : {}),
+    });
+    isRowCountEstimate = false;
   }
 
   if (encoding === 'windows-1252')
@@ -241,7 +258,7 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
     warnings.push({
       code: 'too-many-rows',
       message:
-        `${isRowCountEstimate ? 'About ' : ''}${rowCount.toLocaleString('en-US')} rows: the service takes at most ` +
+        `${rowCount.toLocaleString('en-US')} rows: the service takes at most ` +
         `${PART_LIMIT.toLocaleString('en-US')} rows per list. Split the file into ${parts} parts to send every row.`,
     });
   }

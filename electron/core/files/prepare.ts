@@ -194,7 +194,8 @@ export async function prepareUpload(
   const source = await openListSource(file.path, file.name, file.size);
   const { cells, isChanged } = headerFor(mapping, options.headerNames, options.services);
   const encoding = await encodingOf(source);
-  const needsCopy = isChanged || options.split || encoding !== 'utf-8';
+  // An .xlsx list always goes as the CSV of its sheet.
+  const needsCopy = isChanged || options.split || encoding !== 'utf-8' || source.format === 'xlsx';
   if (!needsCopy)
     return [{ path: file.path, name: file.name, size: file.size, header: mapping.header, rows: null }];
 

@@ -4,12 +4,13 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { ENCODINGS } from '../../../shared/desktop/contract.js';
+import { sheetCsvStream } from './xlsx.js';
 
 export type Encoding = (typeof ENCODINGS)[number];
-export type FileFormat = 'csv' | 'txt' | 'zip';
+export type FileFormat = 'csv' | 'txt' | 'zip' | 'xlsx';
 
 export function formatOf(name: string): FileFormat | undefined {
-  const match = /\.(csv|txt|zip)$/i.exec(name);
+  const match = /\.(csv|txt|zip|xlsx)$/i.exec(name);
   return match ? (match[1].toLowerCase() as FileFormat) : undefined;
 }
 
@@ -36,10 +37,27 @@ export interface ListSource {
   open(): Promise<Readable>;
 }
 
-/** The text inside a list file; a zip must hold exactly one .csv or .txt file. */
-export async function openListSource(path: string, name: string, size: number): Promise<ListSource> {
+/**
+ * The text inside a list file; a zip must hold exactly one .csv or .txt file; an .xlsx workbook reads as the
+ * CSV of its first sheet, or of `options.sheet`.
+ */
+export async function openListSource(
+  path: string,
+  name: string,
+  size: number,
+  options: { readonly sheet?: string } = {},
+): Promise<ListSource> {
   const format = formatOf(name);
-  if (!format) throw new FileProblem(`“${name}” is not a list file: choose a .csv, .txt or .zip file.`);
+  if (!format)
+    throw new FileProblem(`“${name}” is not a list file: choose a .csv, .txt, .xlsx or .zip file.`);
+  if (format === 'xlsx')
+    return {
+      format,
+      textName: name.replace(/\.xlsx$/i, '.csv'),
+      // Unknown until converted; the compressed size is a floor.
+      textSize: size,
+      open: () => Promise.resolve(sheetCsvStream(path, options.sheet, name)),
+    };
   if (format !== 'zip')
     return { format, textName: name, textSize: size, open: () => Promise.resolve(createReadStream(path)) };
   let zip: yauzl.ZipFile;

@@ -8,7 +8,7 @@ import { migrate } from '../../../service/store/migrate.js';
 import type { EmailValidationReporting, ListResource } from '../../../shared/api/list.js';
 import type {
   ExportInfo,
-  ExportKind,
+  ExportChoice,
   JobListInput,
   JobOptions,
   JobOptionsInput,
@@ -63,7 +63,7 @@ export interface JobRecord {
   readonly uploadHeader: boolean;
   readonly fileSize: number;
   readonly fileSha256: string | null;
-  readonly fileFormat: 'csv' | 'txt' | 'zip';
+  readonly fileFormat: 'csv' | 'txt' | 'zip' | 'xlsx';
   readonly fileEncoding: string | null;
   readonly mapping: Mapping;
   readonly options: JobOptions;
@@ -103,7 +103,7 @@ interface JobRow {
   upload_header: number;
   file_size: number;
   file_sha256: string | null;
-  file_format: 'csv' | 'txt' | 'zip';
+  file_format: 'csv' | 'txt' | 'zip' | 'xlsx';
   file_encoding: string | null;
   mapping: string;
   options: string;
@@ -183,7 +183,7 @@ export interface NewJob {
   readonly uploadHeader: boolean;
   readonly fileSize: number;
   readonly fileSha256: string | null;
-  readonly fileFormat: 'csv' | 'txt' | 'zip';
+  readonly fileFormat: 'csv' | 'txt' | 'zip' | 'xlsx';
   readonly fileEncoding: string | null;
   readonly mapping: Mapping;
   readonly options: JobOptionsInput;
@@ -461,7 +461,7 @@ interface ExportRow {
   id: number;
   job_id: number;
   created_at: string;
-  kind: ExportKind;
+  kind: ExportChoice;
   statuses: string;
   path: string;
   file_name: string;
@@ -487,7 +487,7 @@ export function insertExport(
   db: HistoryDb,
   record: {
     jobId: number;
-    kind: ExportKind;
+    kind: ExportChoice;
     statuses: readonly string[];
     path: string;
     fileName: string;

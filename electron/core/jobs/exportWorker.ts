@@ -1,4 +1,4 @@
-// The results writer of the job runner, in a worker thread: it writes the downloaded results to disk and
+// The results writer of the job engine, in a worker thread: it writes the downloaded results to disk and
 // computes the exports from the same bytes, while the thread that runs the HTTP client (and, for the embedded
 // service, the service that sends the file) only hands it buffers. On two cores the download and the export
 // pass then run side by side instead of one after the other.
@@ -7,16 +7,18 @@ import {
   BufferedFile,
   ResultsExporter,
   ResultsFormatError,
-  type ExportTarget,
+  targetOf,
+  type ExportRequest,
   type ResultsSummary,
 } from './exports.js';
 
 export type ExportWorkerRequest =
   | {
       readonly type: 'start';
+      /** Where the results are written (a temporary name: the caller renames it). */
       readonly partPath: string;
       readonly delimiter: string;
-      readonly targets: readonly ExportTarget[];
+      readonly exports: readonly ExportRequest[];
     }
   /** `length` bytes of `buffer`; the buffer is sent back (`free`) once copied. */
   | { readonly type: 'chunk'; readonly buffer: ArrayBuffer; readonly length: number }
@@ -26,6 +28,7 @@ export type ExportWorkerRequest =
 export type ExportWorkerReply =
   | { readonly type: 'free'; readonly buffer: ArrayBuffer }
   | { readonly type: 'done'; readonly summary: ResultsSummary }
+  | { readonly type: 'aborted' }
   | { readonly type: 'error'; readonly message: string; readonly isFormat: boolean };
 
 const port = parentPort;
@@ -46,7 +49,7 @@ async function handle(request: ExportWorkerRequest): Promise<void> {
     switch (request.type) {
       case 'start':
         file = await BufferedFile.create(request.partPath);
-        exporter = await ResultsExporter.open(request.delimiter, request.targets);
+        exporter = await ResultsExporter.open(request.delimiter, request.exports.map(targetOf));
         return;
       case 'chunk': {
         const bytes = new Uint8Array(request.buffer, 0, request.length);
@@ -64,6 +67,7 @@ async function handle(request: ExportWorkerRequest): Promise<void> {
       case 'abort':
         await file?.close().catch(() => undefined);
         await exporter?.abort();
+        send({ type: 'aborted' });
         return;
     }
   } catch (error) {

@@ -1,13 +1,17 @@
-// Exports of a results file, computed in one streamed pass as its bytes arrive: each row is read (quotes and
-// all, by the service's own row scanner) only as far as its `Validation Status` and `Duplicate` fields, and
-// copied as it was into the exports that want it. Rows are never decoded or re-serialised.
+// The one exporter of results files, for `mailsieve clean` and the desktop: each export is computed in one
+// streamed pass over the results' bytes, either as they are downloaded (the export worker) or from a stored
+// results file (the desktop's Results screen and History re-export, `exportResultsFile`).
 //
-//   safe     rows safe to mail: valid and corrected (their `Valid Email` holds the address to mail)
-//   invalid  rows with status invalid: for a suppression list
-//   clean    every row but invalid and risky (trap in the safe_to_send vocabulary): what offline cleaning,
-//            where a good address reads unknown (code 10), leaves to mail
-//   all      every row, with the appended columns
+// The seam: an export is a target with a rule (`ExportRule`). For each row the rule gets a `ResultRow` — the
+// row's `Validation Status` and `Duplicate`, and on demand its appended columns by name or all its fields — and
+// answers what the export does with it: leave it out (false), copy it as it was (true: its bytes are copied
+// untouched, consecutive rows in one copy), or write these fields instead (a reshaped row). Rows are decoded
+// only when a rule asks. The kinds of shared/exports.ts are rules of the first two sorts (`kindRule`).
+//
+// Every export is written under a temporary name (outputs.ts) and renamed when complete; `abort` removes them.
+import { renameSync, rmSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import {
   CR,
   LF,
@@ -17,44 +21,94 @@ import {
   SCAN_ERROR,
   SCAN_NEED_MORE,
   detectLineBreak,
+  type LineBreakMode,
 } from '../../../service/lists/scan.js';
+import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
+import { quoteField } from '../files/records.js';
+import { openListSource } from '../files/source.js';
+import { temporaryPathOf } from './outputs.js';
 
-export const EXPORT_KINDS = ['safe', 'invalid', 'clean', 'all'] as const;
-export type ExportKind = (typeof EXPORT_KINDS)[number];
+export { EXPORT_KINDS, isExportKind, type ExportKind } from '../../../shared/exports.js';
 
-export function isExportKind(value: string): value is ExportKind {
-  return (EXPORT_KINDS as readonly string[]).includes(value);
+/** The column of the status exports go by, and the one that flags a repeated address. */
+export const STATUS_COLUMN = 'Validation Status';
+export const DUPLICATE_COLUMN = 'Duplicate';
+
+/** A row of the results, as a rule sees it. Valid only during the rule's call. */
+export interface ResultRow {
+  /** The row's `Validation Status`, lower case ('' when the results have no such column). */
+  readonly status: string;
+  /** Whether its `Duplicate` reads true (the address appeared earlier in the list). */
+  readonly isDuplicate: boolean;
+  /** The value of a column by its header name (the last column of that name: appended ones come last). */
+  column(name: string): string | undefined;
+  /** Every field of the row, decoded. */
+  fields(): readonly string[];
 }
 
-/** Status words of both vocabularies, by export. */
-const SAFE = new Set(['valid', 'corrected', 'safetosend']);
-const NOT_CLEAN = new Set(['invalid', 'risky', 'trap']);
+/** What an export does with a row: leave it out, copy it as it was, or write these fields in its place. */
+export type RowOutcome = boolean | readonly string[];
 
-export function isExported(kind: ExportKind, status: string): boolean {
-  switch (kind) {
-    case 'safe':
-      return SAFE.has(status);
-    case 'invalid':
-      return status === 'invalid';
-    case 'clean':
-      return !NOT_CLEAN.has(status);
-    case 'all':
-      return true;
-  }
+export interface ExportRule {
+  /** The rule reads the status: results without a `Validation Status` column are refused. */
+  readonly needsStatus: boolean;
+  /** The header to write, given the results' columns; undefined writes the results' header as it was. */
+  header?(columns: readonly string[]): readonly string[] | undefined;
+  row(row: ResultRow): RowOutcome;
 }
 
 export interface ExportTarget {
-  readonly kind: ExportKind;
+  /** The export's name in the summary (its kind, for the kinds). */
+  readonly name: string;
+  /** The final path (written under a temporary name until complete). */
   readonly path: string;
+  readonly rule: ExportRule;
 }
+
+/**
+ * An export as data (it crosses to the export worker): a kind of shared/exports.ts and what shapes it. The
+ * options an export may have go here, and `ruleOf` turns them into its rule.
+ */
+export interface ExportSpec {
+  readonly kind: ExportChoice;
+  /** The statuses of `custom`. */
+  readonly statuses?: readonly string[];
+  /** The user's own column names, in front of the results' (the file sent renamed some): the header. */
+  readonly columnNames?: readonly string[] | null;
+}
+
+/** An export to write: its name in the summary, its final path, and what it holds. */
+export interface ExportRequest {
+  readonly name: string;
+  readonly path: string;
+  readonly spec: ExportSpec;
+}
+
+/** The rule of an export: rows kept by their status, copied as they were. */
+export function ruleOf(spec: ExportSpec): ExportRule {
+  const { kind } = spec;
+  const statuses = spec.statuses ?? [];
+  const names = spec.columnNames;
+  return {
+    needsStatus: exportNeedsStatus(kind),
+    ...(names ? { header: (columns) => columns.map((column, i) => names[i] ?? column) } : {}),
+    row: kind === 'all' ? () => true : (row) => exportKeepsStatus(kind, row.status, statuses),
+  };
+}
+
+export const targetOf = (request: ExportRequest): ExportTarget => ({
+  name: request.name,
+  path: request.path,
+  rule: ruleOf(request.spec),
+});
 
 export interface ResultsSummary {
   /** Rows below the header. */
   readonly rows: number;
   /** Rows whose `Duplicate` is true. */
   readonly duplicates: number;
-  /** Rows written to each export. */
-  readonly exported: Partial<Record<ExportKind, number>>;
+  /** Rows written to each export, by target name. */
+  readonly exported: Readonly<Record<string, number>>;
 }
 
 const OUT_BYTES = 2 * 1024 * 1024;
@@ -122,46 +176,91 @@ export class BufferedFile {
   }
 }
 
-export class ResultsFormatError extends Error {}
-
-// Status categories, read from the status field's bytes (no string per row).
-const OTHER = 0;
-const SAFE_STATUS = 1; // valid, corrected, safetosend
-const INVALID_STATUS = 2;
-const RISKY_STATUS = 3; // risky, trap
-const STATUS_WORDS: readonly [string, number][] = [
-  ['valid', SAFE_STATUS],
-  ['corrected', SAFE_STATUS],
-  ['safetosend', SAFE_STATUS],
-  ['invalid', INVALID_STATUS],
-  ['risky', RISKY_STATUS],
-  ['trap', RISKY_STATUS],
-];
-const WORD_BYTES = STATUS_WORDS.map(([word, category]) => [Buffer.from(word), category] as const);
-
-/** The category of the status in `buf[start, end)`, compared case-insensitively. */
-function classifyStatus(buf: Uint8Array, start: number, end: number): number {
-  const length = end - start;
-  for (const [word, category] of WORD_BYTES) {
-    if (word.length !== length) continue;
-    let i = 0;
-    while (i < length && (buf[start + i] | 0x20) === word[i]) i++;
-    if (i === length) return category;
-  }
-  return OTHER;
+export class ResultsFormatError extends Error {
+  readonly code = 'results-unreadable';
 }
 
-/** Which categories each export takes, as bits. */
-const EXPORT_MASKS: Record<ExportKind, number> = {
-  safe: 1 << SAFE_STATUS,
-  invalid: 1 << INVALID_STATUS,
-  clean: (1 << OTHER) | (1 << SAFE_STATUS),
-  all: (1 << OTHER) | (1 << SAFE_STATUS) | (1 << INVALID_STATUS) | (1 << RISKY_STATUS),
-};
+// Status words read from the field's bytes without a string per row: the known words, interned.
+const STATUS_WORDS = [
+  'valid',
+  'invalid',
+  'unknown',
+  'corrected',
+  'risky',
+  'unverifiable',
+  'safetosend',
+  'trap',
+  'catchall',
+].map((word) => [word, Buffer.from(word)] as const);
+
+/** The status in `buf[start, end)`, lower case. */
+function statusAt(buf: Buffer, start: number, end: number): string {
+  const length = end - start;
+  for (const [word, bytes] of STATUS_WORDS) {
+    if (bytes.length !== length) continue;
+    let i = 0;
+    while (i < length && (buf[start + i] | 0x20) === bytes[i]) i++;
+    if (i === length) return word;
+  }
+  return buf.toString('utf8', start, end).toLowerCase();
+}
+
+function isTrueAt(buf: Buffer, start: number, end: number): boolean {
+  return (
+    end - start === 4 &&
+    (buf[start] | 0x20) === 0x74 &&
+    (buf[start + 1] | 0x20) === 0x72 &&
+    (buf[start + 2] | 0x20) === 0x75 &&
+    (buf[start + 3] | 0x20) === 0x65
+  );
+}
+
+/** The row handed to rules: its bytes, and its fields decoded on demand by a scanner of its own. */
+class RowView implements ResultRow {
+  status = '';
+  isDuplicate = false;
+  private buf: Buffer = EMPTY;
+  private start = 0;
+  private end = 0;
+  private decoded: string[] | undefined;
+
+  constructor(
+    private readonly scanner: RowScanner,
+    private readonly columns: ReadonlyMap<string, number>,
+  ) {}
+
+  set(buf: Buffer, start: number, end: number, status: string, isDuplicate: boolean): void {
+    this.buf = buf;
+    this.start = start;
+    this.end = end;
+    this.status = status;
+    this.isDuplicate = isDuplicate;
+    this.decoded = undefined;
+  }
+
+  fields(): readonly string[] {
+    if (this.decoded) return this.decoded;
+    const { scanner, buf } = this;
+    scanner.windowChanged();
+    const fields: string[] = [];
+    if (scanner.scan(buf, this.start, this.end, true) === 1) {
+      for (let f = 0; f < scanner.fields; f++) {
+        const text = buf.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]);
+        fields.push(scanner.fieldQuoted[f] ? text.replaceAll('""', '"') : text);
+      }
+    }
+    return (this.decoded = fields);
+  }
+
+  column(name: string): string | undefined {
+    const index = this.columns.get(name);
+    return index === undefined ? undefined : (this.fields()[index] ?? '');
+  }
+}
 
 interface ExportState {
-  readonly kind: ExportKind;
-  readonly mask: number;
+  readonly target: ExportTarget;
+  readonly temporary: string;
   readonly file: BufferedFile;
   rows: number;
   /** A run of consecutive rows to copy in one go: `[runStart, runEnd)` of the window (-1: none). */
@@ -171,16 +270,16 @@ interface ExportState {
 
 /**
  * Reads a results file pushed chunk by chunk and writes the exports. `delimiter`: the results' delimiter
- * (the list's). Call `push` for every chunk in order, then `finish`.
+ * (the list's). Call `push` for every chunk in order, then `finish` (or `abort`).
  *
- * Rows go to an export as runs of the window's bytes, line breaks and all: consecutive rows that an export
- * takes are copied with one copy. A row whose quotes are balanced on its line (nearly all) ends at its line
- * break, and its appended columns are read backwards from there; other rows go through the row scanner.
+ * A row whose quotes are balanced on its line (nearly all) ends at its line break, and its status and
+ * duplicate fields are read backwards from there; other rows go through the row scanner.
  */
 export class ResultsExporter {
   private readonly window = Buffer.allocUnsafe(WINDOW_BYTES + MAX_ROW_BYTES);
   private end = 0;
   private scanner: RowScanner | undefined;
+  private view: RowView | undefined;
   private files: ExportState[] = [];
   private statusIndex = -1;
   private duplicateIndex = -1;
@@ -200,15 +299,22 @@ export class ResultsExporter {
 
   static async open(delimiter: string, targets: readonly ExportTarget[]): Promise<ResultsExporter> {
     const exporter = new ResultsExporter(delimiter);
-    for (const target of targets)
-      exporter.files.push({
-        kind: target.kind,
-        mask: EXPORT_MASKS[target.kind],
-        file: await BufferedFile.create(target.path),
-        rows: 0,
-        runStart: -1,
-        runEnd: -1,
-      });
+    try {
+      for (const target of targets) {
+        const temporary = temporaryPathOf(target.path);
+        exporter.files.push({
+          target,
+          temporary,
+          file: await BufferedFile.create(temporary),
+          rows: 0,
+          runStart: -1,
+          runEnd: -1,
+        });
+      }
+    } catch (error) {
+      await exporter.abort();
+      throw error;
+    }
     return exporter;
   }
 
@@ -224,17 +330,30 @@ export class ResultsExporter {
     }
   }
 
+  /** Every byte is in: completes the exports and gives them their final names. */
   async finish(): Promise<ResultsSummary> {
-    await this.drain(true);
-    for (const { file } of this.files) await file.close();
-    const exported: Partial<Record<ExportKind, number>> = {};
-    for (const { kind, rows } of this.files) exported[kind] = rows;
+    try {
+      await this.drain(true);
+      if (!this.isHeaderDone) throw new ResultsFormatError('The results file is empty.');
+      for (const { file } of this.files) await file.close();
+    } catch (error) {
+      await this.abort();
+      throw error;
+    }
+    const exported: Record<string, number> = {};
+    for (const { target, temporary, rows } of this.files) {
+      renameSync(temporary, target.path);
+      exported[target.name] = rows;
+    }
     return { rows: this.rows, duplicates: this.duplicates, exported };
   }
 
-  /** Abandons the exports (their files are left for the caller to remove). */
+  /** Abandons the exports: their temporary files are removed, final names untouched. */
   async abort(): Promise<void> {
-    for (const { file } of this.files) await file.close().catch(() => undefined);
+    for (const { file, temporary } of this.files) {
+      await file.close().catch(() => undefined);
+      rmSync(temporary, { force: true });
+    }
   }
 
   /** The \n ending the row at `pos` when the row's quotes are balanced on its line, else -1. */
@@ -267,6 +386,7 @@ export class ResultsExporter {
       this.isCrMode = lineBreak.mode === 'cr';
       this.scanner = new RowScanner(Buffer.from(this.delimiter, 'utf8'), lineBreak.mode);
       pos = this.bom;
+      if (this.end === this.bom) return;
     }
     const scanner = this.scanner;
     scanner.windowChanged();
@@ -296,14 +416,17 @@ export class ResultsExporter {
           }
           if (found === delimiters.length) {
             pos = next;
-            const statusEnd = fromEnd.status === 0 ? contentEnd : delimiters[fromEnd.status - 1];
-            const category = classifyStatus(buf, delimiters[fromEnd.status] + 1, statusEnd);
+            let status = '';
+            if (fromEnd.status >= 0) {
+              const statusEnd = fromEnd.status === 0 ? contentEnd : delimiters[fromEnd.status - 1];
+              status = statusAt(buf, delimiters[fromEnd.status] + 1, statusEnd);
+            }
+            let isDuplicate = false;
             if (fromEnd.duplicate >= 0) {
               const dupEnd = fromEnd.duplicate === 0 ? contentEnd : delimiters[fromEnd.duplicate - 1];
-              const dupStart = delimiters[fromEnd.duplicate] + 1;
-              if (dupEnd - dupStart === 4 && (buf[dupStart] | 0x20) === 0x74 /* t */) this.duplicates++;
+              isDuplicate = isTrueAt(buf, delimiters[fromEnd.duplicate] + 1, dupEnd);
             }
-            await this.take(buf, start, next, category);
+            await this.take(buf, start, contentEnd, next, status, isDuplicate);
             continue;
           }
           if (i >= start && buf[i] !== QUOTE)
@@ -323,23 +446,13 @@ export class ResultsExporter {
       const contentEnd = scanner.contentEnd;
       pos = scanner.next;
       if (!this.isHeaderDone) {
-        this.readHeader(scanner, buf);
-        for (const { file } of this.files) await file.append(buf, 0, contentEnd, this.newline);
-        this.isHeaderDone = true;
+        await this.readHeader(scanner, buf, contentEnd);
         continue;
       }
       if (scanner.fields === 1 && contentEnd === start) continue;
-      const category = this.fieldCategory(scanner, buf, this.statusIndex);
-      if (this.duplicateIndex >= 0 && this.fieldIs(scanner, buf, this.duplicateIndex, 'true'))
-        this.duplicates++;
-      // The row's own line break, or (the last row of a file without one) the file's.
-      if (pos > contentEnd) await this.take(buf, start, pos, category);
-      else {
-        await this.take(buf, start, contentEnd, category);
-        await this.flushRuns(buf);
-        for (const target of this.files)
-          if (target.mask & (1 << category)) await target.file.append(this.newline, 0, 0, this.newline);
-      }
+      const status = this.fieldAt(scanner, this.statusIndex, statusAt, '');
+      const isDuplicate = this.fieldAt(scanner, this.duplicateIndex, isTrueAt, false);
+      await this.take(buf, start, contentEnd, pos, status, isDuplicate);
     }
     await this.flushRuns(buf);
     // Keep the unread tail at the front.
@@ -349,57 +462,100 @@ export class ResultsExporter {
     }
   }
 
-  /** Counts a row (`buf[start, next)`, line break included) and adds it to the runs of its exports. */
-  private async take(buf: Buffer, start: number, next: number, category: number): Promise<void> {
+  private fieldAt<T>(
+    scanner: RowScanner,
+    index: number,
+    read: (buf: Buffer, start: number, end: number) => T,
+    absent: T,
+  ): T {
+    if (index < 0 || index >= scanner.fields) return absent;
+    return read(this.window, scanner.fieldStart[index], scanner.fieldEnd[index]);
+  }
+
+  /**
+   * A row: `buf[start, contentEnd)`, its line break up to `next` (none for the last row of a file without
+   * one). Each export's rule decides; copied rows join the export's run of consecutive rows.
+   */
+  private async take(
+    buf: Buffer,
+    start: number,
+    contentEnd: number,
+    next: number,
+    status: string,
+    isDuplicate: boolean,
+  ): Promise<void> {
     this.rows++;
-    const bit = 1 << category;
-    for (const target of this.files) {
-      if (!(target.mask & bit)) continue;
-      target.rows++;
-      if (target.runEnd === start) {
-        target.runEnd = next;
+    if (isDuplicate) this.duplicates++;
+    const view = this.view!;
+    view.set(buf, start, contentEnd, status, isDuplicate);
+    for (const state of this.files) {
+      const outcome = state.target.rule.row(view);
+      if (outcome === false) continue;
+      state.rows++;
+      if (outcome === true && next > contentEnd) {
+        if (state.runEnd === start) {
+          state.runEnd = next;
+          continue;
+        }
+        if (state.runStart >= 0) await state.file.append(buf, state.runStart, state.runEnd, EMPTY);
+        state.runStart = start;
+        state.runEnd = next;
         continue;
       }
-      if (target.runStart >= 0) await target.file.append(buf, target.runStart, target.runEnd, EMPTY);
-      target.runStart = start;
-      target.runEnd = next;
+      await this.flushRun(state, buf);
+      if (outcome === true) await state.file.append(buf, start, contentEnd, this.newline);
+      else await state.file.write(this.encode(outcome));
     }
+  }
+
+  /** Fields as a row of the results' delimiter and line break, quoted where needed. */
+  private encode(fields: readonly string[]): Buffer {
+    return Buffer.from(
+      fields.map((field) => quoteField(field, this.delimiter)).join(this.delimiter) +
+        this.newline.toString('latin1'),
+    );
+  }
+
+  private async flushRun(state: ExportState, buf: Buffer): Promise<void> {
+    if (state.runStart >= 0) await state.file.append(buf, state.runStart, state.runEnd, EMPTY);
+    state.runStart = -1;
+    state.runEnd = -1;
   }
 
   private async flushRuns(buf: Buffer): Promise<void> {
-    for (const target of this.files) {
-      if (target.runStart >= 0) await target.file.append(buf, target.runStart, target.runEnd, EMPTY);
-      target.runStart = -1;
-      target.runEnd = -1;
-    }
+    for (const state of this.files) await this.flushRun(state, buf);
   }
 
-  private fieldCategory(scanner: RowScanner, buf: Buffer, index: number): number {
-    if (index < 0 || index >= scanner.fields) return OTHER;
-    return classifyStatus(buf, scanner.fieldStart[index], scanner.fieldEnd[index]);
-  }
-
-  private fieldIs(scanner: RowScanner, buf: Buffer, index: number, word: string): boolean {
-    if (index >= scanner.fields) return false;
-    return buf.toString('latin1', scanner.fieldStart[index], scanner.fieldEnd[index]).toLowerCase() === word;
-  }
-
-  private readHeader(scanner: RowScanner, buf: Buffer): void {
+  private async readHeader(scanner: RowScanner, buf: Buffer, contentEnd: number): Promise<void> {
     const names: string[] = [];
     for (let f = 0; f < scanner.fields; f++)
       names.push(buf.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]));
     // The appended columns are the last ones: search from the end, in case an input column has the same name.
-    this.statusIndex = names.lastIndexOf('Validation Status');
-    this.duplicateIndex = names.lastIndexOf('Duplicate');
-    if (this.statusIndex < 0)
-      throw new ResultsFormatError("The results file has no 'Validation Status' column.");
+    this.statusIndex = names.lastIndexOf(STATUS_COLUMN);
+    this.duplicateIndex = names.lastIndexOf(DUPLICATE_COLUMN);
+    if (this.statusIndex < 0 && this.files.some(({ target }) => target.rule.needsStatus))
+      throw new ResultsFormatError(
+        `The results file has no “${STATUS_COLUMN}” column (the list ran no validation): export all rows.`,
+      );
+    const columns = new Map<string, number>();
+    names.forEach((name, i) => columns.set(name, i));
+    const mode: LineBreakMode = this.isCrMode ? 'cr' : 'lf';
+    this.view = new RowView(new RowScanner(Buffer.from(this.delimiter, 'utf8'), mode), columns);
+    for (const state of this.files) {
+      const header = state.target.rule.header?.(names);
+      if (header) {
+        if (this.bom > 0) await state.file.write(buf.subarray(0, this.bom));
+        await state.file.write(this.encode(header));
+      } else await state.file.append(buf, 0, contentEnd, this.newline);
+    }
+    this.isHeaderDone = true;
     // The fast path reads fields back from the line break: only with a one-byte delimiter and \n breaks.
     const delimiter = Buffer.from(this.delimiter, 'utf8');
     if (delimiter.length === 1 && !this.isCrMode) {
       const last = names.length - 1;
       this.d0 = delimiter[0];
       this.fromEnd = {
-        status: last - this.statusIndex,
+        status: this.statusIndex < 0 ? -1 : last - this.statusIndex,
         duplicate: this.duplicateIndex < 0 ? -1 : last - this.duplicateIndex,
       };
       this.delimiters = new Int32Array(Math.max(this.fromEnd.status, this.fromEnd.duplicate) + 1);
@@ -408,3 +564,35 @@ export class ResultsExporter {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * Writes exports of a stored results file (a text file or a zip holding one): History's re-export and the
+ * Results screen. `name` is the results file's name (whether it is a zip).
+ */
+export async function exportResultsFile(
+  path: string,
+  name: string,
+  delimiter: string,
+  exports: readonly ExportRequest[],
+): Promise<ResultsSummary> {
+  const source = await openListSource(path, name, statSync(path).size);
+  const stream: Readable = await source.open();
+  const exporter = await ResultsExporter.open(delimiter, exports.map(targetOf));
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) await exporter.push(chunk);
+  } catch (error) {
+    stream.destroy();
+    await exporter.abort();
+    throw error;
+  }
+  return exporter.finish();
+}
+
+/**
+ * An export's file name: `<stem>-<suffix><extension>`, the extension that of the results' text (`.csv` or
+ * `.txt`; a zipped list's exports are its text). `mailsieve clean` names exports after the list file
+ * (`big-safe.csv`), the desktop after the results file.
+ */
+export function exportFileName(stem: string, suffix: string, textExtension: string): string {
+  return `${stem}-${suffix}${textExtension}`;
+}

@@ -2,7 +2,7 @@
 // that travel back and forth (transferred, never copied between threads), so the downloading thread neither
 // scans rows nor allocates per chunk; it waits only when the worker is every buffer behind.
 import { Worker } from 'node:worker_threads';
-import type { ExportTarget, ResultsSummary } from './exports.js';
+import type { ExportRequest, ResultsSummary } from './exports.js';
 import type { ExportWorkerReply, ExportWorkerRequest } from './exportWorker.js';
 
 const BUFFER_BYTES = 1024 * 1024;
@@ -28,6 +28,7 @@ export class ResultsSink {
   private at = 0;
   private failure: Error | undefined;
   private settle: ((summary: ResultsSummary) => void) | undefined;
+  private onAborted: (() => void) | undefined;
   private reject: ((error: Error) => void) | undefined;
   private readonly done: Promise<ResultsSummary>;
   private isDiscarded = false;
@@ -45,6 +46,8 @@ export class ResultsSink {
         this.waiting.shift()?.();
       } else if (reply.type === 'done') {
         this.settle?.(reply.summary);
+      } else if (reply.type === 'aborted') {
+        this.onAborted?.();
       } else {
         this.fail(reply.isFormat ? new ResultsFormatFailure(reply.message) : new Error(reply.message));
       }
@@ -71,9 +74,9 @@ export class ResultsSink {
     );
   }
 
-  /** Has the worker create the results file `partPath` and the export files. */
-  begin(partPath: string, delimiter: string, targets: readonly ExportTarget[]): this {
-    this.post({ type: 'start', partPath, delimiter, targets });
+  /** Has the worker create the results file `partPath` and the exports (under temporary names). */
+  begin(partPath: string, delimiter: string, exports: readonly ExportRequest[]): this {
+    this.post({ type: 'start', partPath, delimiter, exports });
     return this;
   }
 
@@ -131,9 +134,12 @@ export class ResultsSink {
     }
   }
 
+  /** Abandons the results: the worker closes and removes the exports' temporary files, then stops. */
   async abort(): Promise<void> {
+    this.isDiscarded = true;
+    const aborted = new Promise<void>((resolve) => (this.onAborted = resolve));
     this.post({ type: 'abort' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await Promise.race([aborted, new Promise((resolve) => setTimeout(resolve, 2000))]);
     await this.worker.terminate();
   }
 }

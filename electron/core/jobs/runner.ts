@@ -28,8 +28,9 @@ import {
   BufferedFile,
   ResultsExporter,
   ResultsFormatError,
+  targetOf,
   type ExportKind,
-  type ExportTarget,
+  type ExportRequest,
   type ResultsSummary,
 } from './exports.js';
 import { ResultsFormatFailure, ResultsSink } from './resultsSink.js';
@@ -433,10 +434,11 @@ async function followAndSave(options: FollowOptions): Promise<JobResult> {
   const exportsSkipped = !isExportable && options.exports.length > 0 ? NO_VALIDATION_EXPORTS : undefined;
   let exporter: ResultsExporter | undefined;
   let sink: ResultsSink | undefined;
-  let used: ExportTarget[] = [];
-  const targets = (extension: string): ExportTarget[] =>
+  let used: ExportRequest[] = [];
+  const targets = (extension: string): ExportRequest[] =>
     (used = options.exports.map((kind) => ({
-      kind,
+      name: kind,
+      spec: { kind },
       path: exportPath(outDir, options.exportStem, kind, extension),
     })));
   try {
@@ -482,14 +484,21 @@ async function followAndSave(options: FollowOptions): Promise<JobResult> {
           options.delimiter,
           entry.name,
           async (delimiter) => {
-            exporter = await ResultsExporter.open(delimiter, targets(extname(entry.name) || '.csv'));
+            exporter = await ResultsExporter.open(
+              delimiter,
+              targets(extname(entry.name) || '.csv').map(targetOf),
+            );
           },
         );
         for await (const chunk of chunks) await exporter!.push(chunk);
         summary = await exporter!.finish();
       }
     }
-    const exports = used.map(({ kind, path }) => ({ kind, path, rows: summary?.exported[kind] ?? 0 }));
+    const exports = used.map(({ spec, name, path }) => ({
+      kind: spec.kind as ExportKind,
+      path,
+      rows: summary?.exported[name] ?? 0,
+    }));
     return {
       ok: true,
       value: {

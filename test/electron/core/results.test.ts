@@ -1,15 +1,12 @@
-// Reading a downloaded results file offline: the status of each row is found from the end of the row, past
-// the columns the list services append (quoted when a value holds the delimiter), and a file without a
-// status column (a job that ran no validation) is previewed and exported whole.
+// Reading a downloaded results file offline (previews) and exporting it again (the exporter over a stored
+// file): the status of each row is found past the columns the list services append (quoted when a value
+// holds the delimiter), and a file without a status column (a job that ran no validation) is previewed and
+// exported whole.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  countColumnValue,
-  previewRows,
-  ResultsProblem,
-  writeExport,
-} from '../../../electron/core/results.js';
+import { previewRows, ResultsProblem } from '../../../electron/core/results.js';
+import { exportResultsFile, ResultsFormatError } from '../../../electron/core/jobs/exports.js';
 import { tempDir } from '../../helpers/service.js';
 
 const HEADER =
@@ -43,10 +40,11 @@ describe('results files', () => {
     expect((await previewRows(path, 'results.csv', ',', 'unknown', 10)).rows.map((r) => r[0])).toEqual([
       'c@example.com',
     ]);
-    expect(await countColumnValue(path, 'results.csv', ',', 'Duplicate', 'true')).toBe(2);
     const out = join(dir.path, 'clean.csv');
-    const written = await writeExport(path, 'results.csv', ',', (s) => s !== 'invalid', out);
-    expect(written.rows).toBe(2);
+    const written = await exportResultsFile(path, 'results.csv', ',', [
+      { name: 'clean', path: out, spec: { kind: 'clean' } },
+    ]);
+    expect(written).toEqual({ rows: 3, duplicates: 2, exported: { clean: 2 } });
     expect(readFileSync(out, 'utf8').split('\n')[2]).toMatch(/^c@example\.com/);
   });
 
@@ -59,9 +57,12 @@ describe('results files', () => {
     expect(preview.rows).toHaveLength(2);
     expect(preview.columns.at(-1)).toBe('Email Match Type');
     await expect(previewRows(path, 'append.csv', ',', 'valid', 10)).rejects.toBeInstanceOf(ResultsProblem);
-    expect(await countColumnValue(path, 'append.csv', ',', 'Duplicate', 'true')).toBeNull();
     const out = join(dir.path, 'all.csv');
-    expect(await writeExport(path, 'append.csv', ',', null, out)).toMatchObject({ rows: 2 });
+    const all = (path: string, out: string, columnNames?: string[]) =>
+      exportResultsFile(path, 'append.csv', ',', [
+        { name: 'all', path: out, spec: { kind: 'all', columnNames: columnNames ?? null } },
+      ]);
+    expect(await all(path, out)).toMatchObject({ rows: 2, duplicates: 0, exported: { all: 2 } });
     expect(readFileSync(out, 'utf8')).toBe(readFileSync(path, 'utf8'));
     // The file sent renamed the user's columns: their own names come back, quoted where needed.
     const own = ['Vorname', 'Nachname', 'Straße, Nr.', 'PLZ'];
@@ -71,12 +72,14 @@ describe('results files', () => {
       'Email Match Type',
     ]);
     const renamed = join(dir.path, 'renamed.csv');
-    await writeExport(path, 'append.csv', ',', null, renamed, own);
+    await all(path, renamed, own);
     expect(readFileSync(renamed, 'utf8').split('\n')[0]).toBe(
       'Vorname,Nachname,"Straße, Nr.",PLZ,Appended Email,Email Match Type',
     );
     await expect(
-      writeExport(path, 'append.csv', ',', () => true, join(dir.path, 'x.csv')),
-    ).rejects.toBeInstanceOf(ResultsProblem);
+      exportResultsFile(path, 'append.csv', ',', [
+        { name: 'safe', path: join(dir.path, 'x.csv'), spec: { kind: 'safe' } },
+      ]),
+    ).rejects.toBeInstanceOf(ResultsFormatError);
   });
 });

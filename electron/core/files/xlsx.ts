@@ -1,0 +1,151 @@
+// .xlsx lists: one sheet read with exceljs's streaming reader and turned into CSV text (UTF-8, comma, \n)
+// on the user's machine, so the column mapper, the pre-check and the upload read it as any CSV list.
+// The first sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
+import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import ExcelJS from 'exceljs';
+import { quoteField } from './records.js';
+
+export class SheetProblem extends Error {
+  readonly code = 'file-unreadable';
+}
+
+/** Rows of CSV produced per chunk of text. */
+const ROWS_PER_CHUNK = 2000;
+
+type CellValue = ExcelJS.CellValue;
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** A cell's value as the text a CSV export of the sheet would hold. */
+export function cellText(value: CellValue): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (value instanceof Date) {
+    // Spreadsheet dates carry no zone: exceljs reads them as UTC.
+    const date = `${value.getUTCFullYear()}-${pad(value.getUTCMonth() + 1)}-${pad(value.getUTCDate())}`;
+    const seconds = value.getUTCHours() * 3600 + value.getUTCMinutes() * 60 + value.getUTCSeconds();
+    return seconds === 0
+      ? date
+      : `${date} ${pad(value.getUTCHours())}:${pad(value.getUTCMinutes())}:${pad(value.getUTCSeconds())}`;
+  }
+  if (typeof value === 'object') {
+    if ('richText' in value) return value.richText.map((part) => part.text).join('');
+    if ('hyperlink' in value) return cellText(value.text);
+    if ('formula' in value || 'sharedFormula' in value)
+      return cellText((value as { result?: CellValue }).result ?? null);
+    if ('error' in value) return String(value.error);
+  }
+  return '';
+}
+
+function openReader(path: string): ExcelJS.stream.xlsx.WorkbookReader {
+  return new ExcelJS.stream.xlsx.WorkbookReader(path, {
+    worksheets: 'emit',
+    sharedStrings: 'cache',
+    // Styles tell dates from numbers.
+    styles: 'cache',
+    hyperlinks: 'ignore',
+    entries: 'ignore',
+  });
+}
+
+function wrap(error: unknown, name: string): SheetProblem {
+  if (error instanceof SheetProblem) return error;
+  return new SheetProblem(`“${name}” is not a readable .xlsx workbook (${(error as Error).message}).`);
+}
+
+/** The names of a workbook's sheets, in order. */
+export async function sheetNames(path: string, name = path): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const sheet of openReader(path)) {
+      names.push((sheet as unknown as { name: string }).name);
+      // Drain the sheet: the reader moves on only when it is read.
+      for await (const row of sheet) void row;
+    }
+  } catch (error) {
+    throw wrap(error, name);
+  }
+  return names;
+}
+
+/**
+ * CSV text of one sheet (the first when `sheet` is undefined), chunk by chunk. Rows keep their place: an
+ * empty row inside the sheet becomes an empty line (the mapper skips blank rows as in any CSV); columns run
+ * to the widest row seen so far.
+ */
+export async function* sheetCsv(path: string, sheet?: string, name = path): AsyncGenerator<string> {
+  let found = false;
+  const seen: string[] = [];
+  try {
+    for await (const worksheet of openReader(path)) {
+      const sheetName = (worksheet as unknown as { name: string }).name;
+      seen.push(sheetName);
+      const isChosen = !found && (sheet === undefined || sheetName === sheet);
+      if (!isChosen) {
+        for await (const row of worksheet) void row;
+        continue;
+      }
+      found = true;
+      let text = '';
+      let rowsInChunk = 0;
+      let lastRow = 0;
+      let width = 0;
+      for await (const row of worksheet) {
+        // Rows missing from the sheet's XML are empty rows.
+        for (let gap = lastRow + 1; gap < row.number; gap++) text += '\n';
+        lastRow = row.number;
+        const values = row.values as CellValue[];
+        const cells: string[] = [];
+        width = Math.max(width, values.length - 1);
+        for (let c = 1; c <= width; c++) cells.push(quoteField(cellText(values[c]), ','));
+        text += cells.join(',') + '\n';
+        if (++rowsInChunk >= ROWS_PER_CHUNK) {
+          yield text;
+          text = '';
+          rowsInChunk = 0;
+        }
+      }
+      if (text) yield text;
+    }
+  } catch (error) {
+    throw wrap(error, name);
+  }
+  if (!found)
+    throw new SheetProblem(
+      sheet === undefined
+        ? `“${name}” has no sheet.`
+        : `“${name}” has no sheet named “${sheet}”${seen.length ? ` (its sheets: ${seen.map((s) => `“${s}”`).join(', ')})` : ''}.`,
+    );
+}
+
+/** The CSV of a sheet as a byte stream (UTF-8). */
+export function sheetCsvStream(path: string, sheet?: string, name = path): Readable {
+  return Readable.from(
+    (async function* () {
+      for await (const text of sheetCsv(path, sheet, name)) yield Buffer.from(text, 'utf8');
+    })(),
+  );
+}
+
+/** Writes a sheet as a CSV file (via a temporary name; the file appears whole). Answers its size in bytes. */
+export async function convertSheetToCsv(
+  path: string,
+  destination: string,
+  sheet?: string,
+  name = path,
+): Promise<number> {
+  const temporary = `${destination}.${process.pid}.tmp`;
+  try {
+    await pipeline(sheetCsvStream(path, sheet, name), createWriteStream(temporary, { mode: 0o600 }));
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  renameSync(temporary, destination);
+  return statSync(destination).size;
+}
