@@ -134,13 +134,18 @@ describe('stored keys stay in the core', () => {
       'connection:get-services': {},
       'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
       'keys:clear': {},
+      'files:cancel': { fileId },
+      'jobs:activity': {},
       'jobs:delete': { jobId },
     };
     // A job that awaits no purchase cannot be bought: the refusal is checked for the key like the rest.
-    const refusals = { 'jobs:purchase': { jobId, fields: ['age'] } };
+    const refusals = { 'jobs:purchase': { jobId, fields: ['age'] }, 'jobs:rerun': { jobId } };
     expect([...Object.keys(inputs), ...Object.keys(refusals)].sort()).toEqual([...CHANNEL_NAMES].sort());
     const purchase = await call('jobs:purchase', refusals['jobs:purchase']);
     expect(JSON.parse(purchase)).toMatchObject({ ok: false, error: { code: 'not-awaiting-purchase' } });
+    // A completed job does not run again (only a cancelled or failed one does).
+    const rerun = await call('jobs:rerun', refusals['jobs:rerun']);
+    expect(JSON.parse(rerun)).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
     for (const [channel, input] of Object.entries(inputs)) replies.push(await call(channel, input));
     // A wrong key is refused without being echoed either.
     const wrong = 'wrong-key-do-not-echo-12345';
@@ -148,7 +153,7 @@ describe('stored keys stay in the core', () => {
     expect(JSON.parse(refused)).toMatchObject({ ok: false, error: { code: 'connection-failed' } });
     expect(refused).not.toContain(wrong);
 
-    const everything = [...replies, purchase, ...events].join('\n');
+    const everything = [...replies, purchase, rerun, ...events].join('\n');
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(encodeURIComponent(key));
     expect(replies.filter((reply) => !(JSON.parse(reply) as { ok: boolean }).ok)).toEqual([]);
