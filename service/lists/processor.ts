@@ -38,6 +38,7 @@ import type {
 } from './types.js';
 import { packVerdict, toVerifyPolicy } from './verdicts.js';
 import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
+import { ZIP_LIMITS } from './zip.js';
 
 export interface ListServiceOptions {
   /** Bytes an upload may have. Default 1 GiB. */
@@ -73,8 +74,7 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_LIST_LIMITS: ListLimits = {
   maxRecords: LIST_RECORD_LIMIT,
   maxRowBytes: 1024 * 1024,
-  maxUncompressedBytes: 1024 * 1024 * 1024,
-  maxCompressionRatio: 200,
+  ...ZIP_LIMITS,
 };
 
 /** How long a worker started for an arriving upload waits for its list. */
