@@ -4,7 +4,6 @@
 // their match reports, and `mailsieve purchase` (purchase.ts) buys the list later.
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import yauzl from 'yauzl';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
 import { codeMeaning, statusName } from '../../shared/vocabulary.js';
@@ -34,6 +33,8 @@ import { serviceDataDir } from '../core/home.js';
 import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
 import { EXPORT_KINDS, isExportKind, type ExportKind, type ResultsSummary } from '../core/jobs/exports.js';
 import { runListJob, type JobEvent } from '../core/jobs/runner.js';
+import { readHead } from '../core/files/source.js';
+import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/zip.js';
 import { clientFor } from './connect.js';
 import {
   downloadExplanations,
@@ -134,39 +135,14 @@ async function readSample(file: string): Promise<{ text: string; textName: strin
       closeSync(fd);
     }
   }
-  let zip: yauzl.ZipFile;
+  // The one zip rule of the service and the app (service/lists/zip.ts), with its messages.
   try {
-    zip = await yauzl.openPromise(file, { autoClose: false });
-  } catch {
-    throw new CliError(`${file} is not a readable zip archive.`);
-  }
-  try {
-    const entries: yauzl.Entry[] = [];
-    await new Promise<void>((done, fail) => {
-      zip.on('entry', (entry: yauzl.Entry) => {
-        if (!entry.fileName.endsWith('/') && !entry.fileName.startsWith('__MACOSX/')) entries.push(entry);
-        zip.readEntry();
-      });
-      zip.once('end', () => done());
-      zip.once('error', fail);
-      zip.readEntry();
-    });
-    const entry = entries[0];
-    if (entries.length !== 1 || !entry || !/\.(txt|csv)$/i.test(entry.fileName))
-      throw new CliError(`${file} must hold exactly one .txt or .csv file.`);
-    const stream = await zip.openReadStreamPromise(entry);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= SAMPLE_BYTES) break;
-    }
-    stream.destroy();
-    const bytes = Buffer.concat(chunks).subarray(0, SAMPLE_BYTES);
-    return { text: decode(bytes), textName: basename(entry.fileName), isWhole: size < SAMPLE_BYTES };
-  } finally {
-    zip.close();
+    const entry = await inspectZip(file);
+    const { bytes, isWhole } = await readHead(await openZipEntry(file, entry.fileName), SAMPLE_BYTES);
+    return { text: decode(bytes), textName: basename(entry.fileName), isWhole };
+  } catch (error) {
+    if (error instanceof ZipProblem) throw new CliError(`${file}: ${error.message}`);
+    throw error;
   }
 }
 

@@ -40,6 +40,7 @@ import type {
 import { toVerifyPolicy } from './verdicts.js';
 import { DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS, removeJournal, runOnlinePhase } from './onlinePhase.js';
 import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
+import { ZIP_LIMITS } from './zip.js';
 
 export interface ListServiceOptions {
   /** Bytes an upload may have. Default 1 GiB. */
@@ -79,8 +80,7 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_LIST_LIMITS: ListLimits = {
   maxRecords: LIST_RECORD_LIMIT,
   maxRowBytes: 1024 * 1024,
-  maxUncompressedBytes: 1024 * 1024 * 1024,
-  maxCompressionRatio: 200,
+  ...ZIP_LIMITS,
 };
 
 /** How long a worker started for an arriving upload waits for its list. */

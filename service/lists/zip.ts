@@ -1,9 +1,10 @@
-// Zip lists: checking an uploaded archive (exactly one .txt or .csv file, no zip bomb), streaming its file out,
-// and writing zipped results. yauzl reads (it enforces each entry's declared size while inflating, so a size
-// that lies is caught too); fflate writes.
+// Zip lists, the one helper for "the one list in a zip" that the service, the CLI and the desktop all use:
+// checking an archive (exactly one .txt or .csv file beside archiver noise, no unsafe path, no zip bomb),
+// streaming its file out, and writing zipped results. yauzl reads (it enforces each entry's declared size
+// while inflating, so a size that lies is caught too); fflate writes.
 import { createWriteStream, write } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline as streamPipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import yauzl from 'yauzl';
 import { Zip, ZipDeflate } from 'fflate';
 import { formatBytes } from './format.js';
@@ -21,8 +22,11 @@ export function isZipMagic(head: Uint8Array): boolean {
   );
 }
 
-/** Entries an archiver adds beside the user's file, which are not the list: folders and macOS metadata. */
-function isArchiverNoise(fileName: string): boolean {
+/**
+ * Entries an archiver adds beside the user's file, which are not the list: folders and macOS metadata
+ * (`__MACOSX/`, `.DS_Store`, `._*`). The one rule: an archive is one list if all its other entries are these.
+ */
+export function isArchiverNoise(fileName: string): boolean {
   return (
     fileName.endsWith('/') ||
     fileName.startsWith('__MACOSX/') ||
@@ -32,6 +36,20 @@ function isArchiverNoise(fileName: string): boolean {
 }
 
 export class ZipProblem extends Error {}
+
+/** What a zip list may expand to: the service's list limits (processor.ts) and what the apps check first. */
+export type ZipLimits = Pick<ListLimits, 'maxUncompressedBytes' | 'maxCompressionRatio'>;
+export const ZIP_LIMITS: ZipLimits = { maxUncompressedBytes: 1024 * 1024 * 1024, maxCompressionRatio: 200 };
+
+/** yauzl refuses absolute paths and `..` segments while reading the directory: an unsafe path, in words. */
+function damaged(error: Error): ZipProblem {
+  const unsafe = /^(absolute path|invalid relative path): (.*)$/.exec(error.message);
+  return new ZipProblem(
+    unsafe
+      ? `The zip archive is refused: '${unsafe[2]}' is an unsafe path inside the zip (it points outside the archive).`
+      : `The zip archive is damaged (${error.message}).`,
+  );
+}
 
 export interface ZipEntryInfo {
   readonly fileName: string;
@@ -47,7 +65,7 @@ const RATIO_CHECK_FLOOR = 16 * 1024 * 1024;
  * message for a person: not a zip, no file or several, not .txt/.csv, encrypted, an unsupported compression
  * method, or a file that would expand beyond the limits (a zip bomb).
  */
-export async function inspectZip(path: string, limits: ListLimits): Promise<ZipEntryInfo> {
+export async function inspectZip(path: string, limits: ZipLimits = ZIP_LIMITS): Promise<ZipEntryInfo> {
   let zip: yauzl.ZipFile;
   try {
     zip = await yauzl.openPromise(path, { autoClose: false });
@@ -63,9 +81,7 @@ export async function inspectZip(path: string, limits: ListLimits): Promise<ZipE
         else zip.readEntry();
       });
       zip.once('end', () => resolve());
-      zip.once('error', (error: Error) =>
-        reject(new ZipProblem(`The zip archive is damaged (${error.message}).`)),
-      );
+      zip.once('error', (error: Error) => reject(damaged(error)));
       zip.readEntry();
     });
     if (files.length === 0)
@@ -122,32 +138,53 @@ class ByteLimit extends Transform {
   }
 }
 
+/**
+ * A stream of the list file of an archive (checked by {@link inspectZip}), failing past the size limit.
+ * The archive closes when the stream does (read to the end or destroyed early, e.g. after a sample).
+ */
+export async function openZipEntry(
+  path: string,
+  entryName: string,
+  limits: ZipLimits = ZIP_LIMITS,
+): Promise<Readable> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await yauzl.openPromise(path, { autoClose: false, validateEntrySizes: true });
+  } catch (error) {
+    throw new ZipProblem(`The file is not a readable zip archive (${(error as Error).message}).`);
+  }
+  try {
+    const entry = await new Promise<yauzl.Entry>((resolve, reject) => {
+      zip.on('entry', (e: yauzl.Entry) => (e.fileName === entryName ? resolve(e) : zip.readEntry()));
+      zip.once('end', () => reject(new ZipProblem(`The zip archive no longer holds '${entryName}'.`)));
+      zip.once('error', (error: Error) => reject(damaged(error)));
+      zip.readEntry();
+    });
+    const limited = new ByteLimit(limits.maxUncompressedBytes);
+    // stream.pipeline: an inflate error reaches the reader; destroying the reader stops the inflating.
+    streamPipeline(await zip.openReadStreamPromise(entry), limited, () => zip.close());
+    return limited;
+  } catch (error) {
+    zip.close();
+    throw error;
+  }
+}
+
 /** Streams the list file of an archive (checked by {@link inspectZip}) to `destination`. */
 export async function extractZipEntry(
   path: string,
   entryName: string,
   destination: string,
-  limits: ListLimits,
+  limits: ZipLimits = ZIP_LIMITS,
 ): Promise<void> {
-  const zip = await yauzl.openPromise(path, { autoClose: false, validateEntrySizes: true });
   try {
-    const entry = await new Promise<yauzl.Entry>((resolve, reject) => {
-      zip.on('entry', (e: yauzl.Entry) => (e.fileName === entryName ? resolve(e) : zip.readEntry()));
-      zip.once('end', () => reject(new ZipProblem(`The zip archive no longer holds '${entryName}'.`)));
-      zip.once('error', reject);
-      zip.readEntry();
-    });
-    const stream = await zip.openReadStreamPromise(entry);
     await pipeline(
-      stream,
-      new ByteLimit(limits.maxUncompressedBytes),
+      await openZipEntry(path, entryName, limits),
       createWriteStream(destination, { highWaterMark: 1 << 20 }),
     );
   } catch (error) {
     if (error instanceof ZipProblem) throw error;
     throw new ZipProblem(`The file inside the zip archive cannot be read (${(error as Error).message}).`);
-  } finally {
-    zip.close();
   }
 }
 

@@ -2,7 +2,7 @@
 // the encoding seen at the start (a byte-order mark, else UTF-8 when it decodes, else Windows-1252).
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import yauzl from 'yauzl';
+import { inspectZip, openZipEntry, ZipProblem, type ZipEntryInfo } from '../../../service/lists/zip.js';
 import type { ENCODINGS } from '../../../shared/desktop/contract.js';
 import { sheetCsvStream } from './xlsx.js';
 
@@ -12,15 +12,6 @@ export type FileFormat = 'csv' | 'txt' | 'zip' | 'xlsx';
 export function formatOf(name: string): FileFormat | undefined {
   const match = /\.(csv|txt|zip|xlsx)$/i.exec(name);
   return match ? (match[1].toLowerCase() as FileFormat) : undefined;
-}
-
-function isNoise(fileName: string): boolean {
-  return (
-    fileName.endsWith('/') ||
-    fileName.startsWith('__MACOSX/') ||
-    /(^|\/)\._/.test(fileName) ||
-    /(^|\/)\.DS_Store$/.test(fileName)
-  );
 }
 
 export class FileProblem extends Error {
@@ -60,52 +51,27 @@ export async function openListSource(
     };
   if (format !== 'zip')
     return { format, textName: name, textSize: size, open: () => Promise.resolve(createReadStream(path)) };
-  let zip: yauzl.ZipFile;
+  // The one zip rule of the service (service/lists/zip.ts): one .csv/.txt beside archiver noise, no unsafe
+  // path, no zip bomb; its message is the service's own.
+  let entry: ZipEntryInfo;
   try {
-    zip = await yauzl.openPromise(path, { autoClose: true, lazyEntries: true });
+    entry = await inspectZip(path);
   } catch (error) {
-    throw new FileProblem(`“${name}” is not a readable zip archive (${(error as Error).message}).`);
+    if (error instanceof ZipProblem) throw new FileProblem(`“${name}”: ${error.message}`);
+    throw error;
   }
-  const entries: yauzl.Entry[] = [];
-  await new Promise<void>((resolve, reject) => {
-    zip.on('entry', (entry: yauzl.Entry) => {
-      if (!isNoise(entry.fileName)) entries.push(entry);
-      zip.readEntry();
-    });
-    zip.once('end', () => resolve());
-    zip.once('error', (error: Error) =>
-      reject(new FileProblem(`The zip archive is damaged (${error.message}).`)),
-    );
-    zip.readEntry();
-  });
-  if (entries.length !== 1) {
-    zip.close();
-    throw new FileProblem(
-      entries.length === 0
-        ? `“${name}” holds no file: a zip list must contain exactly one .csv or .txt file.`
-        : `“${name}” holds ${entries.length} files: a zip list must contain exactly one .csv or .txt file.`,
-    );
-  }
-  const entry = entries[0];
-  zip.close();
   const textName = entry.fileName.split('/').pop() ?? entry.fileName;
-  if (!/\.(csv|txt)$/i.test(textName))
-    throw new FileProblem(`The file inside “${name}” is “${textName}”; it must be a .csv or .txt file.`);
   return {
     format,
     textName,
     textSize: entry.uncompressedSize,
     async open() {
-      const reopened = await yauzl.openPromise(path, { autoClose: true, lazyEntries: true });
-      return new Promise<Readable>((resolve, reject) => {
-        reopened.on('entry', (candidate: yauzl.Entry) => {
-          if (candidate.fileName !== entry.fileName) return reopened.readEntry();
-          reopened.openReadStream(candidate, (error, stream) => (error ? reject(error) : resolve(stream)));
-        });
-        reopened.once('end', () => reject(new FileProblem('The file inside the zip archive went missing.')));
-        reopened.once('error', reject);
-        reopened.readEntry();
-      });
+      try {
+        return await openZipEntry(path, entry.fileName);
+      } catch (error) {
+        if (error instanceof ZipProblem) throw new FileProblem(`“${name}”: ${error.message}`);
+        throw error;
+      }
     },
   };
 }
