@@ -7,8 +7,10 @@ import {
   INVALID_EMAIL_PARAMETER,
   INVALID_IDENTIFIER,
   recordError,
+  type RecordError,
 } from '../../../shared/api/errors.js';
 import {
+  blankEmailError,
   hasEmailRoute,
   hasPostalRoute,
   intelligenceAnswer,
@@ -60,6 +62,29 @@ function policyOf(
   if (result.ok) return result.policy;
   sendError(reply, result.status, result.message);
   return undefined;
+}
+
+/**
+ * E6: the policy of one record's own `fields` (each element holds E5's parameters), or its per-record
+ * error: 400 for an unknown field, 401 for one the key does not permit. Records repeat a few field lists:
+ * each list is judged once per request.
+ */
+function recordPolicies(key: KeyAccess): (fields: string) => IntelligencePolicy | RecordError {
+  const judged = new Map<string, IntelligencePolicy | RecordError>();
+  return (fields) => {
+    let result = judged.get(fields);
+    if (result === undefined) {
+      try {
+        const policy = intelligencePolicyFor(key, requestedFields({ fields }));
+        result = policy.ok ? policy.policy : recordError(policy.status, policy.message);
+      } catch (error) {
+        if (!(error instanceof HttpError)) throw error;
+        result = recordError(error.status, error.message);
+      }
+      if (judged.size < 1000) judged.set(fields, result);
+    }
+    return result;
+  };
 }
 
 const HTML_ESCAPES: Record<string, string> = {
@@ -115,7 +140,8 @@ export function registerIntelligence(app: FastifyInstance, auth: AuthContext, st
     const policy = policyOf(key, params, reply);
     if (!policy) return reply;
     const query = personQueryOf(params);
-    if (!hasEmailRoute(query) && !hasPostalRoute(query))
+    // A blank `email` is answered by intelligenceAnswer: the per-record `Invalid identifier.`, as on E6.
+    if (!hasEmailRoute(query) && !hasPostalRoute(query) && query.email === undefined)
       throw new HttpError(400, `Missing parameters. ${NO_PERSON_NAMED}`);
     const answer = intelligenceAnswer(store, query, policy);
     const status = isErrorAnswer(answer) ? answer.error_code : 200;
@@ -147,10 +173,14 @@ export function registerIntelligence(app: FastifyInstance, auth: AuthContext, st
         nowS: Math.floor(Date.now() / 1000),
         invalidEmailMessage: isActivityMetrics ? INVALID_EMAIL_PARAMETER : INVALID_IDENTIFIER,
       };
+      const recordPolicyOf = recordPolicies(key);
       const answer = (record: BulkElement) => {
         if (!record.ok) return record.error;
-        if (isActivityMetrics && !hasEmailRoute(record.query)) return recordError(400, ADDRESS_ONLY);
-        return intelligenceAnswer(store, record.query, policy, options);
+        if (isActivityMetrics && !hasEmailRoute(record.query))
+          return blankEmailError(record.query) ?? recordError(400, ADDRESS_ONLY);
+        const recordPolicy = record.fields === undefined ? policy : recordPolicyOf(record.fields);
+        if (isErrorAnswer(recordPolicy)) return recordPolicy;
+        return intelligenceAnswer(store, record.query, recordPolicy, options);
       };
       return sendJson(reply, records.map(answer));
     },
