@@ -19,6 +19,7 @@ import {
   markFailed,
   markProcessing,
   markResults,
+  setListDelimiter,
   setListServices,
   unfinishedLists,
   updateProgress,
@@ -349,6 +350,8 @@ export class ListProcessor {
         );
     } else if (message.type === 'services') {
       if (message.listId !== this.current) return;
+      if (message.delimiter !== undefined) setListDelimiter(this.db, message.listId, message.delimiter);
+      if (message.services === undefined) return;
       setListServices(this.db, message.listId, message.services);
       this.currentIdentityServices = message.services.filter(
         (service): service is IdentityListService => service !== 'email_validation',

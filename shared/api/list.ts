@@ -224,6 +224,8 @@ export const listResourceSchema = z.looseObject({
   services: listServicesSchema,
   /** Our addition: why a list is `Invalid` or `Error`, in words for a person. */
   reason: z.string().optional(),
+  /** Our addition: the delimiter the file was read with (the `delimiter` parameter, or detected). */
+  delimiter: z.string().optional(),
 });
 export type ListResource = z.infer<typeof listResourceSchema>;
 
