@@ -5,6 +5,7 @@ import type { ServiceDb } from '../store/db.js';
 import { KeyRegistry } from '../store/keys.js';
 import { HttpError, sendError } from './errors.js';
 import { RateLimiter } from './rateLimit.js';
+import { queryEncodingProblem } from './params.js';
 import { methodsFor } from './routes.js';
 import { registerEv } from './routes/ev.js';
 import { registerStatus } from './routes/status.js';
@@ -62,7 +63,8 @@ export function buildService(options: ServiceOptions): Service {
   const app = Fastify({
     // No request logging: it would print URLs, and E1–E6 carry the key in the query string.
     logger: false,
-    routerOptions: { maxParamLength: 200 },
+    // `/v5/ev/` is `/v5/ev`: a trailing slash gets the endpoint's answer.
+    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
     http: { maxHeaderSize: MAX_HEADER_BYTES },
     clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
@@ -100,6 +102,13 @@ export function buildService(options: ServiceOptions): Service {
       );
     }
     return sendError(reply, 404, `No such endpoint: ${request.method} ${path.slice(0, 200)}`);
+  });
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const problem = queryEncodingProblem(request.url);
+    if (problem)
+      sendError(reply, 400, problem); // answered here: the route never runs
+    else done();
   });
 
   const { checks: ceiling = 'smtp', ...onlineOptions } = options.online ?? {};

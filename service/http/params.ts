@@ -40,3 +40,30 @@ export function numberParam(params: Record<string, string>, name: string): numbe
     throw new HttpError(400, `Parameter '${name}' must be a number; got '${printable(raw)}'.`);
   return value;
 }
+
+/**
+ * Why a request's query string is not validly percent-encoded (`a%ZZb`, a lone `%`, `%FF` that is no UTF-8),
+ * or undefined. Parsers pass such text through as it is, which would judge a different address than the
+ * client meant: it is a malformed request (400), as the spec's "parameters not URL encoded" says.
+ */
+export function queryEncodingProblem(url: string): string | undefined {
+  const question = url.indexOf('?');
+  if (question < 0) return undefined;
+  const query = url.slice(question + 1);
+  if (!query.includes('%')) return undefined;
+  for (const part of query.split('&')) {
+    try {
+      decodeURIComponent(part.replaceAll('+', ' '));
+    } catch {
+      const name = part.split('=')[0];
+      let shown = name;
+      try {
+        shown = decodeURIComponent(name);
+      } catch {
+        // the name itself is malformed: shown as sent
+      }
+      return `Malformed percent-encoding in parameter '${printable(shown)}': write % as %25, and each byte as % and two hex digits.`;
+    }
+  }
+  return undefined;
+}

@@ -90,6 +90,16 @@ export function hasEmailRoute(query: PersonQuery): boolean {
 }
 
 /**
+ * The per-record error for a query whose `email` is present but blank or white space, with no other way to
+ * name a person: `Invalid identifier.` (400) on E2, E3, E5 and E6 alike; undefined otherwise.
+ */
+export function blankEmailError(query: PersonQuery): RecordError | undefined {
+  if (query.email === undefined || has(query.email)) return undefined;
+  if (has(query.sha1_email) || has(query.md5_email) || hasPostalRoute(query)) return undefined;
+  return recordError(400, INVALID_IDENTIFIER);
+}
+
+/**
  * The people at a postal address, or an error for an address that is not a United States postal address
  * the reference data knows: a state that is no USPS code, a ZIP not of 5 or 9 digits, a street with no
  * letters or digits, or a well-formed address at which no person of the reference data lives
@@ -196,7 +206,7 @@ export function intelligenceAnswer(
 ): Answer<IntelligenceResult> {
   const byEmail = hasEmailRoute(query);
   const byPostal = hasPostalRoute(query);
-  if (!byEmail && !byPostal) return recordError(400, NO_PERSON_NAMED);
+  if (!byEmail && !byPostal) return blankEmailError(query) ?? recordError(400, NO_PERSON_NAMED);
   const found = addressOf(store, query, options.invalidEmailMessage ?? INVALID_IDENTIFIER);
   if (!found.ok) return found.error;
   let email = found.match?.email;
@@ -289,7 +299,8 @@ export function emailForMatching(
   store: IdentityStore,
   email: string,
 ): { ok: true; match: AddressMatch | undefined } | { ok: false; error: RecordError } {
-  return addressOf(store, { email }, INVALID_IDENTIFIER);
+  const blank = blankEmailError({ email });
+  return blank ? { ok: false, error: blank } : addressOf(store, { email }, INVALID_IDENTIFIER);
 }
 
 /** An E4 element that is not an error: the members the record and the key ask for, `{}` for no match. */

@@ -11,9 +11,16 @@ import {
 } from '../../shared/api/errors.js';
 import { HttpError } from '../http/errors.js';
 import { parseBulkText, type BulkElement } from '../http/routes/bulkBody.js';
-import { hasEmailRoute, identityBulkAnswer, intelligenceAnswer } from './answers.js';
+import {
+  blankEmailError,
+  hasEmailRoute,
+  identityBulkAnswer,
+  intelligenceAnswer,
+  isErrorAnswer,
+} from './answers.js';
 import { canonicalEmail, md5Of } from './normalise.js';
-import type { IdentityPolicy, IntelligencePolicy } from './policy.js';
+import type { IdentityPolicy, IntelligencePolicy, KeyAccess } from './policy.js';
+import { recordPolicies } from './requestPolicy.js';
 import type { IdentityStore } from './store.js';
 
 export type BulkTask =
@@ -28,6 +35,8 @@ export type BulkTask =
       readonly body: string;
       readonly limit: number;
       readonly policy: IntelligencePolicy;
+      /** The key's access, for records that name their own `fields`. */
+      readonly key: KeyAccess;
       readonly isActivityMetrics: boolean;
       /** Unix seconds the activity windows end at (the request's arrival). */
       readonly nowS: number;
@@ -70,10 +79,14 @@ function intelligenceAnswers(
     nowS: task.nowS,
     invalidEmailMessage: task.isActivityMetrics ? INVALID_EMAIL_PARAMETER : INVALID_IDENTIFIER,
   };
+  const recordPolicyOf = recordPolicies(task.key);
   return records.map((record) => {
     if (!record.ok) return record.error;
-    if (task.isActivityMetrics && !hasEmailRoute(record.query)) return recordError(400, ADDRESS_ONLY);
-    return intelligenceAnswer(store, record.query, task.policy, options);
+    if (task.isActivityMetrics && !hasEmailRoute(record.query))
+      return blankEmailError(record.query) ?? recordError(400, ADDRESS_ONLY);
+    const recordPolicy = record.fields === undefined ? task.policy : recordPolicyOf(record.fields);
+    if (isErrorAnswer(recordPolicy)) return recordPolicy;
+    return intelligenceAnswer(store, record.query, recordPolicy, options);
   });
 }
 

@@ -15,7 +15,8 @@ import { checkSyntax, standardise } from '../engine/syntax.js';
  * checks (the per-record error `Invalid identifier.`).
  */
 export function canonicalEmail(input: string): string | undefined {
-  const standard = standardise(input);
+  // A lookup, not a verdict: white space around the address is not part of it (as the hashes' preparation).
+  const standard = standardise(input.trim());
   if (!checkSyntax(standard).ok) return undefined;
   return normaliseEmailForHash(standard);
 }

@@ -36,7 +36,7 @@ export interface IdentityPolicy {
 
 export type PolicyResult<T> =
   | { readonly ok: true; readonly policy: T }
-  | { readonly ok: false; readonly status: 403; readonly message: string };
+  | { readonly ok: false; readonly status: 401 | 403; readonly message: string };
 
 function keyHasField(key: KeyAccess, field: KeyField): boolean {
   return key.fields === null || key.fields.has(field);
@@ -60,7 +60,8 @@ export function intelligenceBulkLimit(key: KeyAccess): number {
 
 /**
  * The intelligence policy of a key, limited to `requested` (a request's `fields`) when given. A key with
- * neither `intelligence` nor `eam` gets 403, and so does a request naming a field the key is not enabled for.
+ * neither `intelligence` nor `eam` gets 403 (no response section); a request naming a field the key is not
+ * enabled for gets 401 (the spec's Authentication rule 5), naming the field.
  */
 export function intelligencePolicyFor(
   key: KeyAccess,
@@ -92,11 +93,12 @@ export function intelligencePolicyFor(
     else if (name === MONTH_LAST_OPEN && !monthLastOpen) lacking.push(name);
     else if (name === 'postal_address' && !postalAddress) lacking.push(name);
   }
+  // Authentication rule 5: requesting data the key's credentials do not permit is a 401.
   if (lacking.length > 0)
     return {
       ok: false,
-      status: 403,
-      message: `Access denied: this API key is not enabled for ${lacking.join(', ')}.`,
+      status: 401,
+      message: `Unauthorized: this API key is not permitted the field${lacking.length > 1 ? 's' : ''} ${lacking.join(', ')}.`,
     };
   return {
     ok: true,

@@ -15,7 +15,7 @@
 // `Valid Email` of valid and corrected rows, so a 1,000,000-row list needs ~25 MB here, whatever its width.
 import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveLayout, parseSampleRows } from '../../shared/columns.js';
+import { detectDelimiter, resolveLayout, parseSampleRows } from '../../shared/columns.js';
 import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
 import { DOMAIN_TYPES } from '../../shared/api/verification.js';
@@ -70,9 +70,12 @@ class InvalidList extends Error {
 }
 
 /**
- * Progress: records found so far, the input count (while scanning, estimated from the bytes scanned so far,
- * so that a progress bar does not chase a moving total), and records verified.
+ * Progress: records found so far, the input count (the records found so far: never more than the list's
+ * records), and records verified (never more than the input count).
  */
+/** What the file showed: the services that run (once its columns are known), and the delimiter read with. */
+export type ServicesListener = (services: readonly ListServiceKey[] | undefined, delimiter?: string) => void;
+
 export type ProgressListener = (
   records: number,
   inputCount: number,
@@ -102,7 +105,7 @@ export async function runPipeline(
   /** Online checks of the rows undecided offline, for a job with `online`. */
   checkOnline?: OnlineChecker,
   /** Told the services that run, once the file's columns are known. */
-  onServices?: (services: readonly ListServiceKey[]) => void,
+  onServices?: ServicesListener,
 ): Promise<ListOutcome> {
   const temporary: string[] = [];
   try {
@@ -242,7 +245,7 @@ async function processList(
   temporary: string[],
   onVerified: (() => Promise<void>) | undefined,
   checkOnline: OnlineChecker | undefined,
-  onServices: ((services: readonly ListServiceKey[]) => void) | undefined,
+  onServices: ServicesListener | undefined,
 ): Promise<ListOutcome> {
   const { limits } = job;
   // 1. A zip input: its one file, streamed out beside it.
@@ -257,8 +260,9 @@ async function processList(
     await extractZipEntry(textPath, entry.fileName, extracted, limits);
     textPath = extracted;
   }
-  const delimiter = job.delimiter ?? effectiveDelimiter({}, fileName);
-  const delimiterBytes = Buffer.from(delimiter, 'utf8');
+  // The `delimiter` parameter, else the one the content shows (tab, comma, semicolon, pipe), read from the
+  // first rows below; where the content shows none (one column), the name's (.csv comma, else tab).
+  let delimiter = job.delimiter ?? effectiveDelimiter({}, fileName);
 
   // 2. Text checks. A byte-order mark of UTF-16 or UTF-32 is named for what it is (such files are full of NULs).
   const head = Buffer.alloc(4);
@@ -301,7 +305,12 @@ async function processList(
       const cut = buf.lastIndexOf(breakByte, sampleEnd - 1);
       sampleEnd = cut >= bomLength ? cut + 1 : bomLength;
     }
-    const sample = parseSampleRows(buf.toString('utf8', bomLength, sampleEnd), delimiter, {
+    const sampleText = buf.toString('utf8', bomLength, sampleEnd);
+    // (White space alone shows no delimiter: a tab there is a blank line's, not a column's.)
+    if (job.delimiter === undefined && sampleText.trim() !== '')
+      delimiter = detectDelimiter(sampleText, fileName).delimiter;
+    onServices?.(undefined, delimiter);
+    const sample = parseSampleRows(sampleText, delimiter, {
       maxRows: SAMPLE_ROWS,
       isWhole: isWholeSample,
     });
@@ -350,6 +359,7 @@ async function processList(
       ) + 1024,
     );
     const rows = new RowStore(Math.max(1024, estimate));
+    const delimiterBytes = Buffer.from(delimiter, 'utf8');
     // At most one address per row, and a row takes at least two bytes (a character and a line break).
     const duplicates = new DuplicateTable(Math.min(limits.maxRecords, Math.ceil(fileBytes / 2) + 1));
     const validEmails = new Map<number, string>();
@@ -360,16 +370,14 @@ async function processList(
     const explained = isOnline && job.explainFile ? new OnlineExplained() : undefined;
     let completed = 0;
     let lastProgress = 0;
-    let isScanDone = false;
     let pos = bomLength;
     const progress = (force = false) => {
       const now = Date.now();
       if (!force && now - lastProgress < PROGRESS_EVERY_MS) return;
       lastProgress = now;
-      const scanned = window.offset + pos;
-      const inputEstimate =
-        isScanDone || scanned <= 0 ? rows.count : Math.round((rows.count * fileBytes) / Math.max(1, scanned));
-      onProgress(rows.count, Math.min(limits.maxRecords, Math.max(rows.count, inputEstimate)), completed);
+      // input_count is the records found so far: an estimate of the whole could exceed the list's records
+      // (the spec compares completed_count with input_count; both only grow, and completed ≤ input ≤ records).
+      onProgress(rows.count, rows.count, Math.min(completed, rows.count));
     };
     const onVerdicts = (result: BatchVerdicts, firstRow: number) => {
       const count = result.codes.length;
@@ -565,7 +573,6 @@ async function processList(
         progress();
       }
     }
-    isScanDone = true;
     await flushBatch();
     await pool.drain();
     await onVerified?.();
@@ -602,7 +609,7 @@ async function processList(
       const sink = isReportOnly
         ? undefined
         : isZip
-          ? zipSink(fd, resultsFileName(fileName, job.listId))
+          ? zipSink(fd, resultsFileName(fileName, job.listId, services))
           : fileSink(fd);
       const reader = new InputWindow(textPath, limits.maxRowBytes, false, 2 * OUTPUT_BYTES);
       const out = sink ? new Output(sink, reader.arena, reader.extraStart) : undefined;
@@ -635,10 +642,31 @@ async function processList(
           const text = rbuf.toString('utf8', scanner.fieldStart[index], scanner.fieldEnd[index]);
           return scanner.fieldQuoted[index] === 1 ? text.replaceAll('""', '"') : text;
         };
+        // Row alignment: the blank lines pass 1 skipped stay in the results, as empty rows (empty appended
+        // fields too), so that results line N is always input line N.
+        const emptyRow = Buffer.from(delimiter.repeat(layout.columnCount - 1 + appendedNames.length), 'utf8');
+        const blankLines = new BlankLineCounter(textPath, breakByte);
+        const writeBlankLines = async (count: number) => {
+          for (let n = 0; out && n < count; n++) {
+            if (!out.fits(emptyRow.length + newline.length)) await out.flush();
+            out.bytes(emptyRow);
+            out.bytes(newline);
+          }
+        };
+        /** The bytes before the next row: the terminator of the one before (if any) and blank lines. */
+        let gapStart = layout.header ? headerStart + headerLength : bomLength;
+        let gapHasTerminator = layout.header;
         reader.seek(start[0]);
         for (let i = 0; i < records; i++) {
           const rowStart = start[i];
           const rowLength = length[i];
+          // (A gap of one byte is the row before's terminator alone: nearly every row, and nothing to count.)
+          if (out && rowStart - gapStart > (gapHasTerminator ? 1 : 0)) {
+            const breaks = blankLines.count(gapStart, rowStart, reader);
+            await writeBlankLines(gapHasTerminator ? breaks - 1 : breaks);
+          }
+          gapStart = rowStart + rowLength;
+          gapHasTerminator = true;
           if (rowStart + rowLength > reader.offset + reader.end) reader.seek(rowStart);
           const code = codes[i];
           const flag = flags[i];
@@ -692,6 +720,9 @@ async function processList(
           if (identityText !== '') out.text(identityText);
           out.bytes(newline);
         }
+        // Blank lines after the last row (the last row's own terminator excepted).
+        if (out && records > 0) await writeBlankLines(blankLines.count(gapStart, fileBytes, reader) - 1);
+        blankLines.close();
         explainWriter?.finish();
       } finally {
         reader.close();
@@ -742,6 +773,46 @@ const VALID = LIST_ROW_STATUSES.indexOf('valid');
 const CORRECTED = LIST_ROW_STATUSES.indexOf('corrected');
 
 /** The appended columns of a row up to `Valid Email` (its value follows, then the line break). */
+/**
+ * Counts line breaks in a span of the input: from the reader's window when the span is in it, else read
+ * from the file (a gap of blank lines is rare: rows are read in order and the window holds them).
+ */
+class BlankLineCounter {
+  private fd = -1;
+  private readonly chunk = Buffer.alloc(1 << 16);
+
+  constructor(
+    private readonly path: string,
+    private readonly breakByte: number,
+  ) {}
+
+  count(from: number, to: number, reader: InputWindow): number {
+    if (to <= from) return 0;
+    if (from >= reader.offset && to <= reader.offset + reader.end)
+      return countByte(reader.buf, from - reader.offset, to - reader.offset, this.breakByte);
+    if (this.fd < 0) this.fd = openSync(this.path, 'r');
+    let breaks = 0;
+    for (let at = from; at < to;) {
+      const read = readSync(this.fd, this.chunk, 0, Math.min(this.chunk.length, to - at), at);
+      if (read <= 0) break;
+      breaks += countByte(this.chunk, 0, read, this.breakByte);
+      at += read;
+    }
+    return breaks;
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+}
+
+function countByte(buf: Uint8Array, from: number, to: number, byte: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) if (buf[i] === byte) n++;
+  return n;
+}
+
 function suffixFor(code: number, flags: number, isDuplicate: boolean, delimiter: string): Uint8Array {
   const domainIndex = (flags & FLAG_DOMAIN_MASK) >> FLAG_DOMAIN_SHIFT;
   const values = [

@@ -21,6 +21,7 @@ import {
   markResults,
   setListChecks,
   setListOnline,
+  setListDelimiter,
   setListServices,
   unfinishedLists,
   updateProgress,
@@ -359,6 +360,8 @@ export class ListProcessor {
         );
     } else if (message.type === 'services') {
       if (message.listId !== this.current) return;
+      if (message.delimiter !== undefined) setListDelimiter(this.db, message.listId, message.delimiter);
+      if (message.services === undefined) return;
       setListServices(this.db, message.listId, message.services);
       this.currentIdentityServices = message.services.filter(
         (service): service is IdentityListService => service !== 'email_validation',

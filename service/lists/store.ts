@@ -187,6 +187,17 @@ export function setListOnline(db: ServiceDb, id: number, online: ListOnlineState
   db.prepare('UPDATE lists SET online = ? WHERE id = ?').run(online ? JSON.stringify(online) : null, id);
 }
 
+/**
+ * The delimiter the file is read with (the `delimiter` parameter, or the one its content shows), kept in the
+ * list's options as `delimiter_used` for E8.
+ */
+export function setListDelimiter(db: ServiceDb, id: number, delimiter: string): void {
+  db.prepare("UPDATE lists SET options = json_set(options, '$.delimiter_used', ?) WHERE id = ?").run(
+    delimiter,
+    id,
+  );
+}
+
 /** The services that run, once the pipeline has read the file's columns. */
 export function setListServices(db: ServiceDb, id: number, services: readonly ListServiceKey[]): void {
   db.prepare("UPDATE lists SET services = ?, updated_at = ? WHERE id = ? AND status = 'Processing'").run(
@@ -245,8 +256,10 @@ export function updateProgress(
   completedCount: number,
 ): void {
   db.prepare(
-    "UPDATE lists SET records = ?, input_count = ?, completed_count = ?, updated_at = ? WHERE id = ? AND status = 'Processing'",
-  ).run(records, inputCount, completedCount, now(), id);
+    // Counts only grow, even when a run starts again after a restart: completed ≤ input ≤ records at every poll.
+    `UPDATE lists SET records = MAX(records, ?), input_count = MAX(input_count, MIN(?, ?)),
+       completed_count = MAX(completed_count, MIN(?, ?, ?)), updated_at = ? WHERE id = ? AND status = 'Processing'`,
+  ).run(records, inputCount, records, completedCount, inputCount, records, now(), id);
 }
 
 /**
@@ -314,6 +327,7 @@ export function markFailed(
 
 /** The status document (E8, and the callback's payload) of a list: one child per service it runs. */
 export function listDocument(list: ListRecord): ListResource {
+  const delimiterUsed = (list.options as { delimiter_used?: string }).delimiter_used;
   const services: Record<string, ServiceState> = {};
   const failed = list.status === 'Invalid' || list.status === 'Error';
   for (const key of list.services) {
@@ -345,6 +359,7 @@ export function listDocument(list: ListRecord): ListResource {
     ...(list.reason !== null ? { reason: list.reason } : {}),
     ...(list.checks !== null ? { checks: list.checks } : {}),
     ...(list.online !== null ? { online: publicOnline(list.online) } : {}),
+    ...(delimiterUsed !== undefined ? { delimiter: delimiterUsed } : {}),
   };
 }
 

@@ -112,7 +112,14 @@ export type PipelineMessage =
       readonly identityCompleted?: number;
     }
   /** The services that run, once the file's columns are known. */
-  | { readonly type: 'services'; readonly listId: number; readonly services: readonly ListServiceKey[] }
+  | {
+      readonly type: 'services';
+      readonly listId: number;
+      /** Undefined while the columns are not known yet. */
+      readonly services: readonly ListServiceKey[] | undefined;
+      /** The delimiter the file is read with (given, or detected from its content). */
+      readonly delimiter?: string;
+    }
   /** The distinct addresses of rows undecided offline, to be checked online by the main thread. */
   | {
       readonly type: 'online';

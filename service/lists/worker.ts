@@ -51,7 +51,7 @@ port.on('message', (request: PipelineRequest) => {
           onlineRequests.set(job.listId, { onVerdicts, done });
           send({ type: 'online', listId: job.listId, addresses, rowCounts });
         }),
-      (services) => send({ type: 'services', listId: job.listId, services }),
+      (services, delimiter) => send({ type: 'services', listId: job.listId, services, delimiter }),
     );
     send({ type: 'done', listId: job.listId, outcome });
   });

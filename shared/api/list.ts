@@ -228,6 +228,8 @@ export const listResourceSchema = z.looseObject({
   checks: z.enum(['offline', 'dns', 'smtp']).optional(),
   /** Our addition: the online phase of a list with DNS or SMTP checks (see listOnlineSchema). */
   online: z.lazy(() => listOnlineSchema).optional(),
+  /** Our addition: the delimiter the file was read with (the `delimiter` parameter, or detected). */
+  delimiter: z.string().optional(),
 });
 export type ListResource = z.infer<typeof listResourceSchema>;
 

@@ -157,7 +157,7 @@ describe('mailsieve clean with list services', () => {
     expect(result.stdout).toMatch(/List 1 \(names\.csv\): 2 records, status Results/);
     expect(result.stdout).not.toMatch(/statuses:/);
     expect(result.stdout).toMatch(/email append: +individual match 1, household match 0/);
-    expect(readRows(join(dir, 'names-1-Validation.csv'))).toEqual([
+    expect(readRows(join(dir, 'names-1-EmailAppend.csv'))).toEqual([
       ['first name', 'last name', 'street', 'zip', 'Appended Email', 'Email Match Type'],
       ['Bob', 'Lee', '1 Main St', '62701', 'bob.lee@example.com', 'Individual'],
       ['Zed', 'Nobody', '1 Main St', '62701', '', ''],

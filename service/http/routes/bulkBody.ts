@@ -36,7 +36,8 @@ function isJsonType(type: string | undefined): boolean {
 }
 
 export type BulkElement =
-  { readonly ok: true; readonly query: PersonQuery } | { readonly ok: false; readonly error: RecordError };
+  | { readonly ok: true; readonly query: PersonQuery; readonly fields?: string }
+  | { readonly ok: false; readonly error: RecordError };
 
 function elementOf(value: unknown, index: number): BulkElement {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
@@ -56,7 +57,19 @@ function elementOf(value: unknown, index: number): BulkElement {
         error: recordError(400, `Record ${index + 1}: parameter '${name}' must be a string.`),
       };
   }
-  return { ok: true, query };
+  // E5's `fields`, per record (E6): a comma-separated string, or an array of names.
+  const fields = (value as Record<string, unknown>).fields;
+  if (fields === undefined || fields === null) return { ok: true, query };
+  if (typeof fields === 'string') return { ok: true, query, fields };
+  if (Array.isArray(fields) && fields.every((name) => typeof name === 'string'))
+    return { ok: true, query, fields: fields.join(',') };
+  return {
+    ok: false,
+    error: recordError(
+      400,
+      `Record ${index + 1}: parameter 'fields' must be a string of comma-separated names.`,
+    ),
+  };
 }
 
 /**

@@ -117,8 +117,8 @@ export function registerEv(
       body = verificationResponse(verdict, key);
       if (explain) body = { ...body, explain: verdict.explain ?? [] };
     }
-    // engagement_score from the reference data's activity (docs/identity.md), for eam/intelligence keys.
-    body = withEngagementScore(body, key, identity);
+    // engagement_score from the reference data's activity (docs/identity.md), for every safe_to_send key.
+    body = withEngagementScore(body, identity);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
   });
 }

@@ -5,6 +5,7 @@ import { BULK_IDENTITY_LIMIT } from '../../../shared/api/limits.js';
 import { eppendModeOf } from '../../../shared/api/identity.js';
 import {
   alternateEmailAnswer,
+  blankEmailError,
   emailAppendAnswer,
   emailForMatching,
   isErrorAnswer,
@@ -67,11 +68,14 @@ export function registerIdentity(
       if (!found.ok) return sendRecordError(reply, found.error);
       return sendJson(reply, postalAppendAnswer(found.match));
     }
-    if (!['first', 'last', 'street', 'city', 'state', 'zip'].some((name) => has(params[name])))
+    if (!['first', 'last', 'street', 'city', 'state', 'zip'].some((name) => has(params[name]))) {
+      const blank = blankEmailError(params); // `email=` alone: a blank identifier, as on E2, E5 and E6
+      if (blank) return sendRecordError(reply, blank);
       throw new HttpError(
         400,
         'Missing parameters: give email (postal append), or first, last, street and zip or city and state (email append).',
       );
+    }
     if (!key.services.has('email_append'))
       return sendError(
         reply,

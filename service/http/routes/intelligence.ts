@@ -9,12 +9,7 @@ import {
   isErrorAnswer,
   NO_PERSON_NAMED,
 } from '../../identity/answers.js';
-import {
-  KEY_FIELDS,
-  parseRequestFieldList,
-  SECTION_FIELDS,
-  type RequestField,
-} from '../../identity/fields.js';
+import { requestedFields } from '../../identity/requestPolicy.js';
 import {
   intelligenceBulkLimit,
   intelligencePolicyFor,
@@ -30,19 +25,6 @@ import { registerRoute } from '../routes.js';
 import type { BulkPool } from '../../identity/bulkPool.js';
 import { BULK_BODY_LIMIT, bulkBodyText, sendBulk } from './bulkBody.js';
 import { sendJson } from './replies.js';
-
-/** The `fields` parameter (E5 and E6's query): undefined when absent or blank (every field). */
-function requestedFields(params: Record<string, string>): Set<RequestField> | undefined {
-  const raw = params.fields;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const parsed = parseRequestFieldList(raw);
-  if (!parsed.ok)
-    throw new HttpError(
-      400,
-      `Unknown field '${printable(parsed.unknown)}' in 'fields'; known fields: ${[...KEY_FIELDS, ...SECTION_FIELDS].join(', ')}.`,
-    );
-  return parsed.fields;
-}
 
 /** The key's intelligence policy for this request; answers 403 itself and returns undefined when denied. */
 function policyOf(
@@ -100,7 +82,8 @@ export function registerIntelligence(
     const policy = policyOf(key, params, reply);
     if (!policy) return reply;
     const query = personQueryOf(params);
-    if (!hasEmailRoute(query) && !hasPostalRoute(query))
+    // A blank `email` is answered by intelligenceAnswer: the per-record `Invalid identifier.`, as on E6.
+    if (!hasEmailRoute(query) && !hasPostalRoute(query) && query.email === undefined)
       throw new HttpError(400, `Missing parameters. ${NO_PERSON_NAMED}`);
     const answer = intelligenceAnswer(store, query, policy);
     const status = isErrorAnswer(answer) ? answer.error_code : 200;
@@ -123,6 +106,13 @@ export function registerIntelligence(
         body,
         limit: intelligenceBulkLimit(key),
         policy,
+        // What the worker judges each record's own `fields` by (structured-cloned: plain data only).
+        key: {
+          services: key.services,
+          fields: key.fields,
+          alternateMax: key.alternateMax,
+          bulkLimit: key.bulkLimit,
+        },
         isActivityMetrics: isActivityMetricsKey(key),
         nowS: Math.floor(Date.now() / 1000),
       });

@@ -349,7 +349,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     return reply
       .header('content-type', RESULT_TYPES[extension])
       .header('content-length', String(statSync(path).size))
-      .header('content-disposition', contentDisposition(resultsFileName(list.name, list.id)))
+      .header('content-disposition', contentDisposition(resultsFileName(list.name, list.id, list.services)))
       .send(createReadStream(path, { highWaterMark: 1 << 20 }));
   });
 }

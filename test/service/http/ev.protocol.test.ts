@@ -112,6 +112,35 @@ describe('E1 GET /v5/ev: protocol', () => {
     expect(body.error_msg).toMatch(/No such endpoint/);
   });
 
+  it('a trailing slash gets the endpoint’s answer; a real 405 names the methods the path takes', async () => {
+    const slashed = await get(`${svc.url}/v5/ev/?email=jane.doe%40example.com&api_key=${key}`);
+    expect(slashed.status).toBe(200);
+    expect(JSON.parse(slashed.text)).toMatchObject({ safe_to_send: { status_code: 10 } });
+    const slashedKey = await get(`${svc.url}/v5/key/?api_key=${key}`);
+    expect(slashedKey.status).toBe(200);
+    const list = await get(`${svc.url}/v5/list/999999/`, { headers: { api_key: key } });
+    expect(list.status).toBe(404);
+    expect(JSON.parse(list.text)).toMatchObject({ error_code: 404 });
+    const results = await get(`${svc.url}/v5/list/999999/results/`, { headers: { api_key: key } });
+    expect(results.status).toBe(404);
+
+    const post = await get(`${svc.url}/v5/ev/`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect((JSON.parse(post.text) as { error_msg: string }).error_msg).toBe(
+      'Method POST is not allowed on /v5/ev/; use GET or HEAD.',
+    );
+    const getList = await get(`${svc.url}/v5/list`);
+    expect(getList.status).toBe(405);
+    expect(getList.headers.get('allow')).toBe('POST');
+    const putList = await get(`${svc.url}/v5/list/1/`, { method: 'PUT' });
+    expect(putList.status).toBe(405);
+    expect(putList.headers.get('allow')).toBe('GET, HEAD');
+    const getPurchase = await get(`${svc.url}/v5/list/1/purchase`);
+    expect(getPurchase.status).toBe(405);
+    expect(getPurchase.headers.get('allow')).toBe('POST');
+  });
+
   it('429 past the key’s calls per second, with Retry-After', async () => {
     const limited = createKey(svc.db, { mode: 'safe_to_send', services: ['validation'], rateLimit: 5 }).key;
     const statuses: number[] = [];

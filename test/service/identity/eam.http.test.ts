@@ -93,11 +93,12 @@ describe('activity metrics (eam) and engagement_score', () => {
         Record<string, unknown>
       >;
 
-    it('is given to eam and intelligence keys, from opens, clicks and their recency', async () => {
+    it('is given to every safe_to_send key (at no charge: no eam or intelligence needed), from opens, clicks and their recency', async () => {
       const eam = service.key({ services: ['validation', 'eam'] });
       const intelligence = service.key({ services: ['validation', 'intelligence'] });
+      const verification = service.key({ services: ['validation'] });
       // Jane: 2 opens and a click in 6 months (2 + 2×1 = 4: 3 on the doubling scale), last 5 days ago (10).
-      for (const key of [eam, intelligence])
+      for (const key of [eam, intelligence, verification])
         expect((await ev(key, 'jane.doe@example.com')).safe_to_send).toEqual({
           address: 'jane.doe@example.com',
           status: 'valid',
@@ -112,9 +113,7 @@ describe('activity metrics (eam) and engagement_score', () => {
       expect((await ev(eam, 'jim.doe@example.net')).safe_to_send).not.toHaveProperty('engagement_score');
     });
 
-    it('is not given to other keys, to the legacy mode, or for invalid and trap statuses', async () => {
-      const plain = service.key({ services: ['validation'] });
-      expect((await ev(plain, 'jane.doe@example.com')).safe_to_send).not.toHaveProperty('engagement_score');
+    it('is not given in the legacy mode, or for invalid and trap statuses', async () => {
       const legacy = service.key({ mode: 'email_validation', services: ['validation', 'eam'] });
       expect((await ev(legacy, 'jane.doe@example.com')).email_validation).not.toHaveProperty(
         'engagement_score',

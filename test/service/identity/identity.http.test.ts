@@ -62,6 +62,22 @@ describe('identity matching over HTTP (E2–E4)', () => {
       });
     });
 
+    it('answers a blank or space-only email with the per-record Invalid identifier. (400)', async () => {
+      for (const email of ['', ' ', '\t\r\n'])
+        expect(await ae(keys.all3, email)).toMatchObject({
+          status: 400,
+          body: { error_code: 400, error_msg: 'Invalid identifier.' },
+        });
+    });
+
+    it('400 for malformed percent-encoding rather than a lookup of the text as sent', async () => {
+      for (const email of ['a%ZZb%40example.com', 'a%40example.com%', 'a%FF%40example.com']) {
+        const res = await getJson(service.url, `/ae?email=${email}&api_key=${keys.all3}`);
+        expect(res.status, email).toBe(400);
+        expect(res.body).toMatchObject({ error_msg: expect.stringContaining('percent-encoding') as string });
+      }
+    });
+
     it('401 for a wrong key, 403 for a key without alternate_email, 400 without email', async () => {
       const wrong = await ae(`${keys.all3}x`, 'jane.doe@example.com');
       expect(wrong).toMatchObject({ status: 401, body: INVALID_API_KEY });
@@ -157,6 +173,15 @@ describe('identity matching over HTTP (E2–E4)', () => {
         error_msg: 'Missing parameters for email append: last, zip (or city and state).',
       });
       expect((await eppend(keys.appendOnly, {})).status).toBe(400);
+    });
+
+    it('answers a blank or space-only email with the per-record Invalid identifier. (400)', async () => {
+      for (const key of [keys.all3, keys.postalOnly])
+        for (const email of ['', ' ', '  \t'])
+          expect(await eppend(key, { email })).toMatchObject({
+            status: 400,
+            body: { error_code: 400, error_msg: 'Invalid identifier.' },
+          });
     });
   });
 

@@ -92,7 +92,7 @@ describe('email intelligence and activity metrics over HTTP (E5, E6)', () => {
       });
     });
 
-    it('limits the answer to `fields`, and 403s a field the key lacks, 400 an unknown field', async () => {
+    it('limits the answer to `fields`, and 401s a field the key lacks, 400 an unknown field', async () => {
       expect(
         (await td(keys.intelligence, { email: 'jane.doe@example.com', fields: 'gender,zip' })).body,
       ).toEqual({
@@ -103,13 +103,20 @@ describe('email intelligence and activity metrics over HTTP (E5, E6)', () => {
       expect(
         (await td(keys.intelligence, { email: 'jane.doe@example.com', fields: 'financial_segement' })).body,
       ).toEqual({ financial_segment: 'Active Savers' });
+      // Authentication rule 5: data the key does not permit is a 401, and the JSON error names the field.
       const denied = await td(keys.subset, { email: 'jane.doe@example.com', fields: 'age,gender' });
-      expect(denied.status).toBe(403);
-      expect(denied.body).toMatchObject({
-        error_msg: 'Access denied: this API key is not enabled for gender.',
+      expect(denied.status).toBe(401);
+      expect(denied.body).toEqual({
+        error_code: 401,
+        error_msg: 'Unauthorized: this API key is not permitted the field gender.',
+      });
+      const netWorth = await td(keys.subset, { email: 'jane.doe@example.com', fields: 'net_worth' });
+      expect(netWorth).toMatchObject({
+        status: 401,
+        body: { error_msg: expect.stringContaining('net_worth') as string },
       });
       expect((await td(keys.intelligence, { email: 'jane.doe@example.com', fields: 'eam' })).status).toBe(
-        403,
+        401,
       );
       const unknown = await td(keys.intelligence, { email: 'jane.doe@example.com', fields: 'shoe_size' });
       expect(unknown.status).toBe(400);
@@ -189,6 +196,24 @@ describe('email intelligence and activity metrics over HTTP (E5, E6)', () => {
       ).toEqual({});
     });
 
+    it('answers a blank or space-only email with a 400 per-record Invalid identifier.', async () => {
+      for (const email of ['', ' ', '  \t '])
+        expect(await td(keys.intelligence, { email })).toMatchObject({
+          status: 400,
+          body: { error_code: 400, error_msg: 'Invalid identifier.' },
+        });
+    });
+
+    it('400 for malformed percent-encoding, naming the parameter', async () => {
+      const res = await getJson(service.url, `/v5/td?email=a%ZZb%40example.com&api_key=${keys.intelligence}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        error_code: 400,
+        error_msg: expect.stringContaining("parameter 'email'") as string,
+      });
+      expect(JSON.stringify(res.body)).not.toContain(keys.intelligence);
+    });
+
     it('401, 403 for a key with neither intelligence nor eam, 400 without any identity', async () => {
       expect((await td(`${keys.intelligence}x`, { email: 'jane.doe@example.com' })).status).toBe(401);
       const denied = await td(keys.validation, { email: 'jane.doe@example.com' });
@@ -229,6 +254,34 @@ describe('email intelligence and activity metrics over HTTP (E5, E6)', () => {
       expect(
         (await bulk(keys.intelligence, [{ email: 'jane.doe@example.com' }], undefined, '&fields=age')).body,
       ).toEqual([{ age: '35-44' }]);
+    });
+
+    it('applies `fields` inside each record (E5’s parameters), with per-record 400 and 401', async () => {
+      const { status, body } = await bulk(keys.subset, [
+        { email: 'jane.doe@example.com', fields: 'age' },
+        { email: 'jane.doe@example.com', fields: ['interests'] },
+        { email: 'jane.doe@example.com' },
+        { email: 'jane.doe@example.com', fields: 'net_worth' },
+        { email: 'jane.doe@example.com', fields: 'shoe_size' },
+        { email: 'jane.doe@example.com', fields: 7 },
+      ]);
+      expect(status).toBe(200);
+      expect(body).toEqual([
+        { age: '35-44' },
+        { interests: { travel: true } },
+        { age: '35-44', interests: { travel: true } },
+        { error_code: 401, error_msg: 'Unauthorized: this API key is not permitted the field net_worth.' },
+        { error_code: 400, error_msg: expect.stringContaining("Unknown field 'shoe_size'") as string },
+        { error_code: 400, error_msg: expect.stringContaining("Record 6: parameter 'fields'") as string },
+      ]);
+    });
+
+    it('answers a blank or space-only email with the per-record Invalid identifier.', async () => {
+      for (const key of [keys.intelligence, keys.eam]) {
+        const { status, body } = await bulk(key, [{ email: '' }, { email: '   ' }, { email: '\t' }]);
+        expect(status).toBe(200);
+        expect(body).toEqual(Array(3).fill({ error_code: 400, error_msg: 'Invalid identifier.' }));
+      }
     });
 
     it('400 Invalid JSON for a missing content type or a broken body; Too many records above 5,000', async () => {

@@ -75,11 +75,23 @@ describe('migration 0020: lists', () => {
     });
     expect(unfinishedLists(db).map((l) => l.id)).toEqual([id]);
     markProcessing(db, id);
-    updateProgress(db, id, 100, 250, 40);
+    updateProgress(db, id, 100, 90, 40);
     expect(listDocument(getList(db, id)!)).toMatchObject({
       status: 'Processing',
       records: 100,
-      services: { email_validation: { input_count: 250, completed_count: 40, status: 'Processing' } },
+      services: { email_validation: { input_count: 90, completed_count: 40, status: 'Processing' } },
+    });
+    // input_count never exceeds the records, completed_count never the input count; neither goes back
+    // (a run started again after a restart counts from 0).
+    updateProgress(db, id, 100, 250, 400);
+    expect(listDocument(getList(db, id)!).services.email_validation).toMatchObject({
+      input_count: 100,
+      completed_count: 100,
+    });
+    updateProgress(db, id, 10, 5, 1);
+    expect(listDocument(getList(db, id)!)).toMatchObject({
+      records: 100,
+      services: { email_validation: { input_count: 100, completed_count: 100 } },
     });
     markResults(db, id, { records: 120, reporting: { role_accounts: 3 }, resultsFile: 'results.csv' });
     const done = listDocument(getList(db, id)!);
