@@ -4,6 +4,7 @@ import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import { ACTIVE_JOB_STATUSES } from '../../shared/desktop/constants.js';
 import type { JobDetail, JobProgress } from '../../shared/desktop/contract.js';
 import {
+  countOf,
   formatBytes,
   formatCount,
   formatDate,
@@ -139,7 +140,7 @@ function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: Jo
               <>
                 {/* No value: an indeterminate bar while the service reads the list. */}
                 <progress id="rows-progress" />
-                <span>{job.rows ? `Reading ${formatCount(job.rows)} rows…` : 'Reading the list…'}</span>
+                <span>{job.rows ? `Reading ${countOf(job.rows, 'row')}…` : 'Reading the list…'}</span>
               </>
             )}
           </div>

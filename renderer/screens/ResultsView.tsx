@@ -15,6 +15,7 @@ import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
 import { MatchReports } from '../components/MatchReports.js';
 import {
+  countOf,
   formatBytes,
   formatCount,
   formatDate,
@@ -106,7 +107,7 @@ function Preview({ jobId }: Readonly<{ jobId: number }>) {
             <p className="muted small">
               {preview.state.value.hasMore
                 ? `The first ${preview.state.value.rows.length} rows are shown.`
-                : `${preview.state.value.rows.length} rows.`}
+                : `${countOf(preview.state.value.rows.length, 'row')}.`}
             </p>
           </>
         )
@@ -132,6 +133,8 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
   useEffect(() => {
     const element = dialog.current;
     if (element && !element.open) element.showModal();
+    // Focus the option chosen, not the first one.
+    element?.querySelector<HTMLInputElement>('input[name="export-kind"]:checked')?.focus();
   }, []);
 
   const count = (k: ExportChoice): number | null => {
@@ -174,7 +177,7 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
                   onChange={() => setKind(k)}
                 />
                 {EXPORT_LABELS[k]}
-                {n !== null ? <span className="muted"> · {formatCount(n)} rows</span> : null}
+                {n !== null ? <span className="muted"> · {countOf(n, 'row')}</span> : null}
               </label>
             );
           })}
@@ -209,7 +212,7 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
         ) : null}
         {exportState.status === 'done' ? (
           <p role="status">
-            Exported {formatCount(exportState.info.rows)} rows to{' '}
+            Exported {countOf(exportState.info.rows, 'row')} to{' '}
             {exportState.path ?? exportState.info.fileName} ({formatBytes(exportState.info.bytes)}).
           </p>
         ) : (
@@ -364,7 +367,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
                 total={total}
                 onSelect={(key) => void showPreview(job.id, key as ResultStatus)}
                 selectedKey={preview?.jobId === job.id ? preview.status : null}
-                selectLabel={(row) => `${row.label}: show ${formatCount(row.value)} rows`}
+                selectLabel={(row) => `${row.label}: show ${countOf(row.value, 'row')}`}
               />
               <p className="muted small">Choose a status to see its rows.</p>
             </div>
@@ -458,7 +461,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
           <ul className="exports">
             {job.exports.map((info) => (
               <li key={info.id}>
-                {info.fileName} · {formatCount(info.rows)} rows · {formatBytes(info.bytes)} ·{' '}
+                {info.fileName} · {countOf(info.rows, 'row')} · {formatBytes(info.bytes)} ·{' '}
                 {formatDate(info.createdAt)}
               </li>
             ))}
