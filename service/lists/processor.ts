@@ -248,7 +248,9 @@ export class ListProcessor {
       return undefined;
     }
     // As E1: the key's checks level within the service's ceiling.
-    const level = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
+    // A bought report-only list runs again at the level it first ran with, never higher.
+    const ceiling = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
+    const level = list.purchase ? minLevel(ceiling, list.checks ?? 'offline') : ceiling;
     const identity = list.services.some((service) => service !== 'email_validation')
       ? identityJobFor(list, key, this.db.name, this.options.nativeBinding)
       : undefined;
