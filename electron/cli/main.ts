@@ -11,6 +11,7 @@ import { clean, collect } from './clean.js';
 import { purchase } from './purchase.js';
 import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
 import { addListCheckOptions } from './checksOptions.js';
+import { recheck } from './recheck.js';
 import { registerDataCommands } from './data.js';
 
 const dataDirOption = () =>
@@ -143,6 +144,20 @@ export function buildProgram(): Command {
     .option('--explain', 'write what was checked and answered for each row beside the results (.explain.csv)')
     .addOption(dataDirOption());
   addListCheckOptions(cleanCommand).action(clean);
+
+  addListCheckOptions(
+    program
+      .command('recheck')
+      .description(
+        'Re-check the unknown rows of a results file (or of a list, by id) at the current checks level; writes a new version beside it.',
+      )
+      .argument('<results>', 'a results file (.csv or .txt), or the id of a list on the service')
+      .option('--out <path>', 'the new version (default: <results>-recheck.<ext>; for a list id, a folder)')
+      .option('--base-url <url>', 'a provider’s service instead of the embedded one')
+      .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
+      .option('--json', 'print the outcome as one JSON object')
+      .addOption(dataDirOption()),
+  ).action(recheck);
 
   program
     .command('purchase')

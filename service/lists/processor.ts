@@ -58,7 +58,8 @@ export interface ListServiceOptions {
   readonly idleMs?: number;
   /** Time each row's online check may take (DNS, SMTP, retries, the catch-all probe), in ms. Default 10 s. */
   readonly onlineBudgetMs?: number;
-  /** Online checks of a list in flight at once (fed grouped by domain). Default 64. */
+  /** Online checks of a list in flight at once (fed grouped by domain; the verifier keeps the per-host and global
+   * conversation limits). Default 500: enough to keep the 50 conversations busy. */
   readonly onlineConcurrency?: number;
   /** First wait before temporary failures (greylisting, timeouts) are asked again, in ms. Default 5 min. */
   readonly retryDelayMs?: number;
@@ -249,7 +250,9 @@ export class ListProcessor {
       return undefined;
     }
     // As E1: the key's checks level within the service's ceiling.
-    const level = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
+    // A bought report-only list runs again at the level it first ran with, never higher.
+    const ceiling = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
+    const level = list.purchase ? minLevel(ceiling, list.checks ?? 'offline') : ceiling;
     const identity = list.services.some((service) => service !== 'email_validation')
       ? identityJobFor(list, key, this.db.name, this.options.nativeBinding)
       : undefined;
@@ -320,7 +323,7 @@ export class ListProcessor {
         policy: online.policy,
         verifyPolicy: online.verifyPolicy,
         budgetMs: this.options.onlineBudgetMs ?? 10_000,
-        concurrency: this.options.onlineConcurrency ?? 64,
+        concurrency: this.options.onlineConcurrency ?? 500,
         retryDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
         maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
         flushMs: ONLINE_FLUSH_MS,

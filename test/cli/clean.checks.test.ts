@@ -248,6 +248,78 @@ describe('clean --checks', () => {
     expect(refused.stderr).toMatch(/^mailsieve: --smtp-proxy takes socks5:\/\/.*the scheme must be socks5/);
   }, 60_000);
 
+  it('recheck: an offline run’s unknown rows checked against the loopback world, in place, in order', async () => {
+    const rows = [
+      'alice@users.example.net',
+      'not-an-address',
+      'nobody@users.example.net',
+      'abuse@users.example.net',
+      'someone@missing.example.net',
+      'alice@users.example.net',
+      'ann@catchall.example.net',
+    ];
+    const { input, home } = workspace(rows);
+    const offline = await runCli(['clean', input, '--checks', 'offline', '--json'], home);
+    expect(offline.code, offline.stderr).toBe(0);
+    const first = JSON.parse(offline.stdout) as CleanJson;
+    expect(codesOf(first.results).map(([, code]) => code)).toEqual([
+      '10',
+      '150',
+      '10',
+      '500',
+      '10',
+      '10',
+      '10',
+    ]);
+    const before = readFileSync(first.results, 'utf8').split('\n');
+
+    const run = await runCli(
+      [
+        'recheck',
+        first.results,
+        '--checks',
+        'smtp',
+        ...network,
+        '--helo-name',
+        'probe.mailsieve.test',
+        '--mail-from',
+        'check@mailsieve.test',
+      ],
+      home,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Checks: smtp: chosen/m);
+    // Five rows were unknown (checked offline only); alice twice counts as two rows, asked once.
+    expect(run.stdout).toMatch(/^Re-check: 5 unknown → 3 valid, 2 invalid$/m);
+    const out = first.results.replace(/\.csv$/, '-recheck.csv');
+    expect(run.stdout).toContain(`Results: ${out}`);
+    expect(codesOf(out)).toEqual([
+      ['alice@users.example.net', '50'],
+      ['not-an-address', '150'],
+      ['nobody@users.example.net', '400'],
+      ['abuse@users.example.net', '500'],
+      ['someone@missing.example.net', '310'],
+      ['alice@users.example.net', '50'],
+      ['ann@catchall.example.net', '45'],
+    ]);
+    // Every other field as it was: the original columns, and the rows not re-checked byte for byte.
+    const after = readFileSync(out, 'utf8').split('\n');
+    expect(after).toHaveLength(before.length);
+    expect(after[0]).toBe(before[0]);
+    expect(after[2]).toBe(before[2]);
+    expect(after[4]).toBe(before[4]);
+    after
+      .slice(1, -1)
+      .forEach((line, i) =>
+        expect(line.split(',').slice(0, 2)).toEqual(before[i + 1].split(',').slice(0, 2)),
+      );
+    // The duplicate flag is of the whole list: kept.
+    const duplicate = before[0].split(',').indexOf('Duplicate');
+    expect(after[1].split(',')[duplicate]).toBe('true');
+    // The original is untouched.
+    expect(readFileSync(first.results, 'utf8').split('\n')).toEqual(before);
+  }, 90_000);
+
   it('auto: falls back to offline within 5 s when the resolver does not answer, and says why', async () => {
     const { input, home } = workspace(['alice@users.example.net', 'not-an-address']);
     const closed = await closedUdpPort();
