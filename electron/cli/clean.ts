@@ -4,6 +4,7 @@
 // their match reports, and `mailsieve purchase` (purchase.ts) buys the list later.
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { outputNameFor } from '../../shared/fileName.js';
 import yauzl from 'yauzl';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
 import { describeStatusCode } from '../../shared/api/codes.js';
@@ -490,7 +491,8 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     delimiter: layout.delimiter,
     header: layout.header,
     ...(layout.emailColumn > 0 ? { email_column: layout.emailColumn } : {}),
-    ...(options.name ? { name: options.name } : {}),
+    // Shortened now, so that no output named after the list is too long for the file system at the end.
+    name: outputNameFor(options.name ?? basename(path)),
     services,
     ...(fields ? { fields } : {}),
     ...(isReportOnly ? { report: true } : {}),

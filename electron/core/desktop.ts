@@ -29,7 +29,8 @@ import {
   type Reply,
   type StagedFile,
 } from '../../shared/desktop/contract.js';
-import type { EmbeddedService } from './embedded.js';
+import type { EmbeddedHandle } from './embedded.js';
+import { deleteJobFiles } from './jobDeletion.js';
 import { serviceDataDir } from './home.js';
 import { inspectFile } from './files/inspect.js';
 import { FileProblem, formatOf } from './files/source.js';
@@ -85,7 +86,7 @@ export interface DesktopCoreOptions {
   /** better-sqlite3's addon for this runtime (Electron). */
   readonly nativeBinding?: string;
   /** Starts the embedded service (default: the real one in `<home>/service`). Tests may point elsewhere. */
-  readonly startEmbedded?: () => Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>>;
+  readonly startEmbedded?: () => Promise<EmbeddedHandle>;
   /** How often the embedded service is polled (it is on loopback; the provider always gets 5 s). */
   readonly localPollIntervalMs?: number;
   /** Don't take up unfinished jobs at start (tests that look at them first). */
@@ -142,8 +143,8 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   // ---------------------------------------------------------------------------------------------------
   // The embedded service: started when first needed, so the app is usable at once and offline.
 
-  let embedded: Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> | undefined;
-  let embeddedStarting: Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> | undefined;
+  let embedded: EmbeddedHandle | undefined;
+  let embeddedStarting: Promise<EmbeddedHandle> | undefined;
   let embeddedState: ConnectionInfo['embedded'] = { state: 'stopped' };
   // Loaded when first needed: the service's modules take a good part of a second to load, and the window
   // should be usable before that.
@@ -157,7 +158,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   /** The pre-check and upload preparation load the verification engine: also on first use. */
   const preparation = () => import('./files/prepare.js');
 
-  function ensureEmbedded(): Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> {
+  function ensureEmbedded(): Promise<EmbeddedHandle> {
     if (embedded) return Promise.resolve(embedded);
     if (!embeddedStarting) {
       embeddedState = { state: 'starting' };
@@ -565,7 +566,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       const job = jobOrFail(input.jobId);
       if (jobs.isRunning(job.id)) await jobs.cancel(job.id);
       const deleted = deleteJob(db, job.id);
-      rmSync(join(resultsDir, String(job.id)), { recursive: true, force: true });
+      await deleteJobFiles(job, { resultsDir, stagingDir, embedded: ensureEmbedded });
       emit('jobs:changed', { jobIds: [job.id] });
       return { deleted };
     },

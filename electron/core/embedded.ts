@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startService, type RunningService } from '../../service/server.js';
 import { openServiceDb, type ServiceDb } from '../../service/store/db.js';
 import { createKey, findActiveKey, setKeyChecks } from '../../service/store/keys.js';
+import { deleteStoredList } from '../../service/lists/store.js';
 import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
 
@@ -13,8 +14,14 @@ export interface EmbeddedService {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly service: RunningService;
+  /** Deletes a list's row and stored files (the user deleted its job). */
+  deleteList(listId: number): void;
   close(): Promise<void>;
 }
+
+/** What the desktop core needs of its embedded service (tests may give one of their own). */
+export type EmbeddedHandle = Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> &
+  Partial<Pick<EmbeddedService, 'deleteList'>>;
 
 /**
  * Returns the key the app uses with its embedded service, creating one (every service, no rate limit: the
@@ -69,6 +76,7 @@ export async function startEmbeddedService(
       baseUrl: service.url,
       apiKey,
       service,
+      deleteList: (listId) => deleteStoredList(db, dataDir, listId),
       async close() {
         await service.close();
         db.close();
