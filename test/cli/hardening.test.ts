@@ -33,7 +33,7 @@ describe('serve beyond loopback: callbacks and names', () => {
   });
 
   const submit = async (query: Record<string, string>) => {
-    const response = await fetch(`${base}/v5/list?${new URLSearchParams({ header: 'true', ...query })}`, {
+    const response = await fetch(`${base}/v5/list?${new URLSearchParams({ header: 'true', ...query }).toString()}`, {
       method: 'POST',
       headers: { api_key: key, 'content-type': 'text/csv' },
       body: 'email\njane@example.com\n',
