@@ -26,6 +26,7 @@ import { createDesktopCore, type DesktopCore } from './core/desktop.js';
 import { appHome } from './core/home.js';
 import { SafeStorageSecretStore } from './core/secrets.js';
 import { CONTENT_SECURITY_POLICY } from './web/host.js';
+import { isAppFrameUrl } from './core/senderOrigin.js';
 
 const distDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rendererDir = normalize(join(distDir, 'renderer') + sep);
@@ -55,9 +56,7 @@ function fail(code: string, message: string): Reply<never> {
 
 /** Only the main window's own page may call the core. */
 function isTrusted(event: IpcMainInvokeEvent): boolean {
-  return (
-    event.sender === mainWindow?.webContents && (event.senderFrame?.url ?? '').startsWith(`${APP_ORIGIN}/`)
-  );
+  return event.sender === mainWindow?.webContents && isAppFrameUrl(event.senderFrame?.url, APP_ORIGIN);
 }
 
 const saveExportInput = z.object({ exportId: z.number().int() });
