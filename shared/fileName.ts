@@ -56,3 +56,13 @@ export function shortenFileName(name: string, maxBytes: number = MAX_FILE_NAME_B
 export function outputNameFor(name: string): string {
   return shortenFileName(name, MAX_FILE_NAME_BYTES - OUTPUT_SUFFIX_BYTES);
 }
+
+/**
+ * Why `name` cannot be read as a list, in words: a spreadsheet is to be saved as CSV first; anything else
+ * is to be a .csv, .txt or .zip file.
+ */
+export function notAListFile(name: string): string {
+  if (/\.(xlsx|xlsm|xls|ods|numbers)$/i.test(name))
+    return `“${name}” is a spreadsheet: save it as CSV (in Excel: File › Save As › CSV UTF-8) and choose the .csv file.`;
+  return `“${name}” is not a list file: choose a .csv, .txt or .zip file.`;
+}

@@ -4,7 +4,7 @@
 // their match reports, and `mailsieve purchase` (purchase.ts) buys the list later.
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { outputNameFor } from '../../shared/fileName.js';
+import { notAListFile, outputNameFor } from '../../shared/fileName.js';
 import yauzl from 'yauzl';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
 import { describeStatusCode } from '../../shared/api/codes.js';
@@ -442,7 +442,11 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`No such file: ${file}`);
   const extension = listFileExtension(options.name ?? path);
   if (!extension)
-    throw new CliError(`${options.name ? `--name ${options.name}` : file} must end in .csv, .txt or .zip.`);
+    throw new CliError(
+      /\.(xlsx|xlsm|xls|ods|numbers)$/i.test(file) && !options.name
+        ? notAListFile(file)
+        : `${options.name ? `--name ${options.name}` : file} must end in .csv, .txt or .zip.`,
+    );
   const exportKinds = exportKindsOption(options.export);
   const services = servicesOption(options.services);
   const isReportOnly = options.reportOnly === true;

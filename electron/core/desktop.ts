@@ -31,6 +31,7 @@ import {
 } from '../../shared/desktop/contract.js';
 import type { EmbeddedHandle } from './embedded.js';
 import { deleteJobFiles } from './jobDeletion.js';
+import { notAListFile } from '../../shared/fileName.js';
 import { serviceDataDir } from './home.js';
 import { inspectFile } from './files/inspect.js';
 import { FileProblem, formatOf } from './files/source.js';
@@ -758,7 +759,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       if (!formatOf(name))
         throw new ReplyFailure(
           'file-unreadable',
-          `“${name}” is not a list file: choose a .csv, .txt or .zip file.`,
+          notAListFile(name),
         );
       touchRecentFile(db, { path, name, size });
       return core.registerStaged(randomUUID(), path, name);

@@ -33,6 +33,19 @@ function isArchiverNoise(fileName: string): boolean {
 
 export class ZipProblem extends Error {}
 
+/**
+ * A zip reader's error in words: an entry whose path climbs out of the archive (`../x`), is absolute or holds
+ * backslashes is "an unsafe path inside the zip"; anything else a damaged archive.
+ */
+export function zipErrorWords(error: Error): string {
+  const unsafe = /^(?:invalid relative path|absolute path|invalid characters in fileName): (.*)$/.exec(
+    error.message,
+  );
+  if (unsafe)
+    return `The zip archive holds an unsafe path inside the zip ('${unsafe[1]}'): a list's zip may hold only a file name, not a path that leaves its folder.`;
+  return `The zip archive is damaged (${error.message}).`;
+}
+
 export interface ZipEntryInfo {
   readonly fileName: string;
   readonly compressedSize: number;
@@ -63,9 +76,7 @@ export async function inspectZip(path: string, limits: ListLimits): Promise<ZipE
         else zip.readEntry();
       });
       zip.once('end', () => resolve());
-      zip.once('error', (error: Error) =>
-        reject(new ZipProblem(`The zip archive is damaged (${error.message}).`)),
-      );
+      zip.once('error', (error: Error) => reject(new ZipProblem(zipErrorWords(error))));
       zip.readEntry();
     });
     if (files.length === 0)

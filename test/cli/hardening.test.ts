@@ -3,9 +3,11 @@
 // names that are not plain file names (422). And the CLI: a 249-character input file name works.
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, fetch } from 'undici';
+import { strToU8, zipSync } from 'fflate';
+import { Agent, fetch, FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentDisposition } from '../../service/http/routes/list.js';
+import { notAListFile } from '../../shared/fileName.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/service.js';
 
@@ -33,12 +35,15 @@ describe('serve beyond loopback: callbacks and names', () => {
   });
 
   const submit = async (query: Record<string, string>) => {
-    const response = await fetch(`${base}/v5/list?${new URLSearchParams({ header: 'true', ...query }).toString()}`, {
-      method: 'POST',
-      headers: { api_key: key, 'content-type': 'text/csv' },
-      body: 'email\njane@example.com\n',
-      dispatcher: insecure,
-    });
+    const response = await fetch(
+      `${base}/v5/list?${new URLSearchParams({ header: 'true', ...query }).toString()}`,
+      {
+        method: 'POST',
+        headers: { api_key: key, 'content-type': 'text/csv' },
+        body: 'email\njane@example.com\n',
+        dispatcher: insecure,
+      },
+    );
     return { status: response.status, text: await response.text() };
   };
 
@@ -72,6 +77,35 @@ describe('serve beyond loopback: callbacks and names', () => {
     }
     const accepted = await submit({ name: `${'é'.repeat(100)}.csv` });
     expect(accepted.status).toBe(202);
+  });
+
+  it('says which delimiter it refused as an escape, and an unsafe path inside a zip in words', async () => {
+    const delimiter = await submit({ delimiter: '\n' });
+    expect(delimiter.status).toBe(400);
+    expect(delimiter.text).toContain(`got '\\\\n'`);
+    const form = new FormData();
+    form.append(
+      'file',
+      new Blob([zipSync({ '../evil.csv': strToU8('email\njane@example.com\n') })]),
+      'evil.zip',
+    );
+    const response = await fetch(`${base}/v5/list?header=true`, {
+      method: 'POST',
+      headers: { api_key: key },
+      body: form,
+      dispatcher: insecure,
+    });
+    const text = await response.text();
+    const listId = response.status === 202 ? (JSON.parse(text) as { list_id: number }).list_id : undefined;
+    let outcome = text;
+    for (let i = 0; listId !== undefined && i < 100; i++) {
+      outcome = await (
+        await fetch(`${base}/v5/list/${listId}`, { headers: { api_key: key }, dispatcher: insecure })
+      ).text();
+      if (!/"status":"(Pending|Processing)"/.test(outcome)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(outcome).toContain('unsafe path inside the zip');
   });
 
   it('gives a safe file name in Content-Disposition, with filename* for UTF-8', () => {
@@ -121,6 +155,23 @@ describe('clean with a long file name', () => {
       expect(outputs.length).toBe(2);
       for (const output of outputs) expect(Buffer.byteLength(output)).toBeLessThanOrEqual(255);
       expect(outputs.some((output) => output.endsWith('-invalid.csv'))).toBe(true);
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('a spreadsheet given as a list', () => {
+  it('says to save it as CSV', async () => {
+    expect(notAListFile('people.xlsx')).toContain('save it as CSV');
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir.path, 'people.xlsx'), 'PK');
+      const result = await runCli(['clean', join(dir.path, 'people.xlsx')], {
+        MAILSIEVE_HOME: join(dir.path, 'home'),
+      });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('save it as CSV');
     } finally {
       dir.remove();
     }

@@ -3,6 +3,8 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
+import { zipErrorWords } from '../../../service/lists/zip.js';
+import { notAListFile } from '../../../shared/fileName.js';
 import type { ENCODINGS } from '../../../shared/desktop/contract.js';
 
 export type Encoding = (typeof ENCODINGS)[number];
@@ -39,7 +41,7 @@ export interface ListSource {
 /** The text inside a list file; a zip must hold exactly one .csv or .txt file. */
 export async function openListSource(path: string, name: string, size: number): Promise<ListSource> {
   const format = formatOf(name);
-  if (!format) throw new FileProblem(`“${name}” is not a list file: choose a .csv, .txt or .zip file.`);
+  if (!format) throw new FileProblem(notAListFile(name));
   if (format !== 'zip')
     return { format, textName: name, textSize: size, open: () => Promise.resolve(createReadStream(path)) };
   let zip: yauzl.ZipFile;
@@ -55,9 +57,7 @@ export async function openListSource(path: string, name: string, size: number): 
       zip.readEntry();
     });
     zip.once('end', () => resolve());
-    zip.once('error', (error: Error) =>
-      reject(new FileProblem(`The zip archive is damaged (${error.message}).`)),
-    );
+    zip.once('error', (error: Error) => reject(new FileProblem(zipErrorWords(error))));
     zip.readEntry();
   });
   if (entries.length !== 1) {
