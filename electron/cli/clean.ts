@@ -4,6 +4,7 @@
 // their match reports, and `mailsieve purchase` (purchase.ts) buys the list later.
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { notAListFile, outputNameFor } from '../../shared/fileName.js';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
 import { codeMeaning, statusName } from '../../shared/vocabulary.js';
@@ -437,7 +438,11 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`No such file: ${file}`);
   const extension = listFileExtension(options.name ?? path);
   if (!extension)
-    throw new CliError(`${options.name ? `--name ${options.name}` : file} must end in .csv, .txt or .zip.`);
+    throw new CliError(
+      /\.(xlsx|xlsm|xls|ods|numbers)$/i.test(file) && !options.name
+        ? notAListFile(file)
+        : `${options.name ? `--name ${options.name}` : file} must end in .csv, .txt or .zip.`,
+    );
   const exportKinds = exportKindsOption(options.export);
   const services = servicesOption(options.services);
   const isReportOnly = options.reportOnly === true;
@@ -486,7 +491,8 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     delimiter: layout.delimiter,
     header: layout.header,
     ...(layout.emailColumn > 0 ? { email_column: layout.emailColumn } : {}),
-    ...(options.name ? { name: options.name } : {}),
+    // Shortened now, so that no output named after the list is too long for the file system at the end.
+    name: outputNameFor(options.name ?? basename(path)),
     services,
     ...(fields ? { fields } : {}),
     ...(isReportOnly ? { report: true } : {}),

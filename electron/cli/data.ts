@@ -1,7 +1,7 @@
 // `mailsieve data …`: the reference data identity matching, intelligence and activity metrics answer from
 // (docs/identity.md): import people and activity CSV files, load synthetic demo data, show what is stored.
-import { mkdirSync } from 'node:fs';
-import { basename } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import {
   DEFAULT_MAX_ERRORS,
   ImportFileError,
@@ -11,7 +11,8 @@ import {
 } from '../../service/identity/import.js';
 import { loadDemo, writeDemoCsv } from '../../service/identity/demo.js';
 import { clearReferenceData, referenceDataStatus } from '../../service/identity/status.js';
-import { openServiceDb } from '../../service/store/db.js';
+import { openServiceDb, SERVICE_DB_FILE } from '../../service/store/db.js';
+import { DEFAULT_RETAIN_DAYS, listFilesUsage } from '../../service/lists/retention.js';
 import type { Command, Option } from 'commander';
 import { CliError, intOption } from './errors.js';
 
@@ -157,16 +158,34 @@ export async function demoCommand(options: DemoCommandOptions): Promise<void> {
   }
 }
 
+const megabytes = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
+
+/** The service data folder's disk use: the database (with its WAL) and the stored lists' files. */
+function diskUsage(dataDir: string): { database_bytes: number; list_bytes: number; lists: number } {
+  let database = 0;
+  for (const suffix of ['', '-wal', '-shm']) {
+    try {
+      database += statSync(join(dataDir, `${SERVICE_DB_FILE}${suffix}`)).size;
+    } catch {
+      // not there
+    }
+  }
+  const lists = listFilesUsage(dataDir);
+  return { database_bytes: database, list_bytes: lists.bytes, lists: lists.lists };
+}
+
 export function statusCommand(options: { dataDir: string; json?: boolean }): void {
   const db = openServiceDb(options.dataDir);
   try {
     const status = referenceDataStatus(db);
+    const disk = diskUsage(options.dataDir);
     if (options.json) {
-      process.stdout.write(`${JSON.stringify(status)}\n`);
+      process.stdout.write(`${JSON.stringify({ ...status, disk })}\n`);
       return;
     }
     const lines = [
       `People ${count(status.people)}, addresses ${count(status.emails)}, activity events ${count(status.events)} from ${count(status.sources)} sources.`,
+      `Disk used in ${options.dataDir}: ${megabytes(disk.database_bytes)} database, ${megabytes(disk.list_bytes)} in ${count(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
     ];
     for (const dataset of status.datasets)
       lines.push(

@@ -10,9 +10,10 @@ import { doctor } from './doctor.js';
 import { clean, collect } from './clean.js';
 import { purchase } from './purchase.js';
 import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
+import { registerDataCommands } from './data.js';
+import { DEFAULT_RETAIN_DAYS } from '../../service/lists/retention.js';
 import { addListCheckOptions } from './checksOptions.js';
 import { recheck } from './recheck.js';
-import { registerDataCommands } from './data.js';
 
 const dataDirOption = () =>
   new Option('--data-dir <dir>', 'service data folder (default: the app home’s service/)').default(
@@ -34,7 +35,16 @@ export function buildProgram(): Command {
     .addOption(dataDirOption())
     .option('--tls-self-signed', 'serve HTTPS with a freshly generated self-signed certificate')
     .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate')
-    .option('--tls-key <file>', 'the PEM private key of --tls-cert');
+    .option('--tls-key <file>', 'the PEM private key of --tls-cert')
+    .option(
+      '--retain-days <n>',
+      'days a completed list’s stored input and results are kept before they are deleted',
+      String(DEFAULT_RETAIN_DAYS),
+    )
+    .option(
+      '--allow-private-callbacks',
+      'let list callbacks go to this machine or a private network (refused by default)',
+    );
   addCheckOptions(
     serveCommand,
     'smtp',

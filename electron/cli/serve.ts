@@ -10,6 +10,8 @@ export interface ServeOptions extends OnlineCliOptions {
   tlsSelfSigned?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  allowPrivateCallbacks?: boolean;
+  retainDays: string;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -34,9 +36,13 @@ export async function serve(options: ServeOptions): Promise<void> {
   const port = intOption('--port', options.port, 0, 65535);
   const tls = tlsFrom(options);
   const online = onlineOptionsFrom(options, 'smtp');
+  const lists = {
+    retainDays: intOption('--retain-days', options.retainDays, 1, 36_500),
+    callback: { allowPrivateTargets: options.allowPrivateCallbacks === true },
+  };
   let running;
   try {
-    running = await startService({ dataDir: options.dataDir, host: options.host, port, tls, online });
+    running = await startService({ dataDir: options.dataDir, host: options.host, port, tls, online, lists });
   } catch (error) {
     if (error instanceof UnsafeBindError) throw new CliError(error.message);
     const code = (error as NodeJS.ErrnoException).code;

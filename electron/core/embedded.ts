@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startService, type RunningService } from '../../service/server.js';
 import { openServiceDb, type ServiceDb } from '../../service/store/db.js';
 import { createKey, findActiveKey, setKeyChecks } from '../../service/store/keys.js';
+import { deleteStoredList } from '../../service/lists/store.js';
 import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
 import type { ListServiceOptions } from '../../service/lists/processor.js';
@@ -23,8 +24,14 @@ export interface EmbeddedService {
   readonly service: RunningService;
   /** The checks level this service runs lists and E1 with, and why. */
   readonly checks: ChecksDecision;
+  /** Deletes a list's row and stored files (the user deleted its job). */
+  deleteList(listId: number): void;
   close(): Promise<void>;
 }
+
+/** What the desktop core needs of its embedded service (tests may give one of their own). */
+export type EmbeddedHandle = Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> &
+  Partial<Pick<EmbeddedService, 'deleteList' | 'checks'>>;
 
 export interface EmbeddedServiceOptions {
   /**
@@ -110,6 +117,7 @@ export async function startEmbeddedService(
       apiKey,
       service,
       checks,
+      deleteList: (listId) => deleteStoredList(db, dataDir, listId),
       async close() {
         await service.close();
         db.close();

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Reply } from '../../shared/desktop/contract.js';
 import { METHOD_OF_CHANNEL, SHELL_CHANNELS } from '../../shared/desktop/methods.js';
 import type { DesktopCore } from '../core/desktop.js';
+import { isAppFrameUrl } from '../core/senderOrigin.js';
 import { pickListFile } from './dialogs.js';
 import { APP_ORIGIN } from './window.js';
 
@@ -19,7 +20,7 @@ const saveExportInput = z.object({ exportId: z.number().int() });
 export function registerIpc(desktop: DesktopCore, mainWindow: () => BrowserWindow | undefined): void {
   /** Only the main window's own page may call the core. */
   const isTrusted = (event: IpcMainInvokeEvent): boolean =>
-    event.sender === mainWindow()?.webContents && (event.senderFrame?.url ?? '').startsWith(`${APP_ORIGIN}/`);
+    event.sender === mainWindow()?.webContents && isAppFrameUrl(event.senderFrame?.url, APP_ORIGIN);
 
   for (const channel of Object.keys(METHOD_OF_CHANNEL)) {
     ipcMain.handle(channel, (event, input: unknown) =>

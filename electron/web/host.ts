@@ -21,6 +21,7 @@ import { extname, join, normalize, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { EVENT_NAMES, type Reply } from '../../shared/desktop/contract.js';
 import type { DesktopCore } from '../core/desktop.js';
+import { notAListFile } from '../../shared/fileName.js';
 
 export const SESSION_COOKIE = 'mailsieve_session';
 /** Every POST carries this header: a cross-site page cannot send it without a CORS preflight we never answer. */
@@ -270,7 +271,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
             ok: false,
             error: {
               code: 'file-unreadable',
-              message: `“${name}” is not a list file: choose a .csv, .txt or .zip file.`,
+              message: notAListFile(name),
             },
           });
         const target = core.stagingPathFor(name);

@@ -24,10 +24,19 @@ export function singleValued(query: unknown): Record<string, string> {
   return out;
 }
 
-/** A parameter name fit to quote back in a message: short, no control characters. */
+const CONTROL_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+// eslint-disable-next-line no-control-regex -- control characters are exactly what must not be echoed
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+
+/**
+ * A parameter name fit to quote back in a message: short, its control characters as escapes a person can
+ * read ('\n', '\t', '\x00'), never as themselves.
+ */
 export function printable(name: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what must not be echoed
-  const clean = name.replace(/[\u0000-\u001f\u007f]/g, '?');
+  const clean = name.replace(
+    CONTROL,
+    (char) => CONTROL_ESCAPES[char] ?? `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
   return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
 }
 

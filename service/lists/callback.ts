@@ -1,10 +1,20 @@
 // The list-completion callback (spec "Events"): the status document POSTed as JSON to the list's callback_url
 // when the list finishes or fails. Delivery never holds up processing: it runs on its own, retrying a failed
-// attempt (network error, timeout or a non-2xx answer) after growing delays, and gives up quietly after the
-// last one. Redirects are not followed.
+// attempt (network error, timeout or a non-2xx answer) after growing delays, and gives up after the last
+// one, saying so on stderr. Redirects are not followed. Unless private targets are allowed, the target is
+// checked (callbackTarget.ts) and connections go only to public addresses.
+import { fetch } from 'undici';
 import type { ListResource } from '../../shared/api/list.js';
+import { callbackTargetProblem, publicOnlyDispatcher } from './callbackTarget.js';
 
 export interface CallbackOptions {
+  /**
+   * Whether callbacks may go to this machine or a private network. Default true (the embedded service, on
+   * loopback); `mailsieve serve` allows them only with --allow-private-callbacks.
+   */
+  readonly allowPrivateTargets?: boolean;
+  /** Where a failed delivery is reported; default stderr. */
+  readonly log?: (line: string) => void;
   /** Waits before the 2nd, 3rd, … attempts. Default 1 s, 5 s, 25 s (four attempts in all). */
   readonly retryDelaysMs?: readonly number[];
   /** Per attempt. Default 10 s. */
@@ -35,6 +45,22 @@ export async function deliverCallback(
 ): Promise<boolean> {
   const delays = options.retryDelaysMs ?? DEFAULT_CALLBACK_DELAYS_MS;
   const body = JSON.stringify(document);
+  const allowPrivate = options.allowPrivateTargets ?? true;
+  // The address without its query, which may carry the receiver's token.
+  const shown = (() => {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  })();
+  const log = (why: string) =>
+    (options.log ?? ((line: string) => process.stderr.write(`${line}\n`)))(
+      `List ${document.list_id}: the callback to ${shown} was not delivered: ${why}.`,
+    );
+  const problem = await callbackTargetProblem(url, allowPrivate);
+  if (problem !== undefined) {
+    log(problem);
+    return false;
+  }
+  let lastFailure = 'no attempt was made';
   for (let attempt = 0; attempt <= delays.length; attempt++) {
     if (attempt > 0) await pause(delays[attempt - 1], signal);
     if (signal.aborted) return false;
@@ -45,12 +71,17 @@ export async function deliverCallback(
         body,
         redirect: 'manual',
         signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs ?? 10_000)]),
+        ...(allowPrivate ? {} : { dispatcher: publicOnlyDispatcher() }),
       });
       await response.body?.cancel().catch(() => undefined);
       if (response.ok) return true;
-    } catch {
+      lastFailure = `HTTP ${response.status}`;
+    } catch (error) {
       // A network error or a timeout: tried again after the next delay.
+      const cause = (error as { cause?: { message?: string } }).cause;
+      lastFailure = cause?.message ?? (error as Error).message;
     }
   }
+  if (!signal.aborted) log(`${delays.length + 1} attempts failed (last: ${lastFailure})`);
   return false;
 }

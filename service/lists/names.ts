@@ -1,6 +1,7 @@
 // Names of a list's files: its folder under the data folder, and the results' name as the spec patterns it.
 import { join } from 'node:path';
 import type { ListServiceKey } from '../../shared/api/list.js';
+import { fitBytes, MAX_FILE_NAME_BYTES } from '../../shared/fileName.js';
 
 /**
  * The spec's `Service` word in result file names (`<list name>-<list_id>-Service.<extension>`), per list
@@ -35,5 +36,7 @@ export function resultsFileName(name: string, listId: number, services: readonly
   const match = /^(.*?)(\.[^./\\]+)?$/.exec(name);
   const stem = match?.[1] || 'list';
   const extension = match?.[2] ?? '';
-  return `${stem}-${listId}-${resultsServiceWord(services)}${extension.toLowerCase()}`;
+  const suffix = `-${listId}-${resultsServiceWord(services)}${extension.toLowerCase()}`;
+  // A name of up to 255 bytes (E7) leaves the suffix no room: its stem is cut to fit.
+  return `${fitBytes(stem, MAX_FILE_NAME_BYTES - new TextEncoder().encode(suffix).length)}${suffix}`;
 }

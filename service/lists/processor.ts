@@ -13,6 +13,7 @@ import type { ServiceDb } from '../store/db.js';
 import { getKeyById } from '../store/keys.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import { listDir, listsRoot } from './names.js';
+import { DEFAULT_RETAIN_DAYS, RETENTION_SWEEP_MS, sweepListFiles } from './retention.js';
 import {
   getList,
   listDocument,
@@ -67,6 +68,8 @@ export interface ListServiceOptions {
   readonly maxWaitMs?: number;
   /** better-sqlite3's addon for the pipeline worker's read-only connection (the identity services). */
   readonly nativeBinding?: string;
+  /** Days a completed list's files are kept (retention.ts). Default 30. */
+  readonly retainDays?: number;
 }
 
 /** The service's online verifier and its ceiling (`serve --checks`): lists run min(key.checks, ceiling). */
@@ -135,6 +138,11 @@ export class ListProcessor {
     mkdirSync(listsRoot(dataDir), { recursive: true, mode: 0o700 });
   }
 
+  /** Whether list callbacks may target this machine or a private network (CallbackOptions). */
+  get allowsPrivateCallbacks(): boolean {
+    return this.options.callback?.allowPrivateTargets ?? true;
+  }
+
   /** Where uploads are written while they arrive (removed at start-up: an upload cut short leaves no list). */
   get uploadsDir(): string {
     return join(listsRoot(this.dataDir), 'uploads');
@@ -148,6 +156,7 @@ export class ListProcessor {
   recover(): void {
     rmSync(this.uploadsDir, { recursive: true, force: true });
     mkdirSync(this.uploadsDir, { recursive: true, mode: 0o700 });
+    this.startRetention();
     for (const list of unfinishedLists(this.db)) {
       if (list.attempts >= MAX_ATTEMPTS) {
         this.fail(
@@ -424,8 +433,26 @@ export class ListProcessor {
   }
 
   /** Stops: callbacks in flight are abandoned, a running list stays Processing (resumed at the next start). */
+  private retentionTimer: NodeJS.Timeout | undefined;
+
+  /** Deletes lists past their retention now, and every hour while the service runs. */
+  private startRetention(): void {
+    const sweep = () => {
+      try {
+        sweepListFiles(this.db, this.dataDir, this.options.retainDays ?? DEFAULT_RETAIN_DAYS);
+      } catch (error) {
+        console.error(`Could not delete old list files: ${(error as Error).message}`);
+      }
+    };
+    sweep();
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.retentionTimer = setInterval(sweep, RETENTION_SWEEP_MS);
+    this.retentionTimer.unref();
+  }
+
   async close(): Promise<void> {
     this.isClosed = true;
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
     this.stopping.abort();
     if (this.idleTimer) clearTimeout(this.idleTimer);
     const worker = this.worker;

@@ -1,5 +1,7 @@
 // The lists table (migration 0020): one row per submitted list. Query functions take the db first.
+import { rmSync } from 'node:fs';
 import type { ServiceDb } from '../store/db.js';
+import { listDir } from './names.js';
 import type {
   EmailValidationReporting,
   ListOnline,
@@ -159,6 +161,16 @@ export function getList(db: ServiceDb, id: number): ListRecord | undefined {
 
 export function deleteList(db: ServiceDb, id: number): void {
   db.prepare('DELETE FROM lists WHERE id = ?').run(id);
+}
+
+/**
+ * Deletes a list and every file it has: its row, its stored input and its results (`<dataDir>/lists/<id>/`).
+ * The desktop app calls this when the user deletes a job of its embedded service; retention calls it once a
+ * list is old (retention.ts).
+ */
+export function deleteStoredList(db: ServiceDb, dataDir: string, id: number): void {
+  deleteList(db, id);
+  rmSync(listDir(dataDir, id), { recursive: true, force: true });
 }
 
 /** Lists that were waiting or running: to resume at start-up. */

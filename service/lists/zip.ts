@@ -41,14 +41,17 @@ export class ZipProblem extends Error {}
 export type ZipLimits = Pick<ListLimits, 'maxUncompressedBytes' | 'maxCompressionRatio'>;
 export const ZIP_LIMITS: ZipLimits = { maxUncompressedBytes: 1024 * 1024 * 1024, maxCompressionRatio: 200 };
 
-/** yauzl refuses absolute paths and `..` segments while reading the directory: an unsafe path, in words. */
-function damaged(error: Error): ZipProblem {
-  const unsafe = /^(absolute path|invalid relative path): (.*)$/.exec(error.message);
-  return new ZipProblem(
-    unsafe
-      ? `The zip archive is refused: '${unsafe[2]}' is an unsafe path inside the zip (it points outside the archive).`
-      : `The zip archive is damaged (${error.message}).`,
+/**
+ * A zip reader's error in words: an entry whose path climbs out of the archive (`../x`), is absolute or holds
+ * backslashes is "an unsafe path inside the zip"; anything else a damaged archive.
+ */
+export function zipErrorWords(error: Error): string {
+  const unsafe = /^(?:invalid relative path|absolute path|invalid characters in fileName): (.*)$/.exec(
+    error.message,
   );
+  if (unsafe)
+    return `The zip archive holds an unsafe path inside the zip ('${unsafe[1]}'): a list's zip may hold only a file name, not a path that leaves its folder.`;
+  return `The zip archive is damaged (${error.message}).`;
 }
 
 export interface ZipEntryInfo {
@@ -81,7 +84,7 @@ export async function inspectZip(path: string, limits: ZipLimits = ZIP_LIMITS): 
         else zip.readEntry();
       });
       zip.once('end', () => resolve());
-      zip.once('error', (error: Error) => reject(damaged(error)));
+      zip.once('error', (error: Error) => reject(new ZipProblem(zipErrorWords(error))));
       zip.readEntry();
     });
     if (files.length === 0)
@@ -157,7 +160,7 @@ export async function openZipEntry(
     const entry = await new Promise<yauzl.Entry>((resolve, reject) => {
       zip.on('entry', (e: yauzl.Entry) => (e.fileName === entryName ? resolve(e) : zip.readEntry()));
       zip.once('end', () => reject(new ZipProblem(`The zip archive no longer holds '${entryName}'.`)));
-      zip.once('error', (error: Error) => reject(damaged(error)));
+      zip.once('error', (error: Error) => reject(new ZipProblem(zipErrorWords(error))));
       zip.readEntry();
     });
     const limited = new ByteLimit(limits.maxUncompressedBytes);

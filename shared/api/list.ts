@@ -5,6 +5,7 @@
 // `reason` is one, a newer service may add more), and status strings outside the spec's tables are kept as
 // strings rather than failing the whole document. Count members of a report are optional, since a report
 // may leave out a zero.
+import { fileNameProblem } from '../fileName.js';
 import { z } from 'zod';
 import { CALLBACK_URL_MAX_LENGTH } from './limits.js';
 import { LIST_SERVICE_KEYS, LIST_SERVICE_NEEDS, type ListServiceKey } from './listServiceNames.js';
@@ -302,6 +303,10 @@ export function effectiveDelimiter(params: { delimiter?: string | undefined }, f
 
 export const listNameSchema = z
   .string()
+  .superRefine((name, context) => {
+    const problem = fileNameProblem(name);
+    if (problem) context.addIssue({ code: 'custom', message: problem, abort: true });
+  })
   .refine((name) => /^.+\.(txt|csv|zip)$/i.test(name), 'The name must end in .txt, .csv or .zip');
 
 /**
@@ -323,7 +328,15 @@ export const callbackUrlSchema = z
     } catch {
       return false;
     }
-  }, 'The callback URL must be an http or https URL');
+  }, 'The callback URL must be an http or https URL')
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.username === '' && url.password === '';
+    } catch {
+      return true;
+    }
+  }, 'The callback URL may not hold a user name or password (user:password@): it would never be delivered');
 
 /** E7's query parameters as typed values. */
 export const submitListParamsSchema = z.object({

@@ -8,7 +8,7 @@ import {
   type ConnectionInfo,
   type ConnectionInput,
 } from '../../../shared/desktop/contract.js';
-import type { EmbeddedService } from '../embedded.js';
+import type { EmbeddedHandle } from '../embedded.js';
 import { getSetting, setSetting } from '../history/db.js';
 import { serviceDataDir } from '../home.js';
 import { connectionErrorWords } from '../connectionWords.js';
@@ -50,6 +50,8 @@ export interface Connection {
   ) => Promise<{ mode: 'safe_to_send' | 'email_validation'; latencyMs: number; baseUrl: string }>;
   /** The embedded service's key, once it runs (replies never show it). */
   readonly embeddedApiKey: () => string | undefined;
+  /** The embedded service, started if need be. */
+  readonly ensureEmbedded: () => Promise<EmbeddedHandle>;
   /** Stops the embedded service if it was started. */
   readonly close: () => Promise<void>;
 }
@@ -58,8 +60,8 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
   // ---------------------------------------------------------------------------------------------------
   // The embedded service: started when first needed, so the app is usable at once and offline.
 
-  let embedded: Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> | undefined;
-  let embeddedStarting: Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> | undefined;
+  let embedded: EmbeddedHandle | undefined;
+  let embeddedStarting: Promise<EmbeddedHandle> | undefined;
   let embeddedState: ConnectionInfo['embedded'] = { state: 'stopped' };
   // Loaded when first needed: the service's modules take a good part of a second to load, and the window
   // should be usable before that.
@@ -71,7 +73,7 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
         options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
       ));
 
-  function ensureEmbedded(): Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> {
+  function ensureEmbedded(): Promise<EmbeddedHandle> {
     if (embedded) return Promise.resolve(embedded);
     if (!embeddedStarting) {
       embeddedState = { state: 'starting' };
@@ -225,6 +227,7 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     currentClient,
     allowedServices,
     testConnection,
+    ensureEmbedded,
     embeddedApiKey: () => embedded?.apiKey,
     async close() {
       if (embeddedStarting) {

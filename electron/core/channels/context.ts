@@ -10,7 +10,7 @@ import type {
   ChannelParsedInput,
   EventPayload,
 } from '../../../shared/desktop/contract.js';
-import type { EmbeddedService } from '../embedded.js';
+import type { EmbeddedHandle } from '../embedded.js';
 import type { HistoryDb } from '../history/db.js';
 import type { JobManager } from '../jobManager.js';
 import type { SecretStore } from '../secrets.js';
@@ -37,7 +37,7 @@ export interface DesktopCoreOptions {
   /** better-sqlite3's addon for this runtime (Electron). */
   readonly nativeBinding?: string;
   /** Starts the embedded service (default: the real one in `<home>/service`). Tests may point elsewhere. */
-  readonly startEmbedded?: () => Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>>;
+  readonly startEmbedded?: () => Promise<EmbeddedHandle>;
   /** How often the embedded service is polled (it is on loopback; the provider always gets 5 s). */
   readonly localPollIntervalMs?: number;
   /** Don't take up unfinished jobs at start (tests that look at them first). */

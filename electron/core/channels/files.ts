@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { StagedFile } from '../../../shared/desktop/contract.js';
 import { createFileChecks, type FileChecks } from '../files/analysis.js';
+import { notAListFile } from '../../../shared/fileName.js';
 import { inspectFile } from '../files/inspect.js';
 import { formatOf } from '../files/source.js';
 import { getPreset, recentFiles, touchRecentFile } from '../history/db.js';
@@ -47,11 +48,7 @@ export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
         throw new ReplyFailure('file-unreadable', `“${basename(path)}” cannot be read.`);
       }
       const name = basename(path);
-      if (!formatOf(name))
-        throw new ReplyFailure(
-          'file-unreadable',
-          `“${name}” is not a list file: choose a .csv, .txt, .xlsx or .zip file.`,
-        );
+      if (!formatOf(name)) throw new ReplyFailure('file-unreadable', notAListFile(name));
       touchRecentFile(db, { path, name, size });
       return staging.registerStaged(randomUUID(), path, name);
     },

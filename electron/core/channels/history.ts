@@ -1,7 +1,6 @@
 // History: the jobs list, one job's detail, deleting a job with its files, and what a finished job's results
 // file gives: a preview of its rows and exports (kept in the job's folder, listed with the job).
-import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { JobDetail } from '../../../shared/desktop/contract.js';
 import {
   deleteJob,
@@ -13,6 +12,7 @@ import {
   listJobs,
   type JobRecord,
 } from '../history/db.js';
+import { deleteJobFiles } from '../jobDeletion.js';
 import { exportJobResults } from '../jobs/desktopExport.js';
 import { previewRows } from '../results.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
@@ -97,7 +97,11 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
       const job = jobOrFail(input.jobId);
       if (jobs.isRunning(job.id)) await jobs.cancel(job.id);
       const deleted = deleteJob(db, job.id);
-      rmSync(join(resultsDir, String(job.id)), { recursive: true, force: true });
+      await deleteJobFiles(job, {
+        resultsDir,
+        stagingDir: ctx.stagingDir,
+        embedded: ctx.connection.ensureEmbedded,
+      });
       emit('jobs:changed', { jobIds: [job.id] });
       return { deleted };
     },

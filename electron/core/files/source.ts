@@ -3,6 +3,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { inspectZip, openZipEntry, ZipProblem, type ZipEntryInfo } from '../../../service/lists/zip.js';
+import { notAListFile } from '../../../shared/fileName.js';
 import type { ENCODINGS } from '../../../shared/desktop/contract.js';
 import { sheetCsvStream } from './xlsx.js';
 
@@ -39,8 +40,7 @@ export async function openListSource(
   options: { readonly sheet?: string } = {},
 ): Promise<ListSource> {
   const format = formatOf(name);
-  if (!format)
-    throw new FileProblem(`“${name}” is not a list file: choose a .csv, .txt, .xlsx or .zip file.`);
+  if (!format) throw new FileProblem(notAListFile(name));
   if (format === 'xlsx')
     return {
       format,

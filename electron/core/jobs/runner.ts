@@ -15,6 +15,7 @@ import { basename, extname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { pollList, safeFileName, type ApiError, type Client } from '../../../shared/api/client.js';
+import { outputNameFor } from '../../../shared/fileName.js';
 import {
   isAwaitingPurchase,
   isFinalListStatus,
@@ -151,7 +152,8 @@ interface FollowOptions {
 
 /** Where an export of `file` goes: `<out>/<name>-<kind>.<ext of the list's text>`. */
 export function exportPath(outDir: string, file: string, kind: ExportKind, textExtension: string): string {
-  const stem = basename(file, extname(file));
+  const name = outputNameFor(basename(file));
+  const stem = basename(name, extname(name));
   return join(outDir, `${stem}-${kind}${textExtension}`);
 }
 

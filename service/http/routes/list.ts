@@ -20,6 +20,7 @@ import {
 import type { ServiceDb } from '../../store/db.js';
 import type { KeyRecord } from '../../store/keys.js';
 import { listDir, resultsFileName } from '../../lists/names.js';
+import { callbackProblemOf } from '../../lists/callbackTarget.js';
 import { EXPLAIN_FILE, type ListProcessor } from '../../lists/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/purchase.js';
 import {
@@ -100,7 +101,7 @@ function ownList(db: ServiceDb, key: KeyRecord, id: number): ListRecord {
 export function contentDisposition(fileName: string): string {
   if (/^[\w.()+ -]+$/.test(fileName) && !fileName.startsWith(' ')) return `attachment; filename=${fileName}`;
 
-  const fallback = fileName.replace(/[^\x20-\x7e]|["\\;]/g, '_');
+  const fallback = fileName.replace(/[^\x20-\x7e]|["\\;/]/g, '_');
   const encoded = encodeURIComponent(fileName).replace(
     /['()*]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
@@ -135,6 +136,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
           `got '${printable(type || 'none')}'.`,
       );
     const params = submitParams(request.query);
+    const callbackProblem = await callbackProblemOf(params, processor);
+    if (callbackProblem) return sendError(reply, 400, `Parameter 'callback_url': ${callbackProblem}`);
     const services = submissionServices(key, params);
     if (!services.ok) return sendError(reply, services.status, services.message);
     const declared = Number(request.headers['content-length']);
