@@ -1,6 +1,5 @@
 // The packed verdict of a list row (a Uint16 per row), shared by the verify workers that pack it and the
 // pipeline worker that writes and counts it. No engine import here: the pipeline worker does not load it.
-import { DOMAIN_TYPES, type DomainType } from '../../shared/api/verification.js';
 
 /** Statuses of list rows: the legacy vocabulary, with `corrected` (DESIGN.md "Decisions"). */
 export const LIST_ROW_STATUSES = [
@@ -24,9 +23,4 @@ export const FLAG_HAS_KEY = 1 << 8;
 
 export function statusOfFlags(flags: number): ListRowStatus {
   return LIST_ROW_STATUSES[flags & FLAG_STATUS_MASK];
-}
-
-export function domainTypeOfFlags(flags: number): DomainType | undefined {
-  const index = (flags & FLAG_DOMAIN_MASK) >> FLAG_DOMAIN_SHIFT;
-  return index === 0 ? undefined : DOMAIN_TYPES[index - 1];
 }

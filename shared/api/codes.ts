@@ -78,11 +78,6 @@ export const STATUS_CODES: readonly StatusCodeInfo[] = [
 
 const BY_CODE = new Map(STATUS_CODES.map((info) => [info.code, info]));
 
-/** The table row for a code, or undefined for a code this version does not know (the spec may add codes). */
-export function statusCodeInfo(code: number): StatusCodeInfo | undefined {
-  return BY_CODE.get(code);
-}
-
 /** A person-readable meaning for any code, known or not. */
 export function describeStatusCode(code: number): string {
   const info = BY_CODE.get(code);
@@ -136,9 +131,4 @@ export function invalidCategoryForCode(code: number): InvalidCategory | undefine
   if (code >= 300 && code < 400) return 'Domain Errors';
   if (code >= 400 && code < 525) return 'Mailbox Errors';
   return undefined;
-}
-
-/** Codes whose statuses mean "safe to mail" in the list results' `Valid Email` column. */
-export function isDeliverableStatus(status: string): boolean {
-  return status === 'valid' || status === 'safetosend' || status === 'corrected';
 }

@@ -19,7 +19,7 @@ import {
   type Inspection,
   type InspectionWarning,
 } from '../../../shared/desktop/contract.js';
-import { decodeStream, detectEncoding, openListSource, readHead, type ListSource } from './source.js';
+import { detectEncoding, openListSource, readHead, type ListSource } from './source.js';
 
 /** Bytes of the file read for the sample. */
 export const SAMPLE_BYTES = 256 * 1024;
@@ -255,12 +255,4 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
     signature,
     isPresetApplied,
   };
-}
-
-/** Text chunks of a list source. */
-export async function* sourceText(
-  source: ListSource,
-  encoding: Parameters<typeof decodeStream>[1],
-): AsyncGenerator<string> {
-  yield* decodeStream(await source.open(), encoding);
 }
