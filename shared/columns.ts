@@ -8,24 +8,13 @@
 // columns: the spec requires `email_column` "when more than one email column exists", and whether a column
 // holds addresses is a fact of its values, not of its title.
 
+import Papa from 'papaparse';
+import { COLUMN_KINDS, type ColumnKind } from './columnKinds.js';
+
 // ---------------------------------------------------------------------------------------------------------
 // Header synonyms
 
-export const COLUMN_KINDS = [
-  'email',
-  'first_name',
-  'last_name',
-  'full_name',
-  'street',
-  'street2',
-  'city',
-  'state',
-  'zip',
-  'country',
-  'md5',
-  'sha1',
-] as const;
-export type ColumnKind = (typeof COLUMN_KINDS)[number];
+export { COLUMN_KINDS, type ColumnKind } from './columnKinds.js';
 
 /**
  * Recognised header names per kind, as the spec lists them (E7 "File rules"). The spec names no synonyms for
@@ -89,10 +78,16 @@ export interface SampleRows {
   readonly isWhole: boolean;
 }
 
+/** A row without content: one field, empty or spaces (a blank line). */
+function isBlankRow(row: readonly string[]): boolean {
+  return row.length === 1 && row[0].trim() === '';
+}
+
 /**
- * Splits the start of a file into rows and fields (RFC 4180 quoting: a field that starts with a quote runs
- * to the closing quote, `""` is a quote inside it). A row cut off by the end of a partial sample is dropped.
- * Meant for samples of a few hundred KiB; the service scans whole files with its own byte scanner.
+ * Splits the start of a file into rows and fields, by papaparse (RFC 4180 quoting: a field that starts with
+ * a quote runs to the closing quote, `""` is a quote inside it). Blank lines are left out; a row cut off by
+ * the end of a partial sample is dropped. Meant for samples of a few hundred KiB; the service scans whole
+ * files with its own byte scanner (service/lists/scan.ts).
  */
 export function parseSampleRows(
   text: string,
@@ -102,63 +97,23 @@ export function parseSampleRows(
   const maxRows = options.maxRows ?? 1000;
   const isWhole = options.isWhole ?? true;
   const rows: string[][] = [];
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  const n = text.length;
-  const d = delimiter;
-  while (i < n && rows.length < maxRows) {
-    const row: string[] = [];
-    let complete = false;
-    for (;;) {
-      let field = '';
-      if (text[i] === '"') {
-        let j = i + 1;
-        for (;;) {
-          const q = text.indexOf('"', j);
-          if (q < 0) {
-            // An unterminated quote: the rest of the sample is this field.
-            field += text.slice(j);
-            j = n;
-            break;
-          }
-          field += text.slice(j, q);
-          if (text[q + 1] === '"') {
-            field += '"';
-            j = q + 2;
-            continue;
-          }
-          j = q + 1;
-          break;
-        }
-        // Anything between the closing quote and the next delimiter or line break is kept, as written.
-        let k = j;
-        while (k < n && !text.startsWith(d, k) && text[k] !== '\n' && text[k] !== '\r') k++;
-        field += text.slice(j, k);
-        i = k;
-      } else {
-        let k = i;
-        while (k < n && !text.startsWith(d, k) && text[k] !== '\n' && text[k] !== '\r') k++;
-        field = text.slice(i, k);
-        i = k;
+  // A row is complete once papaparse has gone on to the next one; the last is complete only in a whole file.
+  let last: string[] | undefined;
+  let isCut = false;
+  Papa.parse<string[]>(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, {
+    delimiter,
+    skipEmptyLines: false,
+    step: (result, parser) => {
+      if (last && !isBlankRow(last)) rows.push(last);
+      last = result.data;
+      if (rows.length >= maxRows) {
+        isCut = true;
+        parser.abort();
       }
-      row.push(field);
-      if (i >= n) {
-        complete = isWhole;
-        break;
-      }
-      if (text.startsWith(d, i)) {
-        i += d.length;
-        continue;
-      }
-      // A line break: \r\n, \n or \r.
-      i += text[i] === '\r' && text[i + 1] === '\n' ? 2 : 1;
-      complete = true;
-      break;
-    }
-    if (!complete) break;
-    const isBlank = row.length === 1 && row[0].trim() === '';
-    if (!isBlank) rows.push(row);
-  }
-  return { rows, isWhole: isWhole && i >= n };
+    },
+  });
+  if (!isCut && isWhole && last && !isBlankRow(last)) rows.push(last);
+  return { rows, isWhole: isWhole && !isCut };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -191,35 +146,23 @@ export function delimiterForName(fileName: string): string {
 }
 
 /**
- * The delimiter of a sample: the candidate that splits the rows into the same number of fields (more than
- * one) most consistently, the file name's delimiter winning ties. A file whose rows all have one field gives
- * the name's delimiter (a one-column list has no delimiter to see).
+ * The delimiter of a sample, by papaparse's guessing: the candidate that splits the first rows into the same
+ * number of fields (two or more) most consistently, the file name's delimiter winning ties. A file whose rows
+ * all have one field gives the name's delimiter (a one-column list has no delimiter to see).
  */
 export function detectDelimiter(
   sample: string,
   fileName: string,
 ): { delimiter: string; how: 'content' | 'extension' } {
   const byName = delimiterForName(fileName);
-  const candidates = [byName, ...SNIFFED_DELIMITERS.filter((d) => d !== byName)];
-  let best: { delimiter: string; score: number } | undefined;
-  for (const delimiter of candidates) {
-    const { rows } = parseSampleRows(sample, delimiter, { maxRows: 200, isWhole: false });
-    const all = rows.length > 0 ? rows : parseSampleRows(sample, delimiter, { maxRows: 200 }).rows;
-    if (all.length === 0) continue;
-    const counts = new Map<number, number>();
-    for (const row of all) counts.set(row.length, (counts.get(row.length) ?? 0) + 1);
-    let modeFields = 1;
-    let modeRows = 0;
-    for (const [fields, rowsWith] of counts) {
-      if (rowsWith > modeRows || (rowsWith === modeRows && fields > modeFields))
-        [modeFields, modeRows] = [fields, rowsWith];
-    }
-    if (modeFields < 2) continue;
-    const score = modeRows / all.length;
-    if (!best || score > best.score) best = { delimiter, score };
-  }
-  return best && best.score >= 0.8
-    ? { delimiter: best.delimiter, how: 'content' }
+  const guessed = Papa.parse<string[]>(sample.charCodeAt(0) === 0xfeff ? sample.slice(1) : sample, {
+    delimitersToGuess: [byName, ...SNIFFED_DELIMITERS.filter((d) => d !== byName)],
+    skipEmptyLines: true,
+    preview: 1,
+  });
+  const isGuessed = !guessed.errors.some((error) => error.code === 'UndetectableDelimiter');
+  return isGuessed && guessed.meta.delimiter
+    ? { delimiter: guessed.meta.delimiter, how: 'content' }
     : { delimiter: byName, how: 'extension' };
 }
 

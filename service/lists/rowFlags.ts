@@ -26,6 +26,7 @@ export function statusOfFlags(flags: number): ListRowStatus {
   return LIST_ROW_STATUSES[flags & FLAG_STATUS_MASK];
 }
 
+/** The domain type packed in a row's flags (undefined: none). */
 export function domainTypeOfFlags(flags: number): DomainType | undefined {
   const index = (flags & FLAG_DOMAIN_MASK) >> FLAG_DOMAIN_SHIFT;
   return index === 0 ? undefined : DOMAIN_TYPES[index - 1];

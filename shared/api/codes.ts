@@ -78,11 +78,6 @@ export const STATUS_CODES: readonly StatusCodeInfo[] = [
 
 const BY_CODE = new Map(STATUS_CODES.map((info) => [info.code, info]));
 
-/** The table row for a code, or undefined for a code this version does not know (the spec may add codes). */
-export function statusCodeInfo(code: number): StatusCodeInfo | undefined {
-  return BY_CODE.get(code);
-}
-
 /** A person-readable meaning for any code, known or not. */
 export function describeStatusCode(code: number): string {
   const info = BY_CODE.get(code);

@@ -1,6 +1,6 @@
 // The names of the list services and what each needs, without zod: the renderer imports these, and
 // shared/api/list.ts and listServices.ts re-export them (docs/list-services.md).
-import type { ColumnKind } from '../columns.js';
+import type { ColumnKind } from '../columnKinds.js';
 import type { ServiceName } from './services.js';
 
 /** Keys of `services` in the list resource. */

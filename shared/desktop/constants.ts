@@ -1,5 +1,5 @@
 // Constants of the desktop contract, without zod, so the renderer can use them without bundling schemas.
-import { COLUMN_KINDS } from '../columns.js';
+import { COLUMN_KINDS } from '../columnKinds.js';
 import { LIST_RECORD_LIMIT } from '../api/limits.js';
 import { INTELLIGENCE_FIELDS } from '../api/intelligenceNames.js';
 

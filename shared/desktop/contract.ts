@@ -596,7 +596,3 @@ export const EVENTS = {
 export type AppEvent = keyof typeof EVENTS;
 export const EVENT_NAMES = Object.keys(EVENTS) as AppEvent[];
 export type EventPayload<E extends AppEvent> = z.output<(typeof EVENTS)[E]>;
-
-export function isAppEvent(name: string): name is AppEvent {
-  return Object.prototype.hasOwnProperty.call(EVENTS, name);
-}

@@ -278,11 +278,3 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
     isPresetApplied,
   };
 }
-
-/** Text chunks of a list source. */
-export async function* sourceText(
-  source: ListSource,
-  encoding: Parameters<typeof decodeStream>[1],
-): AsyncGenerator<string> {
-  yield* decodeStream(await source.open(), encoding);
-}

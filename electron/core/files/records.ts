@@ -2,11 +2,6 @@
 // any of \n, \r\n or \r as the line break. Used for the offline pre-check, splitting, previews and exports,
 // all of which must get through a million-row file without holding it.
 
-export interface TextRecord {
-  /** The record as written, without its line break. */
-  readonly raw: string;
-}
-
 /** Splits one record into fields (RFC 4180 quoting). Fast path for records without quotes. */
 export function splitFields(raw: string, delimiter: string): string[] {
   if (!raw.includes('"')) return raw.split(delimiter);

@@ -48,12 +48,8 @@ export function openHistoryDb(file: string, options: OpenOptions = {}): HistoryD
 // ---------------------------------------------------------------------------------------------------------
 // Jobs
 
-export interface JobRecord {
-  readonly id: number;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly status: JobStatus;
-  readonly message: string | null;
+/** What a job is made of, as it is created and as it is stored: its file, how it is read, where it goes. */
+interface JobMakeup {
   readonly fileName: string;
   /** The file that is uploaded: the original, or a prepared copy (a part, a renamed header). */
   readonly filePath: string;
@@ -66,9 +62,17 @@ export interface JobRecord {
   readonly fileFormat: 'csv' | 'txt' | 'zip' | 'xlsx';
   readonly fileEncoding: string | null;
   readonly mapping: Mapping;
-  readonly options: JobOptions;
   readonly connectionKind: 'embedded' | 'provider';
   readonly connectionUrl: string | null;
+}
+
+export interface JobRecord extends JobMakeup {
+  readonly id: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly status: JobStatus;
+  readonly message: string | null;
+  readonly options: JobOptions;
   readonly partIndex: number | null;
   readonly partCount: number | null;
   readonly listId: number | null;
@@ -176,19 +180,8 @@ function stmt(db: HistoryDb, sql: string): Database.Statement {
   return statement;
 }
 
-export interface NewJob {
-  readonly fileName: string;
-  readonly filePath: string;
-  readonly uploadName: string;
-  readonly uploadHeader: boolean;
-  readonly fileSize: number;
-  readonly fileSha256: string | null;
-  readonly fileFormat: 'csv' | 'txt' | 'zip' | 'xlsx';
-  readonly fileEncoding: string | null;
-  readonly mapping: Mapping;
+export interface NewJob extends JobMakeup {
   readonly options: JobOptionsInput;
-  readonly connectionKind: 'embedded' | 'provider';
-  readonly connectionUrl: string | null;
   readonly partIndex?: number;
   readonly partCount?: number;
   readonly rows?: number;
