@@ -329,19 +329,20 @@ export function setJobDocument(
   stmt(
     db,
     // While a job runs, the records processed so far never lower the list's size (History's Rows).
-    `UPDATE jobs SET last_document = ?1, rows = max(coalesce(rows, ?2), ?2), reporting = coalesce(?3, reporting),
-       safe_count = coalesce(?4, safe_count), invalid_count = coalesce(?5, invalid_count),
-       match_reports = coalesce(?6, match_reports), updated_at = ?7 WHERE id = ?8`,
-  ).run(
-    JSON.stringify(document),
+    `UPDATE jobs SET last_document = @document, rows = max(coalesce(rows, @records), @records),
+       reporting = coalesce(@reporting, reporting),
+       safe_count = coalesce(@safe, safe_count), invalid_count = coalesce(@invalid, invalid_count),
+       match_reports = coalesce(@reports, match_reports), updated_at = @at WHERE id = @id`,
+  ).run({
+    document: JSON.stringify(document),
     records,
-    reporting === undefined || reporting === null ? null : JSON.stringify(reporting),
+    reporting: reporting === undefined || reporting === null ? null : JSON.stringify(reporting),
     safe,
     invalid,
-    hasMatchReports(reports) ? JSON.stringify(reports) : null,
-    new Date().toISOString(),
+    reports: hasMatchReports(reports) ? JSON.stringify(reports) : null,
+    at: new Date().toISOString(),
     id,
-  );
+  });
 }
 
 /** Records what the user buys of a report-only job (not yet sent), or forgets it (null) when E9 refused it. */

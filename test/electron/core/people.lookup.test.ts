@@ -61,7 +61,7 @@ describe('people:lookup', () => {
     });
     expect(noPlace).toMatchObject({
       ok: false,
-      error: { code: 'invalid-input', message: 'zip: Enter the ZIP code, or the city and state' },
+      error: { code: 'invalid-input', message: 'Enter the ZIP code, or the city and state' },
     });
     const badHash = await core.handle('people:lookup', { by: 'hash', hash: 'abc' });
     expect(badHash).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
