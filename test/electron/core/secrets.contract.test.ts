@@ -133,17 +133,20 @@ describe('stored keys stay in the core', () => {
       'verify:address': { email: 'john@gmial.com' },
       'people:lookup': { by: 'email', email: 'john@example.com' },
       'jobs:cancel': { jobId },
-      'jobs:rerun': { jobId },
       'connection:get-services': {},
       'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
       'keys:clear': {},
       'jobs:delete': { jobId },
     };
     // A job that awaits no purchase cannot be bought: the refusal is checked for the key like the rest.
-    const refusals = { 'jobs:purchase': { jobId, fields: ['age'] } };
+    // Nor can a completed job run again.
+    const refusals = { 'jobs:purchase': { jobId, fields: ['age'] }, 'jobs:rerun': { jobId } };
     expect([...Object.keys(inputs), ...Object.keys(refusals)].sort()).toEqual([...CHANNEL_NAMES].sort());
     const purchase = await call('jobs:purchase', refusals['jobs:purchase']);
     expect(JSON.parse(purchase)).toMatchObject({ ok: false, error: { code: 'not-awaiting-purchase' } });
+    const rerun = await call('jobs:rerun', refusals['jobs:rerun']);
+    expect(JSON.parse(rerun)).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    expect(rerun).not.toContain(key);
     for (const [channel, input] of Object.entries(inputs)) replies.push(await call(channel, input));
     // A wrong key is refused without being echoed either.
     const wrong = 'wrong-key-do-not-echo-12345';
