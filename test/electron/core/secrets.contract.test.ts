@@ -123,8 +123,10 @@ describe('stored keys stay in the core', () => {
       'files:list-recent': {},
       'files:inspect': { fileId },
       'files:precheck': { fileId, mapping, split: false },
+      'files:cancel': { fileId },
       'jobs:start': { fileId, mapping, options: { reportOnly: true, split: false } },
       'jobs:list': {},
+      'jobs:activity': {},
       'jobs:get': { jobId },
       'jobs:preview': { jobId, status: 'invalid' },
       'jobs:export': { jobId, kind: 'all' },
@@ -134,18 +136,17 @@ describe('stored keys stay in the core', () => {
       'connection:get-services': {},
       'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
       'keys:clear': {},
-      'files:cancel': { fileId },
-      'jobs:activity': {},
       'jobs:delete': { jobId },
     };
     // A job that awaits no purchase cannot be bought: the refusal is checked for the key like the rest.
+    // Nor can a completed job run again.
     const refusals = { 'jobs:purchase': { jobId, fields: ['age'] }, 'jobs:rerun': { jobId } };
     expect([...Object.keys(inputs), ...Object.keys(refusals)].sort()).toEqual([...CHANNEL_NAMES].sort());
     const purchase = await call('jobs:purchase', refusals['jobs:purchase']);
     expect(JSON.parse(purchase)).toMatchObject({ ok: false, error: { code: 'not-awaiting-purchase' } });
-    // A completed job does not run again (only a cancelled or failed one does).
     const rerun = await call('jobs:rerun', refusals['jobs:rerun']);
     expect(JSON.parse(rerun)).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    expect(rerun).not.toContain(key);
     for (const [channel, input] of Object.entries(inputs)) replies.push(await call(channel, input));
     // A wrong key is refused without being echoed either.
     const wrong = 'wrong-key-do-not-echo-12345';
