@@ -153,7 +153,7 @@ describe('mailsieve clean', () => {
       ],
       [
         ['clean', join(FIXTURES, 'broken', 'spreadsheet.xlsx')],
-        /^mailsieve: .*must end in \.csv, \.txt or \.zip\.$/,
+        /^mailsieve: “.*spreadsheet\.xlsx” is a spreadsheet: save it as CSV/,
       ],
     ];
     for (const [args, message] of cases) {
