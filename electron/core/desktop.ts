@@ -48,6 +48,7 @@ import {
   recentFiles,
   savePreset,
   setJobFileFacts,
+  setJobFilePath,
   setSetting,
   touchRecentFile,
   type HistoryDb,
@@ -535,7 +536,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           } catch {
             copyFileSync(part.path, target);
           }
-          db.prepare('UPDATE jobs SET file_path = ? WHERE id = ?').run(target, id);
+          setJobFilePath(db, id, target);
         }
         setJobFileFacts(db, id, { sha256, rows: part.rows });
         jobIds.push(id);
