@@ -141,7 +141,10 @@ export async function runListJob(options: ListJobOptions): Promise<JobResult> {
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   };
   try {
-    return { ok: true, value: await runJob(spec, checkpoint, state) };
+    const outcome = await runJob(spec, checkpoint, state);
+    // A list parked awaiting purchase is `mailsieve purchase`'s from now on: nothing to take up.
+    if (outcome.stage === 'awaiting-purchase') state.remove();
+    return { ok: true, value: outcome };
   } catch (error) {
     if (error instanceof JobFailure && ENDS_THE_LIST.includes(error.code)) state.remove();
     return failed(error);
