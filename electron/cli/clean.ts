@@ -240,6 +240,13 @@ export class Progress {
     this.stream.write(`${label}: ${Math.floor(share * 100)}% (${describe(done, total)})\n`);
   }
 
+  /** A line of its own (the service cannot be reached, …). */
+  note(line: string): void {
+    if (this.isQuiet) return;
+    this.end();
+    this.stream.write(`${line}\n`);
+  }
+
   /** Ends a bar (a new one starts on a fresh line); resets the quarters of the plain lines. */
   end(): void {
     if (this.isDrawn) this.stream.write('\n');
@@ -523,12 +530,15 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       delimiter: layout.delimiter,
       outDir,
       exports: exportKinds,
+      service: embedded ? `embedded:${resolve(options.dataDir)}` : client.baseUrl,
       reportOnly: isReportOnly,
       pollIntervalMs: pollIntervalFor(client.baseUrl, embedded),
       onEvent: (event) => {
         showJob(event);
         if (event.phase === 'processing') notes(event.list);
       },
+      onResume: (listId) =>
+        info(`Taking up list ${listId}, submitted by an earlier run that was interrupted.`),
     });
     progress.end();
     if (!result.ok) throw new CliError(result.error.message);

@@ -1,26 +1,26 @@
-// Runs jobs: upload → follow → purchase → download, on the REST client of shared/api (the same flow as
-// `mailsieve clean`), with every step recorded in the history so a job survives a restart:
+// The desktop's scheduler of jobs: queueing, cancel, resume after a restart, progress with a rate. Each job
+// runs on the one job engine (jobs/engine.ts, the same as `mailsieve clean`), whose checkpoints this module
+// records in the history, so a job survives a restart:
 // - `queued` or `uploading` when the app stopped: the upload starts again (a half-sent upload left nothing);
 // - `processing` (the service has the list): following resumes;
 // - `downloading`: the download starts again (results become visible only when complete).
 // A report-only job (E7 `report=true`) stops when its list awaits purchase: `awaiting-purchase`, with its
-// match reports, until the user buys (E9, `purchase()`); the list then runs again and is followed to Results.
+// match reports, until the user buys (E9, `purchase()`, the only E9 the app sends); the list then runs again
+// and is followed to Results.
 // Progress events carry bytes, counts, a rate and an ETA, at most every PROGRESS_INTERVAL_MS per job.
-import { createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { safeFileName, pollList, type ApiError, type Client } from '../../shared/api/client.js';
-import {
-  LIST_SERVICE_KEYS,
-  isAwaitingPurchase,
-  isFinalListStatus,
-  listProgress,
-  type ListResource,
-} from '../../shared/api/list.js';
+import type { Client } from '../../shared/api/client.js';
+import { LIST_SERVICE_KEYS, listProgress, type ListResource } from '../../shared/api/list.js';
 import type { JobProgress, JobPurchase, JobStatus } from '../../shared/desktop/contract.js';
-import { exportResultsFile } from './jobs/exports.js';
-import { fileStream } from './jobs/runner.js';
+import {
+  JobFailure,
+  purchaseList,
+  runJob,
+  type CheckpointPort,
+  type JobEvent,
+  type JobSpec,
+} from './jobs/engine.js';
+import { removeStaleTemporaries } from './jobs/outputs.js';
 import {
   getJob,
   jobsWithStatus,
@@ -84,15 +84,9 @@ interface Running {
   timer?: ReturnType<typeof setTimeout>;
 }
 
-class Cancelled extends Error {}
-
 /** A purchase the service refused or could not take: the job still awaits one. */
 export class PurchaseFailure extends Error {
   readonly code = 'purchase-failed';
-}
-
-function describeApiError(error: ApiError): string {
-  return error.message;
 }
 
 export class JobManager {
@@ -155,7 +149,7 @@ export class JobManager {
     const job = getJob(this.options.db, jobId);
     if (!job || !['queued', 'uploading', 'processing', 'downloading'].includes(job.status)) return;
     if (entry) {
-      entry.controller.abort(new Cancelled());
+      entry.controller.abort(new Error('cancelled'));
       await entry.done;
     }
     this.setStatus(
@@ -186,18 +180,15 @@ export class JobManager {
           ? { options: { email_append: { match_type: request.matchType } } }
           : {}),
       };
-      const result = await client.purchase(listId, body, { timeoutMs: 30_000 });
-      if (!result.ok) {
-        // A purchase whose answer was lost (a restart, a timeout) went through if the list moved on.
-        const status = result.error.kind === 'http' ? await client.listStatus(listId) : undefined;
-        const hasMovedOn = status?.ok === true && !isAwaitingPurchase(status.value);
-        if (!hasMovedOn) {
-          setJobPurchase(this.options.db, jobId, null);
-          this.options.onChange(jobId);
-          throw new PurchaseFailure(`Buying the results failed: ${describeApiError(result.error)}`);
-        }
+      try {
+        await purchaseList(client, listId, body, {
+          purchased: () => setJobPurchaseSent(this.options.db, jobId),
+        });
+      } catch (error) {
+        setJobPurchase(this.options.db, jobId, null);
+        this.options.onChange(jobId);
+        throw new PurchaseFailure(error instanceof Error ? error.message : String(error));
       }
-      setJobPurchaseSent(this.options.db, jobId);
       this.setStatus(
         jobId,
         'processing',
@@ -269,72 +260,67 @@ export class JobManager {
   private async run(jobId: number, entry: Running): Promise<void> {
     const signal = entry.controller.signal;
     try {
-      let job = getJob(this.options.db, jobId)!;
+      const job = getJob(this.options.db, jobId)!;
       const connection = await this.options.connect(job);
-      if (job.status === 'queued' || job.status === 'uploading' || job.listId === null) {
-        await this.upload(job, entry, connection.client, signal);
-        job = getJob(this.options.db, jobId)!;
-      }
-      if (job.status === 'processing') {
-        await this.follow(job, entry, connection, signal);
-        job = getJob(this.options.db, jobId)!;
-      }
-      if (job.status === 'downloading') await this.download(job, entry, connection.client, signal);
+      const outDir = join(this.options.resultsDir, String(job.id));
+      removeStaleTemporaries(outDir);
+      const spec: JobSpec = {
+        client: connection.client,
+        upload: {
+          file: job.filePath,
+          params: {
+            name: job.uploadName,
+            header: job.uploadHeader,
+            delimiter: job.mapping.delimiter,
+            // No email column: a list for email append, or intelligence by hashes or name and address.
+            ...(job.mapping.roles.includes('email')
+              ? { email_column: job.mapping.roles.indexOf('email') + 1 }
+              : {}),
+            services: [...job.options.services],
+            ...(job.options.fields && job.options.services.includes('email_intelligence')
+              ? { fields: [...job.options.fields] }
+              : {}),
+            ...(job.options.reportOnly ? { report: true } : {}),
+          },
+        },
+        delimiter: job.mapping.delimiter,
+        outDir,
+        reportOnly: job.options.reportOnly,
+        pollIntervalMs: connection.pollIntervalMs,
+        ...(this.options.retryDelayMs !== undefined ? { retryDelayMs: this.options.retryDelayMs } : {}),
+        signal,
+        onEvent: (event) => this.onEvent(entry, event),
+      };
+      // An upload cut short left nothing at the service: a job without a list uploads (again).
+      const listId = job.status === 'queued' || job.status === 'uploading' ? null : job.listId;
+      await runJob(spec, { listId, isPurchased: job.purchase !== null }, this.portFor(job, entry));
     } catch (error) {
       if (signal.aborted) return; // cancelled or closing: cancel() records the status itself
-      this.setStatus(jobId, 'failed', error instanceof Error ? error.message : String(error));
+      if (error instanceof JobFailure && error.code === 'list-cancelled')
+        this.setStatus(jobId, 'cancelled', error.message);
+      else this.setStatus(jobId, 'failed', error instanceof Error ? error.message : String(error));
     }
   }
 
-  private async upload(job: JobRecord, entry: Running, client: Client, signal: AbortSignal): Promise<void> {
-    this.setStatus(job.id, 'uploading', job.status === 'uploading' ? 'The upload starts again.' : null);
-    const size = statSync(job.filePath).size;
-    entry.progress = { ...entry.progress, sentBytes: 0, totalBytes: size };
-    // Pulled a chunk at a time (Readable.toWeb would read the whole file ahead into memory).
-    const body = fileStream(job.filePath);
-    const result = await client.submitList(
-      { name: job.uploadName, body, size },
-      {
-        name: job.uploadName,
-        header: job.uploadHeader,
-        delimiter: job.mapping.delimiter,
-        // No email column: a list for email append, or intelligence by hashes or name and address.
-        ...(job.mapping.roles.includes('email')
-          ? { email_column: job.mapping.roles.indexOf('email') + 1 }
-          : {}),
-        services: [...job.options.services],
-        ...(job.options.fields && job.options.services.includes('email_intelligence')
-          ? { fields: [...job.options.fields] }
-          : {}),
-        ...(job.options.reportOnly ? { report: true } : {}),
-      },
-      {
-        signal,
-        onProgress: (sent, total) =>
-          this.update(entry, { sentBytes: sent, totalBytes: total ?? size }, sent, (total ?? size) - sent),
-      },
-    );
-    if (!result.ok) {
-      if (signal.aborted) throw new Cancelled();
-      throw new Error(`The upload failed: ${describeApiError(result.error)}`);
-    }
-    setJobListId(this.options.db, job.id, result.value.list_id);
-    // The whole file went: say so before the next step, however fast the upload was.
-    entry.progress = { ...entry.progress, sentBytes: size, totalBytes: size };
-    this.emit(entry, true);
-    this.setStatus(job.id, 'processing', `Submitted as list ${result.value.list_id}.`);
-  }
-
-  private async follow(
-    job: JobRecord,
-    entry: Running,
-    connection: JobConnection,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const listId = job.listId!;
-    const onUpdate = (document: ListResource) => {
-      const reporting = document.services.email_validation?.reporting ?? null;
-      setJobDocument(this.options.db, job.id, document, document.records, reporting);
+  /** The engine's progress as the job's: bytes while uploading and downloading, rows while processing. */
+  private onEvent(entry: Running, event: JobEvent): void {
+    if (event.phase === 'uploading')
+      this.update(
+        entry,
+        { sentBytes: event.sentBytes, totalBytes: event.totalBytes },
+        event.sentBytes,
+        event.totalBytes - event.sentBytes,
+      );
+    else if (event.phase === 'downloading') {
+      const total = event.totalBytes ?? 0;
+      this.update(
+        entry,
+        { sentBytes: event.receivedBytes, totalBytes: total },
+        event.receivedBytes,
+        Math.max(0, total - event.receivedBytes),
+      );
+    } else if (event.phase === 'processing') {
+      const document = event.list;
       const { completed, total } = listProgress(document);
       const services = LIST_SERVICE_KEYS.flatMap((name) => {
         const service = document.services[name];
@@ -356,138 +342,50 @@ export class JobManager {
         completed,
         total - completed,
       );
-      if (changed) this.options.onChange(job.id);
-    };
-    // A report-only list not bought yet stops when its match reports are in; once bought, at a final status.
-    const isReportPhase = job.options.reportOnly && job.purchase === null;
-    const isDone = (document: ListResource) =>
-      isFinalListStatus(document.status) || (isReportPhase && isAwaitingPurchase(document));
-    for (;;) {
-      const result = await pollList(connection.client, listId, {
-        intervalMs: connection.pollIntervalMs,
-        onUpdate,
-        isDone,
-        signal,
-      });
-      if (signal.aborted) throw new Cancelled();
-      if (result.ok) {
-        const document = result.value;
-        if (isReportPhase && isAwaitingPurchase(document)) {
-          this.setStatus(
-            job.id,
-            'awaiting-purchase',
-            `The match reports of list ${listId} are in: buy the results to download them.`,
-          );
-          return;
-        }
-        if (document.status === 'Results') {
-          this.setStatus(job.id, 'downloading', null);
-          return;
-        }
-        if (document.status === 'Cancelled') {
-          this.setStatus(job.id, 'cancelled', `The service cancelled list ${listId}.`);
-          return;
-        }
+      if (changed) this.options.onChange(entry.progress.jobId);
+    }
+  }
+
+  /** The engine's checkpoints, recorded in the history. */
+  private portFor(job: JobRecord, entry: Running): CheckpointPort {
+    const db = this.options.db;
+    const id = job.id;
+    return {
+      uploading: () => {
+        this.setStatus(id, 'uploading', job.status === 'uploading' ? 'The upload starts again.' : null);
+      },
+      submitted: (listId) => {
+        setJobListId(db, id, listId);
+        // The whole file went: say so before the next step, however fast the upload was.
+        entry.progress = { ...entry.progress, sentBytes: entry.progress.totalBytes };
+        this.emit(entry, true);
+        this.setStatus(id, 'processing', `Submitted as list ${listId}.`);
+      },
+      followed: (document: ListResource) => {
+        const reporting = document.services.email_validation?.reporting ?? null;
+        setJobDocument(db, id, document, document.records, reporting);
+      },
+      waiting: (message) => {
+        setJobStatus(db, id, 'processing', message);
+        this.options.onChange(id);
+      },
+      awaitingPurchase: (document) => {
         this.setStatus(
-          job.id,
-          'failed',
-          `The service reports list ${listId} as ${document.status}${typeof document.reason === 'string' ? `: ${document.reason}` : '.'}`,
+          id,
+          'awaiting-purchase',
+          `The match reports of list ${document.list_id} are in: buy the results to download them.`,
         );
-        return;
-      }
-      const error = result.error;
-      if (error.kind === 'http' && (error.status === 404 || error.status === 401 || error.status === 403))
-        throw new Error(`Following list ${listId} failed: ${describeApiError(error)}`);
-      // The service could not be reached for a while: keep the job and try again.
-      setJobStatus(
-        this.options.db,
-        job.id,
-        'processing',
-        `Waiting for the service: ${describeApiError(error)}`,
-      );
-      this.options.onChange(job.id);
-      await sleep(this.options.retryDelayMs ?? 5000, signal);
-    }
-  }
-
-  private async download(job: JobRecord, entry: Running, client: Client, signal: AbortSignal): Promise<void> {
-    const listId = job.listId!;
-    if (job.reporting === null) {
-      // Resumed at this step: the status document (and its reporting) was not recorded yet.
-      const status = await client.listStatus(listId, { signal });
-      if (!status.ok) throw new Error(`Reading list ${listId} failed: ${describeApiError(status.error)}`);
-      const document = status.value;
-      setJobDocument(
-        this.options.db,
-        job.id,
-        document,
-        document.records,
-        document.services.email_validation?.reporting ?? null,
-      );
-    }
-    if (!job.options.reportOnly) {
-      const purchase = await client.purchase(listId, undefined, { signal });
-      if (!purchase.ok) throw new Error(`Buying the results failed: ${describeApiError(purchase.error)}`);
-    }
-    const result = await client.results(listId, { signal });
-    if (!result.ok) throw new Error(`Downloading the results failed: ${describeApiError(result.error)}`);
-    const dir = join(this.options.resultsDir, String(job.id));
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const name =
-      safeFileName(result.value.fileName) ??
-      `${job.uploadName.replace(/\.[^.]+$/, '')}-${listId}-results${extensionOf(job.uploadName)}`;
-    const path = join(dir, name);
-    const temporary = `${path}.download`;
-    const total = result.value.contentLength ?? 0;
-    let received = 0;
-    entry.progress = { ...entry.progress, sentBytes: 0, totalBytes: total };
-    const update = () => this.update(entry, { sentBytes: received }, received, Math.max(0, total - received));
-    try {
-      await pipeline(
-        Readable.fromWeb(result.value.body),
-        async function* (source: AsyncIterable<Buffer>) {
-          for await (const chunk of source) {
-            received += chunk.length;
-            update();
-            yield chunk;
-          }
-        },
-        createWriteStream(temporary, { mode: 0o600 }),
-        { signal },
-      );
-    } catch (error) {
-      rmSync(temporary, { force: true });
-      if (signal.aborted) throw new Cancelled();
-      throw new Error(
-        `Downloading the results failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
-    renameSync(temporary, path);
-    const duplicates = job.options.services.includes('email_validation')
-      ? await exportResultsFile(path, name, job.mapping.delimiter, [])
-          .then((summary) => summary.duplicates)
-          .catch(() => null)
-      : null;
-    setJobResults(this.options.db, job.id, { path, name, duplicates });
-    this.setStatus(job.id, 'completed', null);
-  }
-}
-
-function extensionOf(name: string): string {
-  return /\.[^.]+$/.exec(name)?.[0]?.toLowerCase() ?? '';
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Cancelled());
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Cancelled());
+      },
+      purchased: () => setJobPurchaseSent(db, id),
+      downloading: () => this.setStatus(id, 'downloading', null),
+      completed: (outcome) => {
+        setJobResults(db, id, {
+          path: outcome.resultsPath,
+          name: outcome.resultsName,
+          duplicates: outcome.summary?.duplicates ?? null,
+        });
+        this.setStatus(id, 'completed', null);
+      },
     };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  }
 }

@@ -198,6 +198,8 @@ export async function recheckResults(options: RecheckOptions): Promise<RecheckOu
       delimiter: ',',
       outDir: work,
       exports: [],
+      // A throw-away folder: nothing to resume from, so the service named is only the client's address.
+      service: options.client.baseUrl,
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
       ...(signal ? { signal } : {}),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),

@@ -13,11 +13,19 @@ export interface CliResult {
 
 /** Runs the built `mailsieve` CLI (dist/, built by `npm test` before Vitest) to completion. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  return spawnCli(args, env).done;
+}
+
+/** Starts the built CLI: the child process (to kill), and its result once it ends (code -1 when killed). */
+export function spawnCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const done = new Promise<CliResult>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -25,6 +33,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
+  return { child, done };
 }
 
 /** Starts a long-running CLI command and resolves once a stdout line matches `ready`. */

@@ -12,6 +12,7 @@ import {
   jobsWithStatus,
   savePreset,
   setJobFileFacts,
+  setJobFilePath,
   type JobRecord,
 } from '../history/db.js';
 import { PurchaseFailure } from '../jobManager.js';
@@ -116,7 +117,7 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
           } catch {
             copyFileSync(part.path, target);
           }
-          db.prepare('UPDATE jobs SET file_path = ? WHERE id = ?').run(target, id);
+          setJobFilePath(db, id, target);
         }
         setJobFileFacts(db, id, { sha256, rows: part.rows });
         jobIds.push(id);

@@ -293,6 +293,11 @@ export function setJobListId(db: HistoryDb, id: number, listId: number | null): 
   );
 }
 
+/** Where the job's own copy of the file it uploads is (the job's folder, once moved there). */
+export function setJobFilePath(db: HistoryDb, id: number, path: string): void {
+  stmt(db, 'UPDATE jobs SET file_path = ? WHERE id = ?').run(path, id);
+}
+
 export function setJobFileFacts(
   db: HistoryDb,
   id: number,

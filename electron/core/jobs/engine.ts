@@ -1,0 +1,572 @@
+// The one job engine of the desktop and the CLI: a list file through the service (the provider's, or the
+// embedded one on loopback), as step functions that report each checkpoint through a port:
+//
+//   upload (E7, streamed multipart) → follow (E8, never faster than pollList allows; waits while the service
+//   cannot be reached) → [purchase (E9), only when the user buys a report-only list] → download (E10,
+//   streamed to disk) → exports (computed from the same bytes, in one pass)
+//
+// The port records where the job stands — the history DB for the desktop (jobManager.ts), a state file beside
+// the output for the CLI (stateFile.ts) — so a job taken up again (`runJob` with its checkpoint) re-uses its
+// submitted list instead of submitting it again, and fetches the results of a list that finished meanwhile.
+// A list that ran to Results is downloaded without E9: only a report-only list awaiting purchase is bought.
+//
+// Failures are JobFailure errors: a code and one line for a person, without the key. Every file appears
+// whole (outputs.ts): the results and each export under a temporary name, renamed once complete.
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { pollList, safeFileName, type ApiError, type Client } from '../../../shared/api/client.js';
+import {
+  isAwaitingPurchase,
+  isFinalListStatus,
+  listFileExtension,
+  type ListResource,
+  type PurchaseRequest,
+  type SubmitListParams,
+} from '../../../shared/api/list.js';
+import {
+  BufferedFile,
+  ResultsFormatError,
+  exportResultsFile,
+  type ExportRequest,
+  type ResultsSummary,
+} from './exports.js';
+import { openListSource } from '../files/source.js';
+import { removeStaleTemporaries, temporaryPathOf } from './outputs.js';
+import { ResultsFormatFailure, ResultsSink } from './resultsSink.js';
+
+export type EngineClient = Pick<Client, 'baseUrl' | 'submitList' | 'listStatus' | 'purchase' | 'results'>;
+
+export type JobEvent =
+  | { readonly phase: 'uploading'; readonly sentBytes: number; readonly totalBytes: number }
+  | { readonly phase: 'submitted'; readonly listId: number }
+  /** E9 bought a report-only list: it runs again to its results. */
+  | { readonly phase: 'purchased'; readonly listId: number }
+  | { readonly phase: 'processing'; readonly list: ListResource }
+  /** The service could not be reached: the list is followed again after a pause. */
+  | { readonly phase: 'waiting'; readonly message: string }
+  | {
+      readonly phase: 'downloading';
+      readonly receivedBytes: number;
+      readonly totalBytes: number | undefined;
+    };
+
+export type JobErrorCode =
+  | 'upload-failed'
+  | 'list-invalid'
+  | 'list-error'
+  | 'list-cancelled'
+  | 'poll-failed'
+  | 'purchase-failed'
+  | 'download-failed'
+  | 'export-failed'
+  | 'cancelled';
+
+export class JobFailure extends Error {
+  constructor(
+    readonly code: JobErrorCode,
+    message: string,
+    /** The last status document, when the list got that far. */
+    readonly list?: ListResource,
+  ) {
+    super(message);
+  }
+}
+
+export interface ExportFileInfo {
+  /** The export's name (its kind, for the CLI's exports). */
+  readonly kind: string;
+  readonly path: string;
+  readonly rows: number;
+}
+
+/** The list's results, downloaded (and the exports written). */
+export interface ResultsOutcome {
+  readonly stage: 'results';
+  readonly list: ListResource;
+  readonly resultsPath: string;
+  /** The results file's name: the service's (Content-Disposition), `<name>-<list id>-<Service>.<ext>`. */
+  readonly resultsName: string;
+  readonly exports: readonly ExportFileInfo[];
+  /** Rows and duplicates, read from the results; absent when validation did not run. */
+  readonly summary?: ResultsSummary;
+  /** Why the exports asked for were not written (results without validation columns). */
+  readonly exportsSkipped?: string;
+}
+
+/** A report-only list whose match reports are in `list`: nothing bought, nothing downloaded. */
+export interface AwaitingPurchaseOutcome {
+  readonly stage: 'awaiting-purchase';
+  readonly list: ListResource;
+}
+
+export type JobOutcome = ResultsOutcome | AwaitingPurchaseOutcome;
+
+/** Where a job stands, as its checkpoints recorded it. */
+export interface JobCheckpoint {
+  /** The list E7 created; null until the upload is done. */
+  readonly listId: number | null;
+  /** E9 went through: a report-only list is followed to its results, not to its match reports. */
+  readonly isPurchased: boolean;
+}
+
+/** Where a job's checkpoints are recorded. Each call returns once the checkpoint is durable. */
+export interface CheckpointPort {
+  /** The upload starts (again). */
+  uploading(): void;
+  /** E7 answered: the list to follow from now on. */
+  submitted(listId: number): void;
+  /** A status document of the list (every poll). */
+  followed(list: ListResource): void;
+  /** The service could not be reached: the list is followed again after a pause. */
+  waiting(message: string): void;
+  /** A report-only list's match reports are in: it waits to be bought. */
+  awaitingPurchase(list: ListResource): void;
+  /** E9 went through (or its lost answer is known to have). */
+  purchased(listId: number): void;
+  /** The list has its results: the download starts. */
+  downloading(list: ListResource): void;
+  /** The results (and exports) are on disk under their final names. */
+  completed(outcome: ResultsOutcome): void;
+}
+
+/** The upload of a job: the file and E7's parameters (`name`: the list's name at the service). */
+export interface UploadSpec {
+  readonly file: string;
+  readonly params: SubmitListParams & { readonly name: string };
+  /** A stall, not the whole upload: the timeout restarts with every chunk sent. Default 120 s. */
+  readonly timeoutMs?: number;
+}
+
+export interface JobSpec {
+  readonly client: EngineClient;
+  /** What to submit; needed only while the checkpoint has no list. */
+  readonly upload?: UploadSpec;
+  /** The results' delimiter (the list's); undefined: read from the results' header, else the name's. */
+  readonly delimiter: string | undefined;
+  /** Folder of the results file and the exports. */
+  readonly outDir: string;
+  /** The exports to compute from the download, given the extension of the results' text. */
+  readonly exports?: (textExtension: string) => readonly ExportRequest[];
+  /** Stop once the list awaits its purchase (a list submitted with `report=true`, not bought yet). */
+  readonly reportOnly: boolean;
+  /** Least time between status requests; pollList raises it to 5 s for a remote service. */
+  readonly pollIntervalMs: number;
+  /** How long to wait before following again when the service cannot be reached. Default 5 s. */
+  readonly retryDelayMs?: number;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: JobEvent) => void;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Words
+
+/** A client error in the service's words: `List 7 not found. (HTTP 404)` rather than the request line. */
+export function serviceWords(error: ApiError): string {
+  const match = /^[A-Z]+ \S+: HTTP (\d+) (.+)$/.exec(error.message);
+  return match ? `${match[2]} (HTTP ${match[1]})` : error.message;
+}
+
+const NO_VALIDATION_EXPORTS =
+  'no exports were written: the list ran without validation, and the exports sort rows by validation status';
+
+/** Whether the results have the validation columns the exports sort rows by. */
+export const hasValidation = (list: ListResource): boolean => list.services.email_validation !== undefined;
+
+/** The word the service names results by: Validation when it ran, else the first service run. */
+function serviceWord(list: ListResource): string {
+  if (list.services.email_validation) return 'Validation';
+  if (list.services.email_intelligence) return 'Intelligence';
+  if (list.services.email_append) return 'EmailAppend';
+  if (list.services.alternate_email_append) return 'AlternateEmail';
+  return 'Validation';
+}
+
+/**
+ * The results file's name: the service's (Content-Disposition), else the same rule made here,
+ * `<name>-<list id>-<Service>.<ext>`.
+ */
+export function resultsFileName(list: ListResource, given: string | undefined): string {
+  const safe = safeFileName(given);
+  if (safe) return safe;
+  const extension = listFileExtension(list.name) ?? '.csv';
+  const stem = list.name.slice(0, list.name.length - extname(list.name).length) || 'list';
+  return `${stem}-${list.list_id}-${serviceWord(list)}${extension}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Files
+
+/**
+ * A file as a web stream that reads a chunk only when the consumer pulls one. (Readable.toWeb would take the
+ * file stream's byte highWaterMark for a count of chunks and read the whole file ahead into memory.)
+ */
+export function fileStream(path: string, chunkBytes = 1 << 20): ReadableStream<Uint8Array> {
+  let handle: FileHandle | undefined;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        handle ??= await open(path, 'r');
+        const chunk = Buffer.allocUnsafe(chunkBytes);
+        const { bytesRead } = await handle.read(chunk, 0, chunkBytes, null);
+        if (bytesRead === 0) {
+          await handle.close();
+          controller.close();
+          return;
+        }
+        controller.enqueue(bytesRead === chunkBytes ? chunk : chunk.subarray(0, bytesRead));
+      },
+      async cancel() {
+        await handle?.close();
+      },
+    },
+    { highWaterMark: 1 },
+  );
+}
+
+/**
+ * The delimiter of a results file, from its header: the character between the appended `Validation Status`
+ * and `Validation Code`. Undefined when the header does not show it.
+ */
+export function resultsDelimiter(header: string): string | undefined {
+  return /Validation Status"?([^"\r\n])"?Validation Code/u.exec(header)?.[1];
+}
+
+/** The delimiter to read results by when the header does not tell: the name's (`.csv` comma, else tab). */
+const delimiterOfName = (name: string) => (listFileExtension(name) === '.csv' ? ',' : '\t');
+
+const HEAD_BYTES = 64 * 1024;
+const LINE_FEED = 0x0a;
+
+/**
+ * Passes `chunks` on after `use` was called with the delimiter: the given one at once, else the one the
+ * results' header shows (its first line, or the first 64 KiB), else the name's.
+ */
+async function* withDelimiter(
+  chunks: AsyncIterable<Uint8Array>,
+  given: string | undefined,
+  name: string,
+  use: (delimiter: string) => void | Promise<void>,
+): AsyncIterable<Uint8Array> {
+  if (given !== undefined) {
+    await use(given);
+    yield* chunks;
+    return;
+  }
+  const head: Uint8Array[] = [];
+  let size = 0;
+  let isKnown = false;
+  const learn = async () => {
+    await use(resultsDelimiter(Buffer.concat(head).toString('utf8')) ?? delimiterOfName(name));
+    isKnown = true;
+  };
+  for await (const chunk of chunks) {
+    if (isKnown) {
+      yield chunk;
+      continue;
+    }
+    head.push(chunk);
+    size += chunk.length;
+    if (size < HEAD_BYTES && !chunk.includes(LINE_FEED)) continue;
+    await learn();
+    yield* head;
+  }
+  if (!isKnown) {
+    await learn();
+    yield* head;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new JobFailure('cancelled', 'Cancelled.'));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new JobFailure('cancelled', 'Cancelled.'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const callOf = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
+
+// ---------------------------------------------------------------------------------------------------------
+// The steps
+
+/** E7: the file, streamed from disk. Answers the list id (recorded by the port before anything else). */
+export async function uploadList(spec: JobSpec, port: CheckpointPort): Promise<number> {
+  const { client, signal } = spec;
+  const emit = spec.onEvent ?? (() => undefined);
+  const upload = spec.upload;
+  if (!upload) throw new JobFailure('upload-failed', 'The job has no file to upload.');
+  let size: number;
+  try {
+    size = statSync(upload.file).size;
+  } catch {
+    throw new JobFailure('upload-failed', `Cannot read ${upload.file}.`);
+  }
+  port.uploading();
+  emit({ phase: 'uploading', sentBytes: 0, totalBytes: size });
+  const submitted = await client.submitList(
+    { name: upload.params.name, body: fileStream(upload.file), size },
+    upload.params,
+    {
+      mode: 'multipart',
+      onProgress: (sent, total) => emit({ phase: 'uploading', sentBytes: sent, totalBytes: total ?? size }),
+      ...callOf(signal),
+      timeoutMs: upload.timeoutMs ?? 120_000,
+    },
+  );
+  if (!submitted.ok) {
+    if (submitted.error.kind === 'aborted' || signal?.aborted)
+      throw new JobFailure('cancelled', 'Cancelled while uploading.');
+    throw new JobFailure('upload-failed', `The upload failed: ${serviceWords(submitted.error)}`);
+  }
+  const listId = submitted.value.list_id;
+  emit({ phase: 'uploading', sentBytes: size, totalBytes: size });
+  port.submitted(listId);
+  emit({ phase: 'submitted', listId });
+  return listId;
+}
+
+/** Errors of E8 that following again will not cure. */
+const isLasting = (error: ApiError) =>
+  error.kind === 'http' && error.status !== undefined && error.status < 500 && error.status !== 429;
+
+/**
+ * E8 until the list has its results (or, `isReportPhase`, its match reports): the last status document.
+ * While the service cannot be reached the job waits (`retryDelayMs`) and follows again; a list that ends
+ * otherwise (Invalid, Error, Cancelled) is a JobFailure.
+ */
+export async function followList(
+  spec: JobSpec,
+  listId: number,
+  isReportPhase: boolean,
+  port: CheckpointPort,
+): Promise<ListResource> {
+  const { client, signal } = spec;
+  const emit = spec.onEvent ?? (() => undefined);
+  const isDone = (list: ListResource) =>
+    isFinalListStatus(list.status) || (isReportPhase && isAwaitingPurchase(list));
+  for (;;) {
+    const polled = await pollList(client, listId, {
+      intervalMs: spec.pollIntervalMs,
+      onUpdate: (list) => {
+        port.followed(list);
+        emit({ phase: 'processing', list });
+      },
+      isDone,
+      ...callOf(signal),
+    });
+    if (signal?.aborted || (!polled.ok && polled.error.kind === 'aborted'))
+      throw new JobFailure('cancelled', `Cancelled while list ${listId} was processing.`);
+    if (!polled.ok) {
+      if (isLasting(polled.error))
+        throw new JobFailure('poll-failed', `Following list ${listId} failed: ${serviceWords(polled.error)}`);
+      const message = `Waiting for the service: ${serviceWords(polled.error)}`;
+      port.waiting(message);
+      emit({ phase: 'waiting', message });
+      await sleep(spec.retryDelayMs ?? 5000, signal);
+      continue;
+    }
+    const list = polled.value;
+    if (isReportPhase && isAwaitingPurchase(list)) {
+      port.awaitingPurchase(list);
+      return list;
+    }
+    if (list.status === 'Results') {
+      port.downloading(list);
+      return list;
+    }
+    if (list.status === 'Invalid')
+      throw new JobFailure(
+        'list-invalid',
+        `The service could not read the list: ${list.reason ?? 'improper format or header.'}`,
+        list,
+      );
+    if (list.status === 'Cancelled')
+      throw new JobFailure('list-cancelled', `The service cancelled list ${listId}.`, list);
+    throw new JobFailure(
+      'list-error',
+      `List ${listId} ended with status ${list.status}${list.reason ? `: ${list.reason}` : '.'}`,
+      list,
+    );
+  }
+}
+
+/**
+ * E9: buys a report-only list awaiting purchase (`body`: the fields and the email append match type). A
+ * purchase whose answer was lost (a timeout, a restart) went through when the list has moved on: that
+ * counts as bought. Anything else the service refuses is a JobFailure `purchase-failed`.
+ */
+export async function purchaseList(
+  client: Pick<Client, 'listStatus' | 'purchase'>,
+  listId: number,
+  body: PurchaseRequest | undefined,
+  port: Pick<CheckpointPort, 'purchased'>,
+  options: { readonly signal?: AbortSignal; readonly timeoutMs?: number } = {},
+): Promise<void> {
+  const result = await client.purchase(listId, body, {
+    ...callOf(options.signal),
+    timeoutMs: options.timeoutMs ?? 30_000,
+  });
+  if (!result.ok) {
+    if (result.error.kind === 'aborted') throw new JobFailure('cancelled', 'Cancelled.');
+    const isRefused = result.error.kind === 'http' && isLasting(result.error);
+    const status = isRefused ? undefined : await client.listStatus(listId, callOf(options.signal));
+    const hasMovedOn = status?.ok === true && !isAwaitingPurchase(status.value);
+    if (!hasMovedOn)
+      throw new JobFailure(
+        'purchase-failed',
+        `Could not purchase list ${listId}: ${serviceWords(result.error)}`,
+      );
+  }
+  port.purchased(listId);
+}
+
+/** E10: the results streamed to disk, and the exports computed from the same bytes. */
+export async function downloadResults(
+  spec: JobSpec,
+  list: ListResource,
+  port: CheckpointPort,
+): Promise<ResultsOutcome> {
+  const { client, signal, outDir } = spec;
+  const emit = spec.onEvent ?? (() => undefined);
+  const listId = list.list_id;
+  const results = await client.results(listId, callOf(signal));
+  if (!results.ok) {
+    if (results.error.kind === 'aborted') throw new JobFailure('cancelled', 'Cancelled.', list);
+    throw new JobFailure(
+      'download-failed',
+      `Downloading the results of list ${listId} failed: ${serviceWords(results.error)}`,
+      list,
+    );
+  }
+  mkdirSync(outDir, { recursive: true });
+  removeStaleTemporaries(outDir);
+  const resultsName = resultsFileName(list, results.value.fileName);
+  const resultsPath = join(outDir, resultsName);
+  const partPath = temporaryPathOf(resultsPath);
+  const isZip = listFileExtension(resultsName) === '.zip';
+  // Without validation there is no status to sort rows by: the results are saved as they come, no exports.
+  const isExportable = hasValidation(list);
+  const wanted = (extension: string) => (isExportable ? (spec.exports?.(extension) ?? []) : []);
+  const exportsSkipped =
+    !isExportable && (spec.exports?.('.csv').length ?? 0) > 0 ? NO_VALIDATION_EXPORTS : undefined;
+  let sink: ResultsSink | undefined;
+  let used: readonly ExportRequest[] = [];
+  try {
+    let received = 0;
+    let summary: ResultsSummary | undefined;
+    const total = results.value.contentLength;
+    const body = results.value.body as unknown as AsyncIterable<Uint8Array>;
+    const counted = async function* (): AsyncIterable<Uint8Array> {
+      for await (const chunk of body) {
+        received += chunk.length;
+        yield chunk;
+        emit({ phase: 'downloading', receivedBytes: received, totalBytes: total });
+      }
+    };
+    const check = () => {
+      if (total !== undefined && received !== total)
+        throw new Error(`the download stopped after ${received} of ${total} bytes`);
+    };
+    if (!isZip && isExportable) {
+      // A text result: written and exported by the export worker from the same bytes, as they arrive.
+      const textExtension = listFileExtension(resultsName) ?? '.csv';
+      const chunks = withDelimiter(counted(), spec.delimiter, resultsName, (delimiter) => {
+        used = wanted(textExtension);
+        sink = ResultsSink.spawn().begin(partPath, delimiter, used);
+      });
+      for await (const chunk of chunks) await sink!.push(chunk);
+      check();
+      summary = await sink!.finish();
+      renameSync(partPath, resultsPath);
+    } else {
+      // A zipped result (or one without validation columns) is saved whole; a zipped one with validation is
+      // then read back for the exports and the duplicates.
+      const out = await BufferedFile.create(partPath);
+      try {
+        for await (const chunk of counted()) await out.write(chunk);
+      } finally {
+        await out.close();
+      }
+      check();
+      renameSync(partPath, resultsPath);
+      if (isExportable)
+        summary = await exportResultsFileWithDelimiter(resultsPath, resultsName, spec.delimiter, (ext) => {
+          used = wanted(ext);
+          return used;
+        });
+    }
+    const exports = used.map(({ name, path }) => ({ kind: name, path, rows: summary?.exported[name] ?? 0 }));
+    const outcome: ResultsOutcome = {
+      stage: 'results',
+      list,
+      resultsPath,
+      resultsName,
+      exports,
+      ...(summary ? { summary } : {}),
+      ...(exportsSkipped ? { exportsSkipped } : {}),
+    };
+    port.completed(outcome);
+    return outcome;
+  } catch (error) {
+    await sink?.abort();
+    rmSync(partPath, { force: true });
+    if (error instanceof JobFailure) throw error;
+    if (signal?.aborted) throw new JobFailure('cancelled', 'Cancelled while downloading the results.', list);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new JobFailure(
+      error instanceof ResultsFormatError || error instanceof ResultsFormatFailure
+        ? 'export-failed'
+        : 'download-failed',
+      `Could not save the results: ${message}`,
+      list,
+    );
+  }
+}
+
+/** A stored zip's results exported: the delimiter given, or read from the text's header. */
+async function exportResultsFileWithDelimiter(
+  path: string,
+  name: string,
+  delimiter: string | undefined,
+  exports: (textExtension: string) => readonly ExportRequest[],
+): Promise<ResultsSummary> {
+  const source = await openListSource(path, name, statSync(path).size);
+  let known = delimiter;
+  if (known === undefined) {
+    const stream = await source.open();
+    const head: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      head.push(chunk);
+      size += chunk.length;
+      if (size >= HEAD_BYTES || chunk.includes(LINE_FEED)) break;
+    }
+    stream.destroy();
+    known = resultsDelimiter(Buffer.concat(head).toString('utf8')) ?? delimiterOfName(source.textName);
+  }
+  return exportResultsFile(path, name, known, exports(extname(source.textName) || '.csv'));
+}
+
+/**
+ * Runs a job from its checkpoint to its end: uploads when no list was submitted yet, follows the list, and
+ * downloads its results; a report-only list not bought yet stops at its match reports.
+ */
+export async function runJob(
+  spec: JobSpec,
+  checkpoint: JobCheckpoint,
+  port: CheckpointPort,
+): Promise<JobOutcome> {
+  const listId = checkpoint.listId ?? (await uploadList(spec, port));
+  const isReportPhase = spec.reportOnly && !checkpoint.isPurchased;
+  const list = await followList(spec, listId, isReportPhase, port);
+  if (list.status !== 'Results') return { stage: 'awaiting-purchase', list };
+  return downloadResults(spec, list, port);
+}
