@@ -20,7 +20,6 @@ import {
 } from '../../../shared/desktop/contract.js';
 import { countRows, type CountOptions } from './count.js';
 import {
-  decodeStream,
   detectEncoding,
   openListSource,
   readHead,
