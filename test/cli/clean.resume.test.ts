@@ -16,6 +16,7 @@ const E7 = /^\/v5\/list\/?$/;
 const E8 = /^\/v5\/list\/\d+\/?$/;
 const E9 = /^\/v5\/list\/\d+\/purchase\/?$/;
 const E10 = /^\/v5\/list\/\d+\/results\/?$/;
+const pathOf = (request: IncomingMessage) => (request.url ?? '').split('?')[0];
 const OLD_EXPORT = 'an export of an earlier run, which a killed run must leave whole\n';
 
 describe('mailsieve clean, killed and run again', () => {
@@ -38,7 +39,7 @@ describe('mailsieve clean, killed and run again', () => {
   const phases: {
     readonly phase: string;
     /** Arms the proxy to kill `kill()` at the phase. */
-    readonly arm: (kill: () => void) => void;
+    readonly arm: (kill: () => void, temporaries: () => string[]) => void;
     /** E7 requests over both runs: the killed upload's, then the one that went through. */
     readonly uploads: number;
   }[] = [
@@ -46,7 +47,7 @@ describe('mailsieve clean, killed and run again', () => {
       phase: 'the upload',
       arm: (kill) => {
         proxy.onRequest = (request: IncomingMessage) => {
-          if (request.method === 'POST' && E7.test(request.url ?? '')) request.once('data', kill);
+          if (request.method === 'POST' && E7.test(pathOf(request))) request.once('data', kill);
         };
       },
       uploads: 2,
@@ -55,16 +56,24 @@ describe('mailsieve clean, killed and run again', () => {
       phase: 'processing',
       arm: (kill) => {
         proxy.onRequest = (request) => {
-          if (request.method === 'GET' && E8.test(request.url ?? '')) kill();
+          if (request.method === 'GET' && E8.test(pathOf(request))) kill();
         };
       },
       uploads: 1,
     },
     {
       phase: 'the download and export',
-      arm: (kill) => {
+      arm: (kill, temporaries) => {
+        // A megabyte of the results goes through, the rest is held back; once the results file and both
+        // exports are being written under their temporary names, the kill.
         proxy.onAnswerChunk = (request, sent) => {
-          if (request.method === 'GET' && E10.test(request.path) && sent > 1_000_000) kill();
+          if (request.method !== 'GET' || !E10.test(request.path) || sent < 1_000_000) return false;
+          void (async () => {
+            for (let i = 0; i < 3000 && temporaries().length < 3; i++)
+              await new Promise((resolve) => setTimeout(resolve, 10));
+            kill();
+          })();
+          return true;
         };
       },
       uploads: 1,
@@ -87,11 +96,12 @@ describe('mailsieve clean, killed and run again', () => {
 
       const first = spawnCli(args, env);
       let temporariesAtKill: string[] = [];
+      const temporaries = () => readdirSync(out).filter((name) => name.endsWith('.mailsieve-part'));
       arm(() => {
         if (first.child.exitCode !== null || first.child.killed) return;
-        temporariesAtKill = readdirSync(out).filter((name) => name.endsWith('.mailsieve-part'));
+        temporariesAtKill = temporaries();
         first.child.kill('SIGKILL');
-      });
+      }, temporaries);
       const killed = await first.done;
       proxy.onRequest = undefined;
       proxy.onAnswerChunk = undefined;

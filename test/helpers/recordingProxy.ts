@@ -18,7 +18,8 @@ export interface RecordingProxy {
    * on; set to undefined to stop.
    */
   onRequest?: (request: IncomingMessage) => void;
-  onAnswerChunk?: (request: RecordedRequest, sentBytes: number) => void;
+  /** Answering true holds the rest of that answer back (the client waits, mid-download). */
+  onAnswerChunk?: (request: RecordedRequest, sentBytes: number) => boolean | void;
   close(): Promise<void>;
 }
 
@@ -49,7 +50,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         answer.on('data', (chunk: Buffer) => {
           sent += chunk.length;
           res.write(chunk);
-          proxy.onAnswerChunk?.(recorded, sent);
+          if (proxy.onAnswerChunk?.(recorded, sent) === true) answer.pause();
         });
         answer.on('end', () => res.end());
         answer.on('error', () => res.destroy());
