@@ -113,11 +113,12 @@ describe('mailsieve purchase', () => {
     expect(outcome).toMatchObject({
       list: { list_id: 1, status: 'Results' },
       purchased: { fields: ['gender'] },
-      results: join(dir, 'leads-1-Validation.csv'),
+      // An intelligence-only list is named for the service it ran, not Validation.
+      results: join(dir, 'leads-1-Intelligence.csv'),
       duplicates: null,
       exports: [],
     });
-    expect(readRows(join(dir, 'leads-1-Validation.csv'), ';')).toEqual([
+    expect(readRows(join(dir, 'leads-1-Intelligence.csv'), ';')).toEqual([
       [...LEADS_HEADER, 'gender'],
       ['ann.lee@example.com', 'Ann', 'Lee', '1 Main St', 'Springfield', 'IL', '62701', 'Female'],
       ['dan.lee@example.org', 'Dan', 'Lee', '1 Main St', 'Springfield', 'IL', '62701', ''],
