@@ -185,13 +185,15 @@ export function statusCommand(options: { dataDir: string; json?: boolean }): voi
     }
     const lines = [
       `People ${count(status.people)}, addresses ${count(status.emails)}, activity events ${count(status.events)} from ${count(status.sources)} sources.`,
-      `Disk used in ${options.dataDir}: ${megabytes(disk.database_bytes)} database, ${megabytes(disk.list_bytes)} in ${count(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
     ];
     for (const dataset of status.datasets)
       lines.push(
         `  #${dataset.id}  ${dataset.kind.padEnd(8)} ${dataset.name}  ${count(dataset.rows_imported)} rows` +
           `${dataset.rows_rejected ? ` (${count(dataset.rows_rejected)} rejected)` : ''}  ${dataset.started_at}`,
       );
+    lines.push(
+      `Disk used in ${options.dataDir}: ${megabytes(disk.database_bytes)} database, ${megabytes(disk.list_bytes)} in ${count(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     db.close();
