@@ -7,6 +7,7 @@ import { basename, dirname, resolve } from 'node:path';
 import yauzl from 'yauzl';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
+import { describeLeftOut } from '../../shared/exportChoices.js';
 import { codeMeaning, statusName } from '../../shared/vocabulary.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../shared/api/limits.js';
 import {
@@ -35,9 +36,10 @@ import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js'
 import { EXPORT_KINDS, isExportKind, type ExportKind, type ResultsSummary } from '../core/jobs/exports.js';
 import { runListJob, type JobEvent } from '../core/jobs/runner.js';
 import { clientFor } from './connect.js';
+import { exportFormatOption, exportShapeOf, xlsxAsCsv, type ExportCliOptions } from './exportOptions.js';
 import { CliError, intOption } from './errors.js';
 
-export interface CleanOptions {
+export interface CleanOptions extends ExportCliOptions {
   emailColumn?: string;
   header?: boolean;
   delimiter?: string;
@@ -446,11 +448,16 @@ export function purchaseCommand(
 }
 
 export async function clean(file: string, options: CleanOptions): Promise<void> {
-  const path = resolve(file);
-  if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`No such file: ${file}`);
-  const extension = listFileExtension(options.name ?? path);
+  const given = resolve(file);
+  if (!existsSync(given) || !statSync(given).isFile()) throw new CliError(`No such file: ${file}`);
+  const isXlsx = /\.xlsx$/i.test(given);
+  if (options.sheet !== undefined && !isXlsx) throw new CliError('--sheet is for an .xlsx list.');
+  exportFormatOption(options.exportFormat);
+  const extension = isXlsx && !options.name ? '.csv' : listFileExtension(options.name ?? given);
   if (!extension)
-    throw new CliError(`${options.name ? `--name ${options.name}` : file} must end in .csv, .txt or .zip.`);
+    throw new CliError(
+      `${options.name ? `--name ${options.name}` : file} must end in .csv, .txt, .xlsx or .zip.`,
+    );
   const exportKinds = exportKindsOption(options.export);
   const services = servicesOption(options.services);
   const isReportOnly = options.reportOnly === true;
@@ -471,8 +478,10 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   const apiKey = options.apiKey ?? process.env.MAILSIEVE_API_KEY;
   if (options.baseUrl && !apiKey) throw new CliError('--base-url needs --api-key (or MAILSIEVE_API_KEY).');
   if (!options.baseUrl && options.apiKey) throw new CliError('--api-key goes with --base-url.');
-  const outDir = resolve(options.out ?? dirname(path));
+  const outDir = resolve(options.out ?? dirname(given));
   mkdirSync(outDir, { recursive: true });
+  // An .xlsx list goes as the CSV of its sheet, converted here, beside the results.
+  const path = isXlsx ? await xlsxAsCsv(given, outDir, options.sheet) : given;
   const info = (line: string) => (options.json ? process.stderr : process.stdout).write(`${line}\n`);
 
   // What the file looks like, from its first rows: said, then given to the service explicitly. Only
@@ -517,6 +526,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       delimiter: layout.delimiter,
       outDir,
       exports: exportKinds,
+      ...(layout.emailColumn > 0 ? { exportShape: exportShapeOf(options, layout.emailColumn) } : {}),
       reportOnly: isReportOnly,
       pollIntervalMs: pollIntervalFor(client.baseUrl, embedded),
       onEvent: showProgress(progress),
@@ -576,8 +586,12 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     }
     info(formatBreakdown(outcome.list, outcome.summary, { isOffline, isLocal: embedded !== undefined }));
     info(`Results: ${outcome.resultsPath}`);
-    for (const exported of outcome.exports)
-      info(`Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows)`);
+    for (const exported of outcome.exports) {
+      const leftOut = outcome.summary?.leftOut?.[exported.kind];
+      info(
+        `Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows${leftOut ? `; ${describeLeftOut(leftOut)}` : ''})`,
+      );
+    }
     if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);
   } finally {
     await embedded?.close();

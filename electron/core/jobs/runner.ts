@@ -25,6 +25,12 @@ import {
 } from '../../../shared/api/list.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../../shared/api/limits.js';
 import {
+  EXPORT_FORMAT_EXTENSIONS,
+  defaultExportChoices,
+  type ExportChoices,
+  type ExportFormat,
+} from '../../../shared/exportChoices.js';
+import {
   BufferedFile,
   ResultsExporter,
   ResultsFormatError,
@@ -104,6 +110,8 @@ export interface ListJobOptions {
   /** Folder for the results and the exports. */
   readonly outDir: string;
   readonly exports: readonly ExportKind[];
+  /** Exports for import (issue #12): how the exports are shaped and written; absent, copied as they are. */
+  readonly exportShape?: ExportShape;
   /**
    * Stop once the list awaits its purchase (submit with `params.report`): the outcome is then
    * `awaiting-purchase`. A list that ends `Results` all the same (validation alone) is downloaded as usual.
@@ -123,6 +131,8 @@ export interface PurchaseJobOptions {
   /** Folder for the results and the exports (named after the list's name). */
   readonly outDir: string;
   readonly exports: readonly ExportKind[];
+  /** Exports for import (issue #12): how the exports are shaped and written; absent, copied as they are. */
+  readonly exportShape?: ExportShape;
   /** The list's delimiter when known; else read from the results' header (or, failing that, the name). */
   readonly delimiter?: string;
   readonly pollIntervalMs?: number;
@@ -141,12 +151,37 @@ interface FollowOptions {
   readonly delimiter: string | undefined;
   readonly outDir: string;
   readonly exports: readonly ExportKind[];
+  /** Exports for import (issue #12): how the exports are shaped and written; absent, copied as they are. */
+  readonly exportShape?: ExportShape;
   readonly reportOnly: boolean;
   /** E9 was called already (with the buyer's selection): a second call without a body would buy everything. */
   readonly isPurchased: boolean;
   readonly pollIntervalMs: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly emit: (event: JobEvent) => void;
+}
+
+/**
+ * How `clean --export` shapes its exports: the choices beside each kind's defaults (Remove duplicates is on
+ * for clean and safe unless `dedupe` says otherwise), the format, and the list's email column (0-based).
+ */
+export interface ExportShape {
+  readonly dedupe?: boolean;
+  readonly dropRole: boolean;
+  readonly dropDisposable: boolean;
+  readonly format: ExportFormat;
+  readonly emailIndex: number;
+}
+
+/** The choices of one export kind under `shape`. */
+export function choicesFor(kind: ExportKind, shape: ExportShape): ExportChoices {
+  return {
+    ...defaultExportChoices(kind),
+    ...(shape.dedupe !== undefined ? { dedupe: shape.dedupe } : {}),
+    dropRole: shape.dropRole,
+    dropDisposable: shape.dropDisposable,
+    format: shape.format,
+  };
 }
 
 /** Where an export of `file` goes: `<out>/<name>-<kind>.<ext of the list's text>`. */
@@ -304,6 +339,7 @@ export async function runListJob(options: ListJobOptions): Promise<JobResult> {
     delimiter: options.delimiter,
     outDir: options.outDir,
     exports: options.exports,
+    ...(options.exportShape ? { exportShape: options.exportShape } : {}),
     reportOnly: options.reportOnly ?? false,
     isPurchased: false,
     pollIntervalMs: options.pollIntervalMs,
@@ -367,6 +403,7 @@ export async function purchaseListJob(options: PurchaseJobOptions): Promise<JobR
     delimiter: options.delimiter,
     outDir: options.outDir,
     exports: options.exports,
+    ...(options.exportShape ? { exportShape: options.exportShape } : {}),
     reportOnly: false,
     // A list with results needs no purchase; one just bought must not be bought again (without a selection).
     isPurchased: true,
@@ -435,11 +472,17 @@ async function followAndSave(options: FollowOptions): Promise<JobResult> {
   let exporter: ResultsExporter | undefined;
   let sink: ResultsSink | undefined;
   let used: ExportRequest[] = [];
+  const shape = options.exportShape;
   const targets = (extension: string): ExportRequest[] =>
     (used = options.exports.map((kind) => ({
       name: kind,
-      spec: { kind },
-      path: exportPath(outDir, options.exportStem, kind, extension),
+      spec: shape ? { kind, choices: choicesFor(kind, shape), emailIndex: shape.emailIndex } : { kind },
+      path: exportPath(
+        outDir,
+        options.exportStem,
+        kind,
+        shape && shape.format !== 'csv' ? EXPORT_FORMAT_EXTENSIONS[shape.format] : extension,
+      ),
     })));
   try {
     let received = 0;
