@@ -2,7 +2,7 @@
 // disk through the privileged `app:` scheme with a strict CSP, navigation and new windows refused, every IPC
 // call checked to come from that window's own page, menus, native dialogs, and safeStorage for keys. All
 // the work is the desktop core's (electron/core/desktop.ts), the same one browser mode serves over HTTP.
-import { copyFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join, normalize, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,6 +16,7 @@ import {
   protocol,
   safeStorage,
   session,
+  shell,
   type IpcMainInvokeEvent,
   type MenuItemConstructorOptions,
 } from 'electron';
@@ -61,6 +62,10 @@ function isTrusted(event: IpcMainInvokeEvent): boolean {
 }
 
 const saveExportInput = z.object({ exportId: z.number().int() });
+const showInFolderInput = z.object({ path: z.string().min(1) });
+const savePagePdfInput = z.object({ fileName: z.string().min(1).max(200) });
+/** Files the user saved in this session: the only ones Show in folder reveals. */
+const savedPaths = new Set<string>();
 
 function registerIpc(desktop: DesktopCore): void {
   for (const channel of Object.keys(METHOD_OF_CHANNEL)) {
@@ -97,6 +102,35 @@ function registerIpc(desktop: DesktopCore): void {
     } catch (error) {
       return fail('file-unwritable', `Could not save to ${target.filePath}: ${(error as Error).message}`);
     }
+    savedPaths.add(target.filePath);
+    return { ok: true, value: { saved: true, path: target.filePath } };
+  });
+  ipcMain.handle(SHELL_CHANNELS.showInFolder, (event, input: unknown) => {
+    if (!isTrusted(event)) return fail('forbidden', 'Refused: not the Mailsieve window.');
+    const parsed = showInFolderInput.safeParse(input);
+    if (!parsed.success || !savedPaths.has(parsed.data.path))
+      return fail('not-found', 'Only a file saved from Mailsieve can be shown.');
+    shell.showItemInFolder(parsed.data.path);
+    return { ok: true, value: null };
+  });
+  // The printable summary: the page as it prints (its print styles), one A4 page, saved as PDF.
+  ipcMain.handle(SHELL_CHANNELS.savePagePdf, async (event, input: unknown) => {
+    if (!isTrusted(event) || !mainWindow) return fail('forbidden', 'Refused: not the Mailsieve window.');
+    const parsed = savePagePdfInput.safeParse(input);
+    if (!parsed.success) return fail('invalid-input', 'fileName: expected a name');
+    const target = await dialog.showSaveDialog(mainWindow, {
+      title: 'Save summary as PDF',
+      defaultPath: join(app.getPath('documents'), parsed.data.fileName.replace(/[/\\]/g, '_')),
+      filters: [{ name: 'PDF', extensions: ['pdf'] }],
+    });
+    if (target.canceled || !target.filePath) return { ok: true, value: { saved: false, path: null } };
+    try {
+      const pdf = await mainWindow.webContents.printToPDF({ pageSize: 'A4', printBackground: true });
+      await writeFile(target.filePath, pdf);
+    } catch (error) {
+      return fail('file-unwritable', `Could not save to ${target.filePath}: ${(error as Error).message}`);
+    }
+    savedPaths.add(target.filePath);
     return { ok: true, value: { saved: true, path: target.filePath } };
   });
 }

@@ -23,9 +23,20 @@ export function exportFormatOption(raw: string | undefined): ExportFormat {
   return raw;
 }
 
+/** Whether any export choice was given on the command line. */
+export function hasExportChoices(options: ExportCliOptions): boolean {
+  return (
+    options.dedupe !== undefined ||
+    options.dropRole === true ||
+    options.dropDisposable === true ||
+    options.exportFormat !== undefined
+  );
+}
+
 /** The shape of `clean`'s exports, given the list's email column (1-based). */
 export function exportShapeOf(options: ExportCliOptions, emailColumn: number): ExportShape {
   return {
+    isAllShaped: hasExportChoices(options),
     ...(options.dedupe !== undefined ? { dedupe: options.dedupe } : {}),
     dropRole: options.dropRole === true,
     dropDisposable: options.dropDisposable === true,

@@ -581,7 +581,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           'This job ran no validation, so its rows have no status: export all rows.',
         );
       const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
-      const written = await exportJobResults(job, results, input.kind, statuses, resultsDir);
+      const written = await exportJobResults(job, results, input.kind, statuses, resultsDir, input.choices);
       const { path, fileName } = written;
       const record = insertExport(db, {
         jobId: job.id,
@@ -594,7 +594,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       });
       emit('jobs:changed', { jobIds: [job.id] });
       const { path: _path, ...info } = record;
-      return info;
+      return { ...info, ...(written.leftOut ? { leftOut: written.leftOut } : {}) };
     },
     'jobs:purchase': async (input) => {
       const job = jobOrFail(input.jobId);

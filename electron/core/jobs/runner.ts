@@ -166,6 +166,8 @@ interface FollowOptions {
  * for clean and safe unless `dedupe` says otherwise), the format, and the list's email column (0-based).
  */
 export interface ExportShape {
+  /** `all` is the results as they are unless export choices were given. */
+  readonly isAllShaped: boolean;
   readonly dedupe?: boolean;
   readonly dropRole: boolean;
   readonly dropDisposable: boolean;
@@ -476,7 +478,10 @@ async function followAndSave(options: FollowOptions): Promise<JobResult> {
   const targets = (extension: string): ExportRequest[] =>
     (used = options.exports.map((kind) => ({
       name: kind,
-      spec: shape ? { kind, choices: choicesFor(kind, shape), emailIndex: shape.emailIndex } : { kind },
+      spec:
+        shape && (kind !== 'all' || shape.isAllShaped)
+          ? { kind, choices: choicesFor(kind, shape), emailIndex: shape.emailIndex }
+          : { kind },
       path: exportPath(
         outDir,
         options.exportStem,
