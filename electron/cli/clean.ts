@@ -7,6 +7,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { notAListFile, outputNameFor } from '../../shared/fileName.js';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
+import { describeLeftOut } from '../../shared/exportChoices.js';
 import { codeMeaning, statusName } from '../../shared/vocabulary.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../shared/api/limits.js';
 import {
@@ -44,9 +45,10 @@ import {
   onlineNotes,
   type ChecksCliOptions,
 } from './checksOptions.js';
+import { exportFormatOption, exportShapeOf, xlsxAsCsv, type ExportCliOptions } from './exportOptions.js';
 import { CliError, intOption } from './errors.js';
 
-export interface CleanOptions extends ChecksCliOptions {
+export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
   /** Write what was checked and answered for each row beside the results (`<results>.explain.csv`). */
   explain?: boolean;
   emailColumn?: string;
@@ -441,14 +443,17 @@ export function purchaseCommand(
 }
 
 export async function clean(file: string, options: CleanOptions): Promise<void> {
-  const path = resolve(file);
-  if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`No such file: ${file}`);
-  const extension = listFileExtension(options.name ?? path);
+  const given = resolve(file);
+  if (!existsSync(given) || !statSync(given).isFile()) throw new CliError(`No such file: ${file}`);
+  const isXlsx = /\.xlsx$/i.test(given);
+  if (options.sheet !== undefined && !isXlsx) throw new CliError('--sheet is for an .xlsx list.');
+  exportFormatOption(options.exportFormat);
+  const extension = isXlsx && !options.name ? '.csv' : listFileExtension(options.name ?? given);
   if (!extension)
     throw new CliError(
-      /\.(xlsx|xlsm|xls|ods|numbers)$/i.test(file) && !options.name
+      /\.(xlsm|xls|ods|numbers)$/i.test(file) && !options.name
         ? notAListFile(file)
-        : `${options.name ? `--name ${options.name}` : file} must end in .csv, .txt or .zip.`,
+        : `${options.name ? `--name ${options.name}` : file} must end in .csv, .txt, .xlsx or .zip.`,
     );
   const exportKinds = exportKindsOption(options.export);
   const services = servicesOption(options.services);
@@ -470,8 +475,10 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   const apiKey = options.apiKey ?? process.env.MAILSIEVE_API_KEY;
   if (options.baseUrl && !apiKey) throw new CliError('--base-url needs --api-key (or MAILSIEVE_API_KEY).');
   if (!options.baseUrl && options.apiKey) throw new CliError('--api-key goes with --base-url.');
-  const outDir = resolve(options.out ?? dirname(path));
+  const outDir = resolve(options.out ?? dirname(given));
   mkdirSync(outDir, { recursive: true });
+  // An .xlsx list goes as the CSV of its sheet, converted here, beside the results.
+  const path = isXlsx ? await xlsxAsCsv(given, outDir, options.sheet) : given;
   const info = (line: string) => (options.json ? process.stderr : process.stdout).write(`${line}\n`);
 
   // What the file looks like, from its first rows: said, then given to the service explicitly. Only
@@ -531,6 +538,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       outDir,
       exports: exportKinds,
       service: embedded ? `embedded:${resolve(options.dataDir)}` : client.baseUrl,
+      ...(layout.emailColumn > 0 ? { exportShape: exportShapeOf(options, layout.emailColumn) } : {}),
       reportOnly: isReportOnly,
       pollIntervalMs: pollIntervalFor(client.baseUrl, embedded),
       onEvent: (event) => {
@@ -632,8 +640,12 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           ? `Why, per row: ${explainPath}`
           : 'Why, per row: none written — the list ran offline, so each row’s Status Code says why.',
       );
-    for (const exported of outcome.exports)
-      info(`Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows)`);
+    for (const exported of outcome.exports) {
+      const leftOut = outcome.summary?.leftOut?.[exported.kind];
+      info(
+        `Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows${leftOut ? `; ${describeLeftOut(leftOut)}` : ''})`,
+      );
+    }
     if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);
   } finally {
     await embedded?.close();

@@ -127,7 +127,7 @@ export function buildProgram(): Command {
     .description(
       'Clean a list file (E7–E10): results and exports written beside it, on the embedded service unless --base-url is given.',
     )
-    .argument('<file>', 'the list: .csv, .txt (tab-delimited) or .zip holding one of those')
+    .argument('<file>', 'the list: .csv, .txt (tab-delimited), .xlsx, or .zip holding a .csv or .txt')
     .option('--email-column <n>', '1-based column of the addresses (detected when not given)')
     .option('--header', 'the first row is a header (detected when neither --header nor --no-header is given)')
     .option('--no-header', 'the first row is a record')
@@ -138,6 +138,15 @@ export function buildProgram(): Command {
     .option('--name <name>', 'the list’s name at the service (default: the file’s name)')
     .option('--out <dir>', 'folder for the results and exports (default: the file’s folder)')
     .option('--export <kind>', 'write an export: safe, invalid, clean or all (repeatable)', collect, [])
+    .option(
+      '--dedupe',
+      'remove duplicate addresses from the exports, keeping the first (default for safe and clean)',
+    )
+    .option('--no-dedupe', 'keep every duplicate row in the exports')
+    .option('--drop-role', 'leave role addresses (info@, sales@…) out of the exports')
+    .option('--drop-disposable', 'leave disposable (throw-away) addresses out of the exports')
+    .option('--export-format <format>', 'csv, csv-excel (BOM and CRLF), tsv or xlsx (default csv)')
+    .option('--sheet <name>', 'the sheet of an .xlsx list (default: the first)')
     .option(
       '--services <list>',
       'list services, comma-separated: validation, intelligence, email_append, alternate_email, or all',

@@ -36,6 +36,8 @@ api.addFile = (file: File) => {
 api.openListDialog = () => ipcRenderer.invoke(SHELL_CHANNELS.openListDialog);
 api.saveExport = (info: { id: number }) =>
   ipcRenderer.invoke(SHELL_CHANNELS.saveExportDialog, { exportId: info.id });
+api.showInFolder = (path: string) => ipcRenderer.invoke(SHELL_CHANNELS.showInFolder, { path });
+api.savePagePdf = (fileName: string) => ipcRenderer.invoke(SHELL_CHANNELS.savePagePdf, { fileName });
 api.on = (event: string, listener: Listener) => {
   if (!(EVENT_CHANNELS as readonly string[]).includes(event)) throw new Error(`Unknown event: ${event}`);
   let set = listeners.get(event);

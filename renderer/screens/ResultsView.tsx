@@ -13,7 +13,9 @@ import {
 import type { JobDetail } from '../../shared/desktop/contract.js';
 import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
+import { ExportChoicesFields } from '../components/ExportChoicesFields.js';
 import { MatchReports } from '../components/MatchReports.js';
+import { app } from '../platform/app.js';
 import {
   countOf,
   formatBytes,
@@ -24,6 +26,7 @@ import {
   STATUS_ORDER,
 } from '../format.js';
 import { codeMeaning, statusMeaning, statusName } from '../../shared/vocabulary.js';
+import { defaultExportChoices, describeLeftOut, type ExportChoices } from '../../shared/exportChoices.js';
 import { keyModeOf } from '../keyMode.js';
 import { useAppStore } from '../store/index.js';
 
@@ -129,6 +132,12 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
   );
   const [custom, setCustom] = useState<ReadonlySet<ResultStatus>>(new Set(['valid', 'corrected']));
   const statuses = countsOf(job.reporting?.statuses);
+  // Choices per kind, each starting from its defaults (Remove duplicates on for clean and safe).
+  const [chosen, setChosen] = useState<Partial<Record<ExportChoice, ExportChoices>>>({});
+  const choices = chosen[kind] ?? defaultExportChoices(kind);
+  const isDefault = (c: ExportChoices) => JSON.stringify(c) === JSON.stringify(defaultExportChoices(kind));
+  const showInFolder = useAppStore((s) => s.showInFolder);
+  const canShowInFolder = app.showInFolder !== undefined;
 
   useEffect(() => {
     const element = dialog.current;
@@ -159,7 +168,13 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
         method="dialog"
         onSubmit={(event) => {
           event.preventDefault();
-          void exportJob(job.id, kind, [...custom]);
+          // `all` without changes is the results as they are; any other export is shaped for import.
+          void exportJob(
+            job.id,
+            kind,
+            [...custom],
+            kind === 'all' && isDefault(choices) ? undefined : choices,
+          );
         }}
       >
         <h2 id="export-heading">Export</h2>
@@ -202,8 +217,15 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
             ))}
           </fieldset>
         ) : null}
+        {hasValidation ? (
+          <ExportChoicesFields
+            choices={choices}
+            onChange={(next) => setChosen({ ...chosen, [kind]: next })}
+          />
+        ) : null}
         <p className="muted small">
-          Every export keeps the file’s own columns and the appended result columns.
+          Every export keeps the file’s own columns and the appended result columns
+          {kind === 'all' && isDefault(choices) ? '; “All rows” is the results file as it is' : ''}.
         </p>
         {exportState.status === 'failed' ? (
           <p className="error" role="alert">
@@ -211,10 +233,19 @@ function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () =
           </p>
         ) : null}
         {exportState.status === 'done' ? (
-          <p role="status">
-            Exported {countOf(exportState.info.rows, 'row')} to{' '}
-            {exportState.path ?? exportState.info.fileName} ({formatBytes(exportState.info.bytes)}).
-          </p>
+          <div role="status">
+            <p>
+              Exported {countOf(exportState.info.rows, 'row')}
+              {exportState.info.leftOut ? ` (${describeLeftOut(exportState.info.leftOut)})` : ''} to{' '}
+              {exportState.path ?? `${exportState.info.fileName} in your browser’s downloads`} (
+              {formatBytes(exportState.info.bytes)}).
+            </p>
+            {exportState.path && canShowInFolder ? (
+              <button type="button" onClick={() => void showInFolder(exportState.path!)}>
+                Show in folder
+              </button>
+            ) : null}
+          </div>
         ) : (
           <p role="status" className="visually-hidden">
             {isWorking ? 'Exporting…' : ''}

@@ -84,12 +84,13 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   closePreview() {
     set({ preview: null });
   },
-  async exportJob(jobId, kind, statuses) {
+  async exportJob(jobId, kind, statuses, choices) {
     set({ exportState: { status: 'working' } });
     const reply = await app.exportJob({
       jobId,
       kind,
       ...(kind === 'custom' ? { statuses: [...statuses] } : {}),
+      ...(choices ? { choices } : {}),
     });
     if (!reply.ok) return set({ exportState: { status: 'failed', error: reply.error.message } });
     const saved = await app.saveExport(reply.value);
@@ -97,6 +98,10 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
     if (!saved.value.saved) return set({ exportState: { status: 'idle' } });
     set({ exportState: { status: 'done', info: reply.value, path: saved.value.path } });
     void get().loadJob(jobId);
+  },
+  async showInFolder(path) {
+    const reply = await app.showInFolder?.(path);
+    if (reply && !reply.ok) get().notify(reply.error.message, 'error');
   },
   resetExport() {
     set({ exportState: { status: 'idle' } });

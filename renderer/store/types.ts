@@ -1,4 +1,5 @@
 // The shape of the renderer's state. Every asynchronous thing is a discriminated union of its states.
+import type { ExportChoices } from '../../shared/exportChoices.js';
 import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
 import type { PurchaseMatchType } from '../../shared/desktop/constants.js';
 import type {
@@ -175,7 +176,14 @@ export interface JobsSlice {
   readonly deleteJob: (jobId: number) => Promise<boolean>;
   readonly showPreview: (jobId: number, status: ResultStatus | null) => Promise<void>;
   readonly closePreview: () => void;
-  readonly exportJob: (jobId: number, kind: ExportChoice, statuses: readonly ResultStatus[]) => Promise<void>;
+  readonly exportJob: (
+    jobId: number,
+    kind: ExportChoice,
+    statuses: readonly ResultStatus[],
+    choices?: ExportChoices,
+  ) => Promise<void>;
+  /** Shows a saved export in its folder (Electron only). */
+  readonly showInFolder: (path: string) => Promise<void>;
   readonly resetExport: () => void;
   readonly purchaseJob: (
     jobId: number,

@@ -34,6 +34,13 @@ export interface ShellMethods<F> {
   readonly openListDialog: () => Promise<Reply<StagedFile | null>>;
   /** Saves an export where the user says: a native save dialog, or a download in browser mode. */
   readonly saveExport: (exportInfo: ExportInfo) => Promise<Reply<{ saved: boolean; path: string | null }>>;
+  /** Shows a saved file in its folder; browser mode has none (its downloads are the browser's). */
+  readonly showInFolder?: (path: string) => Promise<Reply<null>>;
+  /**
+   * Saves the page as a PDF where the user says (Electron's printToPDF); browser mode has none and uses the
+   * page's print (window.print), whose dialog saves as PDF.
+   */
+  readonly savePagePdf?: (fileName: string) => Promise<Reply<{ saved: boolean; path: string | null }>>;
   readonly on: <E extends AppEvent>(event: E, listener: (payload: EventPayload<E>) => void) => () => void;
 }
 

@@ -5,6 +5,7 @@
 //
 // Secrets: no output schema here has a member that can carry an API key. A key travels one way only, in the
 // inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
+import { EXPORT_FORMATS } from '../exportChoices.js';
 import { z } from 'zod';
 import { emailValidationReportingSchema, LIST_SERVICE_KEYS, listResourceSchema } from '../api/list.js';
 import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js';
@@ -336,6 +337,8 @@ export type JobList = z.infer<typeof jobListSchema>;
 
 export const exportInfoSchema = z.object({
   id: z.number().int(),
+  /** What the export left out by choice (duplicates, role, disposable), when it was shaped for import. */
+  leftOut: z.object({ duplicates: z.number(), role: z.number(), disposable: z.number() }).optional(),
   jobId: z.number().int(),
   createdAt: z.string(),
   kind: z.enum(EXPORT_CHOICES),
@@ -411,6 +414,18 @@ export const exportInputSchema = z
     jobId: z.number().int(),
     kind: z.enum(EXPORT_CHOICES),
     statuses: z.array(z.enum(RESULT_STATUSES)).optional(),
+    /**
+     * Exports for import (shared/exportChoices.ts): duplicates, role and disposable addresses left out as
+     * chosen, in a format. Omitted: each kind's defaults, as CSV.
+     */
+    choices: z
+      .object({
+        dedupe: z.boolean(),
+        dropRole: z.boolean(),
+        dropDisposable: z.boolean(),
+        format: z.enum(EXPORT_FORMATS),
+      })
+      .optional(),
   })
   .refine((input) => input.kind !== 'custom' || (input.statuses?.length ?? 0) > 0, {
     message: 'Choose at least one status to export',

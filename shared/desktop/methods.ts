@@ -32,6 +32,10 @@ export const METHOD_OF_CHANNEL = {
 export const SHELL_CHANNELS = {
   openListDialog: 'dialog:open-list',
   saveExportDialog: 'dialog:save-export',
+  /** Opens the folder of a file the user saved, with the file selected (Electron's shell). */
+  showInFolder: 'shell:show-in-folder',
+  /** Saves the window's page as PDF (Electron's printToPDF): the printable summary of a job. */
+  savePagePdf: 'dialog:save-page-pdf',
 } as const;
 
 /** Events the core pushes; `on(event, cb)` accepts these and no others. */

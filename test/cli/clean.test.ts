@@ -58,12 +58,23 @@ describe('mailsieve clean', () => {
     const rows = rowsOf(results);
     expect(rows[0]).toBe(`email,first name,last name,street,city,${APPENDED}`);
     expect(rows).toHaveLength(6);
+    // Exports for import: the address to mail in the email column (the correction for corrected rows, the
+    // original in `Original Email`); safe and clean remove duplicates (the same corrected address) by default.
     const exported = (kind: string) => rowsOf(join(dir, `people-${kind}.csv`));
-    expect(exported('safe')).toEqual([rows[0], rows[1], rows[4]]); // the two corrected rows
-    expect(exported('invalid')).toEqual([rows[0], rows[3]]);
-    expect(exported('clean')).toEqual([rows[0], rows[1], rows[2], rows[4]]); // all but invalid and risky
-    expect(exported('all')).toEqual(rows);
-    expect(result.stdout).toMatch(/Export safe +\S+people-safe\.csv \(2 rows\)/);
+    const header = `${rows[0]},Original Email`;
+    /** A corrected row as exported: its `Valid Email` in the email column, the original at the end. */
+    const corrected = (row: string) => {
+      const [original] = row.split(',');
+      const validEmail = row.slice(row.lastIndexOf(',') + 1);
+      return `${validEmail}${row.slice(original.length)},${original}`;
+    };
+    expect(rows[1]).toMatch(/^jane\.doe@gmial\.com,.*,corrected,.*,jane\.doe@gmail\.com$/);
+    const jane = corrected(rows[1]);
+    expect(exported('safe')).toEqual([header, jane]);
+    expect(exported('invalid')).toEqual([header, `${rows[3]},`]);
+    expect(exported('clean')).toEqual([header, jane, `${rows[2]},`]); // all but invalid and risky, once each
+    expect(exported('all')).toEqual(rows); // the results as they are, without export choices
+    expect(result.stdout).toMatch(/Export safe +\S+people-safe\.csv \(1 rows; left out 1 duplicate\)/);
   });
 
   it('prints one JSON object with --json, and writes into --out', async () => {
@@ -82,7 +93,8 @@ describe('mailsieve clean', () => {
       detected: { delimiter: '\t', header: false, email_column: 1, column_names: ['Email'] },
       results: join(out, 'addresses-1-Validation.txt'),
       duplicates: 2,
-      exports: [{ kind: 'clean', path: join(out, 'addresses-clean.txt'), rows: 3 }], // all but the invalid one
+      // All but the invalid one, the repeated jane.doe@example.com once.
+      exports: [{ kind: 'clean', path: join(out, 'addresses-clean.txt'), rows: 2 }],
       offline: true,
     });
     expect(result.stderr).toMatch(
@@ -125,8 +137,8 @@ describe('mailsieve clean', () => {
     const zipped = unzipSync(readFileSync(join(dir, 'batch-1-Validation.zip')));
     expect(Object.keys(zipped)).toEqual(['inside-1-Validation.csv']);
     expect(rowsOf(join(dir, 'batch-invalid.csv'))).toEqual([
-      `email,name,${APPENDED}`,
-      'bad,Bad,invalid,150,,,,',
+      `email,name,${APPENDED},Original Email`,
+      'bad,Bad,invalid,150,,,,,',
     ]);
   });
 
@@ -153,7 +165,11 @@ describe('mailsieve clean', () => {
       ],
       [
         ['clean', join(FIXTURES, 'broken', 'spreadsheet.xlsx')],
-        /^mailsieve: “.*spreadsheet\.xlsx” is a spreadsheet: save it as CSV/,
+        /^mailsieve: “spreadsheet\.xlsx” has no sheet\.$/,
+      ],
+      [
+        ['clean', join(FIXTURES, 'good', 'people.csv'), '--export', 'clean', '--export-format', 'pdf'],
+        /^mailsieve: --export-format takes csv, csv-excel, tsv, xlsx; got 'pdf'\.$/,
       ],
     ];
     for (const [args, message] of cases) {
@@ -165,7 +181,7 @@ describe('mailsieve clean', () => {
       expect(result.stderr).not.toMatch(/\n\s+at /);
     }
     expect(existsSync(join(FIXTURES, 'broken', 'ragged-rows-1-Validation.csv'))).toBe(false);
-  });
+  }, 90_000);
 
   it(
     'works against a service at a base URL, polling it no faster than every 5 seconds',

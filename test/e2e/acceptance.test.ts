@@ -121,11 +121,14 @@ describe('the desktop app in browser mode', () => {
           .map((row) => row.split(',')[0]),
       );
 
-      // Export: safe to send only has exactly the safe rows (valid and corrected).
+      // Export: safe to send only has the safe rows (valid and corrected), shaped for import: each row's
+      // address to mail (its Valid Email) in the email column, once per address (duplicates left out).
       const safe = await results.export('Safe to send only');
-      expect(safe.text.split(/\r?\n/).filter((line) => line !== '')).toEqual(
-        rowsWithStatus(reference.text, ['valid', 'corrected']),
-      );
+      const [safeHeader, ...safeRows] = safe.text.split(/\r?\n/).filter((line) => line !== '');
+      const [referenceHeader, ...referenceSafe] = rowsWithStatus(reference.text, ['valid', 'corrected']);
+      expect(safeHeader).toBe(`${referenceHeader},Original Email`);
+      const toMail = [...new Set(referenceSafe.map((row) => (row.split(',').at(-1) ?? '').toLowerCase()))];
+      expect(safeRows.map((row) => row.split(',')[0].toLowerCase())).toEqual(toMail);
       await context.close();
 
       // Restart the app: the job is in History; re-export works with the service stopped.

@@ -112,7 +112,7 @@ describe('the column mapper', () => {
     expect(clean.name).toMatch(/\.csv$/);
     const lines = clean.text.trim().split('\n');
     expect(lines[0]).toBe(
-      'email,first name,Validation Status,Validation Code,Domain Type,Role Account,Duplicate,Valid Email',
+      'email,first name,Validation Status,Validation Code,Domain Type,Role Account,Duplicate,Valid Email,Original Email',
     );
     expect(lines.slice(1).map((line) => line.split(',')[0])).toEqual(['jane.doe@example.com']);
     // A custom set of statuses.

@@ -126,7 +126,7 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
           'This job ran no validation, so its rows have no status: export all rows.',
         );
       const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
-      const written = await exportJobResults(job, results, input.kind, statuses, resultsDir);
+      const written = await exportJobResults(job, results, input.kind, statuses, resultsDir, input.choices);
       const { path, fileName } = written;
       const record = insertExport(db, {
         jobId: job.id,
@@ -139,7 +139,7 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
       });
       emit('jobs:changed', { jobIds: [job.id] });
       const { path: _path, ...info } = record;
-      return info;
+      return { ...info, ...(written.leftOut ? { leftOut: written.leftOut } : {}) };
     },
   };
 }

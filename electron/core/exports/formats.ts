@@ -1,8 +1,8 @@
 // Export files in the format asked for: CSV (UTF-8, comma, \n), Excel-friendly CSV (a byte-order mark and
-// CRLF, so Excel reads accents right), tab-separated text, or .xlsx (exceljs's streaming writer). Each file
-// is written under a temporary name in its folder and renamed when whole. The same rows and choices give the
-// same bytes, whichever front end asked (CLI or desktop).
-import { createWriteStream, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
+// CRLF, so Excel reads accents right), tab-separated text, or .xlsx (exceljs's streaming writer). The
+// exporter (jobs/exports.ts) hands each writer its temporary name and renames it when whole. The same rows
+// and choices give the same bytes, whichever front end asked (CLI or desktop).
+import { createWriteStream, rmSync, statSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { basename } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -10,7 +10,7 @@ import type { ExportFormat } from '../../../shared/exportChoices.js';
 
 export interface RowWriter {
   writeRow(fields: readonly string[]): Promise<void>;
-  /** Finishes the file and moves it to its name; answers its size. */
+  /** Finishes the file; answers its size. */
   close(): Promise<{ bytes: number }>;
   /** Removes what was written. */
   abort(): Promise<void>;
@@ -39,8 +39,7 @@ class TextRowWriter implements RowWriter {
   private pending: string;
   constructor(
     private readonly out: WriteStream,
-    private readonly temporary: string,
-    private readonly destination: string,
+    private readonly path: string,
     private readonly style: { delimiter: string; newline: string; bom: string },
   ) {
     this.pending = style.bom;
@@ -64,13 +63,12 @@ class TextRowWriter implements RowWriter {
     this.pending = '';
     this.out.end();
     await once(this.out, 'finish');
-    renameSync(this.temporary, this.destination);
-    return { bytes: statSync(this.destination).size };
+    return { bytes: statSync(this.path).size };
   }
 
   abort(): Promise<void> {
     this.out.destroy();
-    rmSync(this.temporary, { force: true });
+    rmSync(this.path, { force: true });
     return Promise.resolve();
   }
 }
@@ -82,12 +80,11 @@ class XlsxRowWriter implements RowWriter {
   private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
   private readonly sheet: ExcelJS.Worksheet;
   constructor(
-    private readonly temporary: string,
-    private readonly destination: string,
+    private readonly path: string,
     sheetName: string,
   ) {
     this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
-      filename: temporary,
+      filename: path,
       useSharedStrings: false,
       useStyles: false,
     });
@@ -107,12 +104,11 @@ class XlsxRowWriter implements RowWriter {
   async close(): Promise<{ bytes: number }> {
     this.sheet.commit();
     await this.workbook.commit();
-    renameSync(this.temporary, this.destination);
-    return { bytes: statSync(this.destination).size };
+    return { bytes: statSync(this.path).size };
   }
 
   abort(): Promise<void> {
-    rmSync(this.temporary, { force: true });
+    rmSync(this.path, { force: true });
     return Promise.resolve();
   }
 }
@@ -122,19 +118,9 @@ function sheetNameOf(name: string): string {
   return name.replace(/[[\]:*?/\\]/g, '_').slice(0, 31) || 'Sheet1';
 }
 
-/** Opens an export file for rows. `sheetName`: the .xlsx sheet's name (default: the file's stem). */
-export function openRowWriter(destination: string, format: ExportFormat, sheetName?: string): RowWriter {
-  const temporary = `${destination}.${process.pid}.tmp`;
+/** Opens a file at `path` for rows. `sheetName`: the .xlsx sheet's name (default: the file's stem). */
+export function openRowWriter(path: string, format: ExportFormat, sheetName?: string): RowWriter {
   if (format === 'xlsx')
-    return new XlsxRowWriter(
-      temporary,
-      destination,
-      sheetNameOf(sheetName ?? basename(destination).replace(/\.[^.]+$/, '')),
-    );
-  return new TextRowWriter(
-    createWriteStream(temporary, { mode: 0o600 }),
-    temporary,
-    destination,
-    TEXT_FORMATS[format],
-  );
+    return new XlsxRowWriter(path, sheetNameOf(sheetName ?? basename(path).replace(/\.[^.]+$/, '')));
+  return new TextRowWriter(createWriteStream(path, { mode: 0o600 }), path, TEXT_FORMATS[format]);
 }

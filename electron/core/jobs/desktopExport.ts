@@ -3,6 +3,12 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { listFileExtension } from '../../../shared/api/list.js';
+import {
+  EXPORT_FORMAT_EXTENSIONS,
+  defaultExportChoices,
+  type ExportChoices,
+  type LeftOut,
+} from '../../../shared/exportChoices.js';
 import type { ExportChoice } from '../../../shared/exports.js';
 import type { JobRecord } from '../history/db.js';
 import { exportFileName, exportResultsFile } from './exports.js';
@@ -13,6 +19,8 @@ export interface WrittenExport {
   readonly fileName: string;
   readonly rows: number;
   readonly bytes: number;
+  /** What the choices left out (exports for import). */
+  readonly leftOut?: LeftOut;
 }
 
 /** The text extension of a results file: its own, or for a zip the list's text (`.txt` or `.csv`). */
@@ -29,7 +37,13 @@ export async function exportJobResults(
   kind: ExportChoice,
   statuses: readonly string[],
   resultsDir: string,
+  /** Exports for import: the choices (absent: the kind's defaults). Needs the mapping's email column. */
+  choices?: ExportChoices,
 ): Promise<WrittenExport> {
+  const emailIndex = job.mapping.roles.indexOf('email');
+  // `all` is the results as they are unless choices are given; the other kinds are shaped for import.
+  const shaped =
+    emailIndex < 0 ? undefined : (choices ?? (kind === 'all' ? undefined : defaultExportChoices(kind)));
   const dir = join(resultsDir, String(job.id), 'exports');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   removeStaleTemporaries(dir);
@@ -37,11 +51,29 @@ export async function exportJobResults(
   const fileName = exportFileName(
     stem,
     kind === 'custom' ? statuses.join('+') : kind,
-    resultsTextExtension(results.name, job.uploadName),
+    shaped && shaped.format !== 'csv'
+      ? EXPORT_FORMAT_EXTENSIONS[shaped.format]
+      : resultsTextExtension(results.name, job.uploadName),
   );
   const path = join(dir, `${Date.now()}-${fileName}`);
   const summary = await exportResultsFile(results.path, results.name, job.mapping.delimiter, [
-    { name: 'export', path, spec: { kind, statuses, columnNames: job.originalHeader } },
+    {
+      name: 'export',
+      path,
+      spec: {
+        kind,
+        statuses,
+        columnNames: job.originalHeader,
+        ...(shaped && emailIndex >= 0 ? { choices: shaped, emailIndex } : {}),
+      },
+    },
   ]);
-  return { path, fileName, rows: summary.exported.export ?? 0, bytes: statSync(path).size };
+  const leftOut = summary.leftOut?.export;
+  return {
+    path,
+    fileName,
+    rows: summary.exported.export ?? 0,
+    bytes: statSync(path).size,
+    ...(leftOut ? { leftOut } : {}),
+  };
 }

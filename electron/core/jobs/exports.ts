@@ -10,6 +10,7 @@
 //
 // Every export is written under a temporary name (outputs.ts) and renamed when complete; `abort` removes them.
 import { renameSync, rmSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
@@ -24,6 +25,9 @@ import {
   type LineBreakMode,
 } from '../../../service/lists/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
+import { type ExportChoices, type ExportFormat, type LeftOut } from '../../../shared/exportChoices.js';
+import { openRowWriter, type RowWriter } from '../exports/formats.js';
+import { RowShaper, resultsLayout } from '../exports/shape.js';
 import { quoteField } from '../files/records.js';
 import { openListSource } from '../files/source.js';
 import { temporaryPathOf } from './outputs.js';
@@ -52,6 +56,13 @@ export type RowOutcome = boolean | readonly string[];
 export interface ExportRule {
   /** The rule reads the status: results without a `Validation Status` column are refused. */
   readonly needsStatus: boolean;
+  /**
+   * The file format (exports for import, ../exports/formats.ts): rows are then written as fields in that
+   * format rather than as the results' delimited text. Undefined: the results' own text.
+   */
+  readonly format?: ExportFormat;
+  /** What the rule left out, by reason (exports for import). */
+  leftOut?(): LeftOut;
   /** The header to write, given the results' columns; undefined writes the results' header as it was. */
   header?(columns: readonly string[]): readonly string[] | undefined;
   row(row: ResultRow): RowOutcome;
@@ -75,6 +86,13 @@ export interface ExportSpec {
   readonly statuses?: readonly string[];
   /** The user's own column names, in front of the results' (the file sent renamed some): the header. */
   readonly columnNames?: readonly string[] | null;
+  /**
+   * Exports for import (issue #12): the address to mail in the address column, duplicates, role and
+   * disposable rows left out as chosen, written in the chosen format. Needs `emailIndex`.
+   */
+  readonly choices?: ExportChoices;
+  /** The list's email column, 0-based (for `choices`). */
+  readonly emailIndex?: number;
 }
 
 /** An export to write: its name in the summary, its final path, and what it holds. */
@@ -89,10 +107,31 @@ export function ruleOf(spec: ExportSpec): ExportRule {
   const { kind } = spec;
   const statuses = spec.statuses ?? [];
   const names = spec.columnNames;
+  if (spec.choices) return shapedRule(spec, spec.choices);
   return {
     needsStatus: exportNeedsStatus(kind),
     ...(names ? { header: (columns) => columns.map((column, i) => names[i] ?? column) } : {}),
     row: kind === 'all' ? () => true : (row) => exportKeepsStatus(kind, row.status, statuses),
+  };
+}
+
+/** The rule of an export for import: rows kept by status, then shaped (../exports/shape.ts). */
+function shapedRule(spec: ExportSpec, choices: ExportChoices): ExportRule {
+  const statuses = spec.statuses ?? [];
+  let shaper: RowShaper | undefined;
+  return {
+    needsStatus: true,
+    format: choices.format,
+    header(columns) {
+      const own = spec.columnNames ? columns.map((column, i) => spec.columnNames![i] ?? column) : columns;
+      shaper = new RowShaper(own, resultsLayout(columns, spec.emailIndex ?? -1), choices);
+      return shaper.header;
+    },
+    row(row) {
+      if (!exportKeepsStatus(spec.kind, row.status, statuses)) return false;
+      return shaper!.shape(row.fields()) ?? false;
+    },
+    leftOut: () => shaper?.leftOut ?? { duplicates: 0, role: 0, disposable: 0 },
   };
 }
 
@@ -109,6 +148,8 @@ export interface ResultsSummary {
   readonly duplicates: number;
   /** Rows written to each export, by target name. */
   readonly exported: Readonly<Record<string, number>>;
+  /** What each export for import left out, by target name. */
+  readonly leftOut?: Readonly<Record<string, LeftOut>>;
 }
 
 const OUT_BYTES = 2 * 1024 * 1024;
@@ -262,6 +303,8 @@ interface ExportState {
   readonly target: ExportTarget;
   readonly temporary: string;
   readonly file: BufferedFile;
+  /** For a rule with a format: the rows go here as fields (`file` stays empty and is removed). */
+  readonly writer?: RowWriter;
   rows: number;
   /** A run of consecutive rows to copy in one go: `[runStart, runEnd)` of the window (-1: none). */
   runStart: number;
@@ -302,10 +345,14 @@ export class ResultsExporter {
     try {
       for (const target of targets) {
         const temporary = temporaryPathOf(target.path);
+        const format = target.rule.format;
         exporter.files.push({
           target,
           temporary,
-          file: await BufferedFile.create(temporary),
+          ...(format
+            ? { writer: openRowWriter(temporary, format, basename(target.path).replace(/\.[^.]+$/, '')) }
+            : {}),
+          file: await BufferedFile.create(format ? `${temporary}.unused` : temporary),
           rows: 0,
           runStart: -1,
           runEnd: -1,
@@ -335,24 +382,40 @@ export class ResultsExporter {
     try {
       await this.drain(true);
       if (!this.isHeaderDone) throw new ResultsFormatError('The results file is empty.');
-      for (const { file } of this.files) await file.close();
+      for (const { file, writer, temporary } of this.files) {
+        await file.close();
+        if (writer) {
+          rmSync(`${temporary}.unused`, { force: true });
+          await writer.close();
+        }
+      }
     } catch (error) {
       await this.abort();
       throw error;
     }
     const exported: Record<string, number> = {};
+    const leftOut: Record<string, LeftOut> = {};
     for (const { target, temporary, rows } of this.files) {
       renameSync(temporary, target.path);
       exported[target.name] = rows;
+      const left = target.rule.leftOut?.();
+      if (left) leftOut[target.name] = left;
     }
-    return { rows: this.rows, duplicates: this.duplicates, exported };
+    return {
+      rows: this.rows,
+      duplicates: this.duplicates,
+      exported,
+      ...(Object.keys(leftOut).length > 0 ? { leftOut } : {}),
+    };
   }
 
   /** Abandons the exports: their temporary files are removed, final names untouched. */
   async abort(): Promise<void> {
-    for (const { file, temporary } of this.files) {
+    for (const { file, temporary, writer } of this.files) {
       await file.close().catch(() => undefined);
+      await writer?.abort();
       rmSync(temporary, { force: true });
+      rmSync(`${temporary}.unused`, { force: true });
     }
   }
 
@@ -492,6 +555,10 @@ export class ResultsExporter {
       const outcome = state.target.rule.row(view);
       if (outcome === false) continue;
       state.rows++;
+      if (state.writer) {
+        await state.writer.writeRow(outcome === true ? view.fields() : outcome);
+        continue;
+      }
       if (outcome === true && next > contentEnd) {
         if (state.runEnd === start) {
           state.runEnd = next;
@@ -543,6 +610,10 @@ export class ResultsExporter {
     this.view = new RowView(new RowScanner(Buffer.from(this.delimiter, 'utf8'), mode), columns);
     for (const state of this.files) {
       const header = state.target.rule.header?.(names);
+      if (state.writer) {
+        await state.writer.writeRow(header ?? names);
+        continue;
+      }
       if (header) {
         if (this.bom > 0) await state.file.write(buf.subarray(0, this.bom));
         await state.file.write(this.encode(header));

@@ -16,6 +16,12 @@ import {
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../../shared/api/limits.js';
 import type { ExportKind } from '../../../shared/exports.js';
 import {
+  EXPORT_FORMAT_EXTENSIONS,
+  defaultExportChoices,
+  type ExportChoices,
+  type ExportFormat,
+} from '../../../shared/exportChoices.js';
+import {
   JobFailure,
   downloadResults,
   followList,
@@ -57,6 +63,8 @@ export interface ListJobOptions {
   /** Folder for the results, the exports and the state file. */
   readonly outDir: string;
   readonly exports: readonly ExportKind[];
+  /** Exports for import (issue #12): how the exports are shaped and written; absent, copied as they are. */
+  readonly exportShape?: ExportShape;
   /** Where the list lives (a provider's base URL, the embedded service's data folder): part of the state. */
   readonly service: string;
   /**
@@ -82,6 +90,8 @@ export interface PurchaseJobOptions {
   /** Folder for the results and the exports (named after the list's name). */
   readonly outDir: string;
   readonly exports: readonly ExportKind[];
+  /** Exports for import (issue #12): how the exports are shaped and written; absent, copied as they are. */
+  readonly exportShape?: ExportShape;
   /** The list's delimiter when known; else read from the results' header (or, failing that, the name). */
   readonly delimiter?: string;
   readonly pollIntervalMs?: number;
@@ -90,19 +100,55 @@ export interface PurchaseJobOptions {
   readonly onEvent?: (event: JobEvent) => void;
 }
 
-/** The exports of `file`: `<out>/<name>-<kind><ext of the list's text>`. */
+/**
+ * How `clean --export` shapes its exports: the choices beside each kind's defaults (Remove duplicates is on
+ * for clean and safe unless `dedupe` says otherwise), the format, and the list's email column (0-based).
+ */
+export interface ExportShape {
+  /** `all` is the results as they are unless export choices were given. */
+  readonly isAllShaped: boolean;
+  readonly dedupe?: boolean;
+  readonly dropRole: boolean;
+  readonly dropDisposable: boolean;
+  readonly format: ExportFormat;
+  readonly emailIndex: number;
+}
+
+/** The choices of one export kind under `shape`. */
+export function choicesFor(kind: ExportKind, shape: ExportShape): ExportChoices {
+  return {
+    ...defaultExportChoices(kind),
+    ...(shape.dedupe !== undefined ? { dedupe: shape.dedupe } : {}),
+    dropRole: shape.dropRole,
+    dropDisposable: shape.dropDisposable,
+    format: shape.format,
+  };
+}
+
+/** The exports of `file`: `<out>/<name>-<kind><ext of the list's text, or of the export format>`. */
 function exportsOf(
   outDir: string,
   file: string,
   kinds: readonly ExportKind[],
+  shape: ExportShape | undefined,
 ): (textExtension: string) => ExportRequest[] {
   const name = outputNameFor(basename(file));
   const stem = basename(name, extname(name));
   return (textExtension) =>
     kinds.map((kind) => ({
       name: kind,
-      spec: { kind },
-      path: join(outDir, exportFileName(stem, kind, textExtension)),
+      spec:
+        shape && (kind !== 'all' || shape.isAllShaped)
+          ? { kind, choices: choicesFor(kind, shape), emailIndex: shape.emailIndex }
+          : { kind },
+      path: join(
+        outDir,
+        exportFileName(
+          stem,
+          kind,
+          shape && shape.format !== 'csv' ? EXPORT_FORMAT_EXTENSIONS[shape.format] : textExtension,
+        ),
+      ),
     }));
 }
 
@@ -135,7 +181,7 @@ export async function runListJob(options: ListJobOptions): Promise<JobResult> {
     upload: { file: options.file, params },
     delimiter: options.delimiter,
     outDir: options.outDir,
-    exports: exportsOf(options.outDir, options.file, options.exports),
+    exports: exportsOf(options.outDir, options.file, options.exports, options.exportShape),
     reportOnly: options.reportOnly ?? false,
     pollIntervalMs: options.pollIntervalMs ?? LIST_POLL_MIN_INTERVAL_MS,
     ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),
@@ -210,7 +256,7 @@ export async function purchaseListJob(options: PurchaseJobOptions): Promise<JobR
     client,
     delimiter: options.delimiter,
     outDir: options.outDir,
-    exports: exportsOf(options.outDir, list.name, options.exports),
+    exports: exportsOf(options.outDir, list.name, options.exports, options.exportShape),
     reportOnly: false,
     pollIntervalMs: options.pollIntervalMs ?? LIST_POLL_MIN_INTERVAL_MS,
     ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),

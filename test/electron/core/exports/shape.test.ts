@@ -7,9 +7,10 @@ import ExcelJS from 'exceljs';
 import { unzipSync } from 'fflate';
 import Papa from 'papaparse';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exportKeepsStatus } from '../../../../shared/exports.js';
 import { defaultExportChoices, type ExportChoices } from '../../../../shared/exportChoices.js';
-import { resultRows, writeShapedExports, writeStatusZip } from '../../../../electron/core/exports/write.js';
+import type { ExportChoice } from '../../../../shared/exports.js';
+import { writeStatusZip } from '../../../../electron/core/exports/statusZip.js';
+import { exportResultsFile, type ExportRequest } from '../../../../electron/core/jobs/exports.js';
 import { tempDir } from '../../../helpers/service.js';
 
 // A results file as the service writes it: the input's columns, then the six appended columns.
@@ -37,16 +38,22 @@ describe('exports for import', () => {
   });
   afterEach(() => dir.remove());
 
+  /** An export for import through the one exporter. */
+  const request = (
+    kind: ExportChoice,
+    path: string,
+    choices: Partial<ExportChoices> = {},
+    emailIndex = 1,
+  ): ExportRequest => ({
+    name: path,
+    path,
+    spec: { kind, choices: { ...defaultExportChoices(kind), ...choices }, emailIndex },
+  });
   const run = async (kind: 'clean' | 'safe' | 'all', choices: Partial<ExportChoices> = {}) => {
     const path = join(dir.path, `${kind}.csv`);
-    const [result] = await writeShapedExports(resultRows(results, ';'), 1, [
-      {
-        path,
-        choices: { ...defaultExportChoices(kind), ...choices },
-        select: (status) => exportKeepsStatus(kind, status),
-      },
-    ]);
+    const summary = await exportResultsFile(results, 'results.csv', ';', [request(kind, path, choices)]);
     const parsed = Papa.parse<string[]>(readFileSync(path, 'utf8'), { skipEmptyLines: true });
+    const result = { rows: summary.exported[path], leftOut: summary.leftOut?.[path] };
     return { result, header: parsed.data[0], rows: parsed.data.slice(1) };
   };
 
@@ -87,10 +94,10 @@ describe('exports for import', () => {
     expect(kept.rows).toHaveLength(7);
     const noRole = await run('clean', { dropRole: true });
     expect(noRole.rows.map((row) => row[1])).not.toContain('info@example.com');
-    expect(noRole.result.leftOut.role).toBe(1);
+    expect(noRole.result.leftOut?.role).toBe(1);
     const noDisposable = await run('clean', { dropDisposable: true });
     expect(noDisposable.rows.map((row) => row[1])).not.toContain('y@guerrillamail.com');
-    expect(noDisposable.result.leftOut.disposable).toBe(1);
+    expect(noDisposable.result.leftOut?.disposable).toBe(1);
     // Safe: valid and corrected, deduplicated by default (the corrected Ann comes first).
     const safe = await run('safe');
     expect(safe.rows.map((row) => row[1])).toEqual(['ann@hotmail.com']);
@@ -106,18 +113,16 @@ describe('exports for import', () => {
       `Email,Validation Status,Validation Code,Domain Type,Role Account,Duplicate,Valid Email\n${nfc},unknown,10,,,true,\n${nfd.toUpperCase()},unknown,10,,,true,\n`,
     );
     const path = join(dir.path, 'nfc.csv');
-    const [result] = await writeShapedExports(resultRows(results, ','), 0, [
-      { path, choices: defaultExportChoices('clean'), select: () => true },
-    ]);
-    expect(result.rows).toBe(1);
+    const summary = await exportResultsFile(results, 'results.csv', ',', [request('clean', path, {}, 0)]);
+    expect(summary.exported[path]).toBe(1);
   });
 
   it('writes Excel-friendly CSV with a BOM and CRLF, and TSV with tabs', async () => {
     const excel = join(dir.path, 'excel.csv');
     const tsv = join(dir.path, 'list.tsv');
-    await writeShapedExports(resultRows(results, ';'), 1, [
-      { path: excel, choices: { ...defaultExportChoices('clean'), format: 'csv-excel' }, select: () => true },
-      { path: tsv, choices: { ...defaultExportChoices('clean'), format: 'tsv' }, select: () => true },
+    await exportResultsFile(results, 'results.csv', ';', [
+      request('clean', excel, { format: 'csv-excel' }),
+      request('clean', tsv, { format: 'tsv' }),
     ]);
     const bytes = readFileSync(excel);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
@@ -132,9 +137,9 @@ describe('exports for import', () => {
   it('writes .xlsx that reads back as the same rows', async () => {
     const csv = join(dir.path, 'same.csv');
     const xlsx = join(dir.path, 'same.xlsx');
-    await writeShapedExports(resultRows(results, ';'), 1, [
-      { path: csv, choices: defaultExportChoices('clean'), select: () => true },
-      { path: xlsx, choices: { ...defaultExportChoices('clean'), format: 'xlsx' }, select: () => true },
+    await exportResultsFile(results, 'results.csv', ';', [
+      request('clean', csv),
+      request('clean', xlsx, { format: 'xlsx' }),
     ]);
     // Cells keep their line breaks as \n (Excel's way).
     const expected = Papa.parse<string[]>(readFileSync(csv, 'utf8'), { skipEmptyLines: true }).data.map(
@@ -163,7 +168,10 @@ describe('exports for import', () => {
 
   it('zips one file per status', async () => {
     const path = join(dir.path, 'statuses.zip');
-    const zip = await writeStatusZip(resultRows(results, ';'), 1, path, defaultExportChoices('all'), 'list');
+    const zip = await writeStatusZip(
+      { path: results, name: 'results.csv', delimiter: ';' },
+      { destination: path, choices: defaultExportChoices('all'), emailIndex: 1, stem: 'list' },
+    );
     const entries = unzipSync(readFileSync(path));
     expect(Object.keys(entries).sort()).toEqual([
       'list-corrected.csv',
