@@ -55,6 +55,15 @@ import {
   type JobRecord,
 } from './history/db.js';
 import { JobManager, PurchaseFailure } from './jobManager.js';
+import { ACTIVE_JOB_STATUSES } from '../../shared/desktop/constants.js';
+import {
+  createChecksSetting,
+  ChecksSettingProblem,
+  PROXY_PASSWORD_SECRET,
+  type ChecksPlan,
+} from './checks.js';
+import { jobChecksOf, setJobChecks } from './history/checks.js';
+import { jobsWithStatus } from './history/db.js';
 import { previewRows, writeExport } from './results.js';
 import { maskSecret, type SecretStore } from './secrets.js';
 
@@ -142,24 +151,38 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   let embedded: Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> | undefined;
   let embeddedStarting: Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> | undefined;
   let embeddedState: ConnectionInfo['embedded'] = { state: 'stopped' };
+  /** The checks setting (issue #11); what the running service checks, and a restart waiting for local jobs. */
+  const checks = createChecksSetting({ db, secrets: options.secrets });
+  let runningChecks: Pick<ChecksPlan, 'level' | 'reason'> | undefined;
+  let isRestartPending = false;
+  let embeddedClosing: Promise<unknown> | undefined;
   // Loaded when first needed: the service's modules take a good part of a second to load, and the window
   // should be usable before that.
   const startEmbedded =
     options.startEmbedded ??
-    (async () =>
-      (await import('./embedded.js')).startEmbeddedService(
-        serviceDataDir(home),
-        options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
-      ));
+    (async () => {
+      // The chosen checks level; Automatic asks the network first (a few seconds at most).
+      const plan = await checks.plan();
+      const service = await (
+        await import('./embedded.js')
+      ).startEmbeddedService(serviceDataDir(home), {
+        online: plan.online,
+        ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+      });
+      runningChecks = { level: plan.level, reason: plan.reason };
+      return service;
+    });
   /** The pre-check and upload preparation load the verification engine: also on first use. */
   const preparation = () => import('./files/prepare.js');
 
   function ensureEmbedded(): Promise<Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'>> {
+    if (isRestartPending && !hasLocalJobsRunning()) void restartEmbedded();
     if (embedded) return Promise.resolve(embedded);
     if (!embeddedStarting) {
       embeddedState = { state: 'starting' };
       emit('connection:changed', connectionInfo());
-      embeddedStarting = startEmbedded().then(
+      const closing = embeddedClosing ?? Promise.resolve();
+      embeddedStarting = closing.then(startEmbedded).then(
         (service) => {
           embedded = service;
           embeddedState = { state: 'running' };
@@ -178,6 +201,41 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       );
     }
     return embeddedStarting;
+  }
+
+  function hasLocalJobsRunning(): boolean {
+    return jobsWithStatus(db, ACTIVE_JOB_STATUSES).some(
+      (job) => job.connectionKind === 'embedded' && jobs.isRunning(job.id),
+    );
+  }
+
+  /** Stops the embedded service so that the next use starts it with the current checks setting. */
+  function restartEmbedded(): void {
+    isRestartPending = false;
+    const starting = embeddedStarting;
+    embedded = undefined;
+    embeddedStarting = undefined;
+    runningChecks = undefined;
+    if (!starting) return;
+    embeddedState = { state: 'stopped' };
+    embeddedClosing = starting
+      .then((service) => service.close())
+      .catch(() => undefined)
+      .finally(() => (embeddedClosing = undefined));
+    emit('connection:changed', connectionInfo());
+  }
+
+  /** What a job runs with on the current connection. */
+  async function currentJobChecks(kind: 'embedded' | 'provider') {
+    if (kind === 'provider')
+      return { level: 'provider' as const, reason: 'The provider’s service checks as your key allows.' };
+    await ensureEmbedded();
+    return (
+      runningChecks ?? {
+        level: 'offline' as const,
+        reason: 'Offline: syntax, typos, role accounts and domain types.',
+      }
+    );
   }
 
   function storedConnection(): StoredConnection {
@@ -374,7 +432,17 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       resultsName: job.resultsName,
       exports: jobExports(db, job.id).map(({ path: _path, ...info }) => info),
       progress: jobs.progress(job.id) ?? null,
-      checks: job.connectionKind === 'embedded' ? 'offline' : 'provider',
+      ...jobChecksDetail(job),
+    };
+  }
+
+  /** The level a job ran with: recorded since issue #11; older local jobs ran offline. */
+  function jobChecksDetail(job: JobRecord): Pick<JobDetail, 'checks' | 'checksRun'> {
+    const recorded = jobChecksOf(db, job.id);
+    const level = recorded?.level ?? (job.connectionKind === 'embedded' ? 'offline' : 'provider');
+    return {
+      checks: level === 'offline' ? 'offline' : level === 'provider' ? 'provider' : 'online',
+      checksRun: recorded,
     };
   }
 
@@ -438,6 +506,23 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       );
       return allowedServices();
     },
+    'checks:get': () => checks.info(runningChecks ?? null, isRestartPending),
+    'checks:set': (input) => {
+      try {
+        checks.save(input);
+      } catch (error) {
+        if (error instanceof ChecksSettingProblem) throw new ReplyFailure(error.code, error.message);
+        throw error;
+      }
+      // The service takes the new level when it starts again: now, or once the local jobs running finish.
+      if (hasLocalJobsRunning()) isRestartPending = true;
+      else restartEmbedded();
+      return checks.info(runningChecks ?? null, isRestartPending);
+    },
+    'checks:preflight': async () => {
+      await checks.preflight();
+      return checks.info(runningChecks ?? null, isRestartPending);
+    },
     'files:add-path': (input) => core.addPath(input.path),
     'files:list-recent': () => recentFiles(db),
     'files:inspect': async (input) => {
@@ -500,6 +585,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         services: input.options.services,
       });
       const sha256 = await sha256File(file.path);
+      const ranWith = await currentJobChecks(stored.kind);
       const jobIds: number[] = [];
       for (const [index, part] of parts.entries()) {
         const id = insertJob(db, {
@@ -538,6 +624,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           db.prepare('UPDATE jobs SET file_path = ? WHERE id = ?').run(target, id);
         }
         setJobFileFacts(db, id, { sha256, rows: part.rows });
+        setJobChecks(db, id, ranWith);
         jobIds.push(id);
       }
       rmSync(prepareDir, { recursive: true, force: true });
@@ -623,9 +710,14 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     },
     'verify:address': async (input) => {
       const { client, kind } = await currentClient();
-      const result = await client.verify(input.email, { timeout: 10 });
+      // Our own service explains its answer (DNS answers, the SMTP conversation); a provider's is not asked.
+      const result =
+        kind === 'embedded'
+          ? await client.verifyExplained(input.email, { timeout: 10 })
+          : await client.verify(input.email, { timeout: 10 });
       if (!result.ok)
         throw new ReplyFailure('connection-failed', `The service did not answer: ${result.error.message}`);
+      const jobChecks = await currentJobChecks(kind);
       const answer = verificationOf(result.value);
       return {
         mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
@@ -640,7 +732,14 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
             ? answer.engagement_score
             : null,
         connection: kind,
-        checks: kind === 'embedded' ? ('offline' as const) : ('provider' as const),
+        checks:
+          jobChecks.level === 'offline'
+            ? ('offline' as const)
+            : kind === 'embedded'
+              ? ('online' as const)
+              : ('provider' as const),
+        checksRun: jobChecks,
+        explain: (result.value as { explain?: string[] }).explain ?? [],
       };
     },
     'people:lookup': lookUpPerson,
@@ -687,6 +786,10 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     const key = options.secrets.availability.isAvailable ? options.secrets.get(PROVIDER_KEY) : undefined;
     let out = key ? redact(message, key) : message;
     if (embedded) out = redact(out, embedded.apiKey);
+    const proxyPassword = options.secrets.availability.isAvailable
+      ? options.secrets.get(PROXY_PASSWORD_SECRET)
+      : undefined;
+    if (proxyPassword) out = redact(out, proxyPassword);
     return out;
   }
 

@@ -20,6 +20,7 @@ import {
   WARNING_CODES,
 } from './constants.js';
 import { servicesLackingInputs } from './listServices.js';
+import { checksInfoSchema, checksInputSchema, jobChecksSchema } from './checks.js';
 
 export * from './constants.js';
 
@@ -315,6 +316,8 @@ export const jobSummarySchema = z.object({
   safe: z.number().nullable(),
   invalid: z.number().nullable(),
   connection: z.string(),
+  /** The checks level the job ran with (null: not recorded, a job from before). */
+  checks: jobChecksSchema.shape.level.nullable().default(null),
 });
 export type JobSummary = z.infer<typeof jobSummarySchema>;
 
@@ -387,6 +390,8 @@ export const jobDetailSchema = z.object({
   progress: jobProgressSchema.nullable(),
   /** Statuses the key's mode reports for good addresses on the connection used (offline: unknown). */
   checks: z.enum(['offline', 'online', 'provider']),
+  /** The checks level the job ran with and why (null: a job from before levels were recorded). */
+  checksRun: jobChecksSchema.nullable(),
 });
 export type JobDetail = z.infer<typeof jobDetailSchema>;
 
@@ -440,6 +445,10 @@ export const verifyAnswerSchema = z.object({
   connection: z.enum(['embedded', 'provider']),
   /** What the service could check: offline checks confirm syntax only. */
   checks: z.enum(['offline', 'online', 'provider']),
+  /** The checks level of the local service and why (the provider's: `provider`). */
+  checksRun: jobChecksSchema,
+  /** What was asked and answered (DNS answers, the SMTP conversation); the local service's answers only. */
+  explain: z.array(z.string()),
 });
 export type VerifyAnswer = z.infer<typeof verifyAnswerSchema>;
 
@@ -527,6 +536,10 @@ export const CHANNELS = {
     input: z.object({ services: z.array(listServiceSchema).min(1, 'Choose at least one service') }),
     output: allowedServicesSchema,
   },
+  'checks:get': { input: none, output: checksInfoSchema },
+  // Checked again in the core (ChecksSetting.save): the password must not reach an error message.
+  'checks:set': { input: checksInputSchema, output: checksInfoSchema },
+  'checks:preflight': { input: none, output: checksInfoSchema },
   'files:add-path': { input: z.object({ path: z.string().min(1) }), output: stagedFileSchema },
   'files:list-recent': { input: none, output: z.array(recentFileSchema) },
   'files:inspect': { input: inspectInputSchema, output: inspectionSchema },
