@@ -61,7 +61,7 @@ import {
   ChecksSettingProblem,
   PROXY_PASSWORD_SECRET,
   type ChecksPlan,
-} from './checks.js';
+} from './checksSetting.js';
 import { jobChecksOf, setJobChecks } from './history/checks.js';
 import { jobsWithStatus } from './history/db.js';
 import { previewRows, writeExport } from './results.js';
