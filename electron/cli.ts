@@ -10,6 +10,8 @@ import { doctor } from './cli/doctor.js';
 import { clean, collect } from './cli/clean.js';
 import { purchase } from './cli/purchase.js';
 import { addCheckOptions, addNetworkOptions } from './cli/onlineOptions.js';
+import { addListCheckOptions } from './cli/checksOptions.js';
+import { recheck } from './cli/recheck.js';
 import { registerDataCommands } from './cli/data.js';
 
 const dataDirOption = () =>
@@ -110,7 +112,7 @@ export function buildProgram(): Command {
       .option('--json', 'print the result as one JSON object'),
   ).action(doctor);
 
-  program
+  const cleanCommand = program
     .command('clean')
     .description(
       'Clean a list file (E7–E10): results and exports written beside it, on the embedded service unless --base-url is given.',
@@ -139,8 +141,23 @@ export function buildProgram(): Command {
     .option('--base-url <url>', 'a provider’s service instead of the embedded one')
     .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
     .option('--json', 'print the outcome as one JSON object')
-    .addOption(dataDirOption())
-    .action(clean);
+    .option('--explain', 'write what was checked and answered for each row beside the results (.explain.csv)')
+    .addOption(dataDirOption());
+  addListCheckOptions(cleanCommand).action(clean);
+
+  addListCheckOptions(
+    program
+      .command('recheck')
+      .description(
+        'Re-check the unknown rows of a results file (or of a list, by id) at the current checks level; writes a new version beside it.',
+      )
+      .argument('<results>', 'a results file (.csv or .txt), or the id of a list on the service')
+      .option('--out <path>', 'the new version (default: <results>-recheck.<ext>; for a list id, a folder)')
+      .option('--base-url <url>', 'a provider’s service instead of the embedded one')
+      .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
+      .option('--json', 'print the outcome as one JSON object')
+      .addOption(dataDirOption()),
+  ).action(recheck);
 
   program
     .command('purchase')

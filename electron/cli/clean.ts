@@ -34,9 +34,18 @@ import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js'
 import { EXPORT_KINDS, isExportKind, type ExportKind, type ResultsSummary } from '../core/jobs/exports.js';
 import { runListJob, type JobEvent } from '../core/jobs/runner.js';
 import { clientFor } from './connect.js';
+import {
+  downloadExplanations,
+  embeddedChecksOptions,
+  hasListCheckOptions,
+  onlineNotes,
+  type ChecksCliOptions,
+} from './checksOptions.js';
 import { CliError, intOption } from './errors.js';
 
-export interface CleanOptions {
+export interface CleanOptions extends ChecksCliOptions {
+  /** Write what was checked and answered for each row beside the results (`<results>.explain.csv`). */
+  explain?: boolean;
   emailColumn?: string;
   header?: boolean;
   delimiter?: string;
@@ -367,7 +376,7 @@ export function formatServiceReports(list: ListResource): string[] {
 export function formatBreakdown(
   list: ListResource,
   summary: ResultsSummary | undefined,
-  options: { isOffline: boolean; note?: string },
+  options: { isOffline: boolean; note?: string; checks?: string },
 ): string {
   const lines: string[] = [];
   lines.push(
@@ -397,6 +406,7 @@ export function formatBreakdown(
       lines.push(
         `  duplicates:    ${n(summary.duplicates)} rows hold an address that appears more than once`,
       );
+    if (options.checks) lines.push(`  checks:        ${options.checks}`);
     if (options.isOffline)
       lines.push('  checked offline: syntax only — good addresses read unknown (code 10)');
   }
@@ -496,11 +506,24 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     ...(isReportOnly ? { report: true } : {}),
   };
 
+  if (options.baseUrl && (hasListCheckOptions(options) || (options.checks ?? 'auto') !== 'auto'))
+    throw new CliError(
+      '--checks and the options of online checks set up the embedded service; with --base-url the key decides.',
+    );
+  const checksOptions = options.baseUrl ? undefined : embeddedChecksOptions(options);
   let embedded: EmbeddedService | undefined;
   try {
-    if (!options.baseUrl) embedded = await startEmbeddedService(options.dataDir);
+    if (checksOptions) {
+      embedded = await startEmbeddedService(options.dataDir, checksOptions);
+      info(`Checks: ${embedded.checks.reason}`);
+    }
     const client = clientFor(embedded, options.baseUrl, apiKey);
     const progress = new Progress(process.stderr, false);
+    const notes = onlineNotes((line) => {
+      progress.end();
+      process.stderr.write(`${line}\n`);
+    });
+    const showJob = showProgress(progress);
     const result = await runListJob({
       client,
       file: path,
@@ -510,12 +533,37 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       exports: exportKinds,
       reportOnly: isReportOnly,
       pollIntervalMs: pollIntervalFor(client.baseUrl, embedded),
-      onEvent: showProgress(progress),
+      onEvent: (event) => {
+        showJob(event);
+        if (event.phase === 'processing') notes(event.list);
+      },
     });
     progress.end();
     if (!result.ok) throw new CliError(result.error.message);
     const outcome = result.value;
-    const isOffline = embedded !== undefined;
+    const isOffline = embedded !== undefined && embedded.checks.level === 'offline';
+    const checksJson = embedded
+      ? {
+          level: embedded.checks.level,
+          choice: embedded.checks.choice,
+          reason: embedded.checks.reason,
+          ...(embedded.checks.decidedInMs !== undefined
+            ? { decided_in_ms: embedded.checks.decidedInMs }
+            : {}),
+        }
+      : undefined;
+    const explainPath =
+      options.explain && outcome.stage !== 'awaiting-purchase'
+        ? outcome.resultsPath.replace(/(\.[^./\\]+)?$/, '.explain.csv')
+        : undefined;
+    const hasExplain = explainPath
+      ? await downloadExplanations(
+          client.baseUrl,
+          embedded ? embedded.apiKey : apiKey!,
+          outcome.list.list_id,
+          explainPath,
+        )
+      : false;
     const detectedJson = {
       delimiter: layout.delimiter,
       header: layout.header,
@@ -560,12 +608,26 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           exports: outcome.exports,
           ...(outcome.exportsSkipped ? { exports_skipped: outcome.exportsSkipped } : {}),
           offline: isOffline,
+          checks: checksJson ?? { level: outcome.list.checks ?? null },
+          ...(outcome.list.online ? { online: outcome.list.online } : {}),
+          ...(explainPath ? { explain: hasExplain ? explainPath : null } : {}),
         })}\n`,
       );
       return;
     }
-    info(formatBreakdown(outcome.list, outcome.summary, { isOffline }));
+    info(
+      formatBreakdown(outcome.list, outcome.summary, {
+        isOffline,
+        ...(embedded ? { checks: embedded.checks.reason } : {}),
+      }),
+    );
     info(`Results: ${outcome.resultsPath}`);
+    if (explainPath)
+      info(
+        hasExplain
+          ? `Why, per row: ${explainPath}`
+          : 'Why, per row: none written — the list ran offline, so each row’s Status Code says why.',
+      );
     for (const exported of outcome.exports)
       info(`Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows)`);
     if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);

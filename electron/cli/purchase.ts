@@ -63,7 +63,9 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
 
   let embedded: EmbeddedService | undefined;
   try {
-    if (!options.baseUrl) embedded = await startEmbeddedService(options.dataDir);
+    // The list runs again at the checks level it ran with (the service keeps it): the ceiling allows any.
+    if (!options.baseUrl)
+      embedded = await startEmbeddedService(options.dataDir, { online: { checks: 'smtp' } });
     const client = clientFor(embedded, options.baseUrl, apiKey);
     const progress = new Progress(process.stderr, false);
     const show = showProgress(progress);
@@ -85,7 +87,7 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
     const outcome = result.value;
     if (outcome.stage !== 'results')
       throw new CliError(`List ${listId} is still awaiting purchase: its status is ${outcome.list.status}.`);
-    const isOffline = embedded !== undefined;
+    const isOffline = embedded !== undefined && (outcome.list.checks ?? 'offline') === 'offline';
     if (options.json) {
       process.stdout.write(
         `${JSON.stringify({

@@ -5,6 +5,14 @@ import { openServiceDb, type ServiceDb } from '../../service/store/db.js';
 import { createKey, findActiveKey, setKeyChecks } from '../../service/store/keys.js';
 import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
+import type { ListServiceOptions } from '../../service/lists/processor.js';
+import {
+  decideChecks,
+  effectiveNetwork,
+  type ChecksChoice,
+  type ChecksDecision,
+  type NetworkSettings,
+} from './checks.js';
 
 /** The embedded key lives beside the service data it opens, in a file only the user can read. */
 export const EMBEDDED_KEY_FILE = 'embedded.key';
@@ -13,7 +21,24 @@ export interface EmbeddedService {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly service: RunningService;
+  /** The checks level this service runs lists and E1 with, and why. */
+  readonly checks: ChecksDecision;
   close(): Promise<void>;
+}
+
+export interface EmbeddedServiceOptions {
+  /**
+   * The checks setting (Automatic, Offline only, Domains, Mailboxes). Without it the service runs offline
+   * unless `online.checks` says otherwise (as `verify --checks` does).
+   */
+  readonly checks?: ChecksChoice;
+  /** Resolver, SMTP port, HELO name, MAIL FROM and SOCKS5 proxy (over MAILSIEVE_DNS_SERVERS / _SMTP_PORT). */
+  readonly network?: NetworkSettings;
+  /** Verifier settings as `serve` takes them (the level is `checks` when that is given). */
+  readonly online?: OnlineServiceOptions;
+  /** Retries of temporary failures: first delay and the longest a list waits (ms; 0: no retries). */
+  readonly retry?: { readonly delayMs?: number; readonly maxWaitMs?: number };
+  readonly nativeBinding?: string;
 }
 
 /**
@@ -47,28 +72,44 @@ export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
 }
 
 /**
- * Starts the embedded Email Data Service on an ephemeral loopback port with its provisioned key. Online
- * checks are off unless `options.online.checks` turns them on (the app works offline by default).
+ * Starts the embedded Email Data Service on an ephemeral loopback port with its provisioned key. With
+ * `checks`, the level is decided first (Automatic runs the preflight: at most a few seconds); without it,
+ * online checks are off unless `options.online.checks` turns them on. MAILSIEVE_DNS_SERVERS and
+ * MAILSIEVE_SMTP_PORT override the resolver and port 25 under what `network` and `online` give.
  */
 export async function startEmbeddedService(
   dataDir: string,
-  options: { readonly online?: OnlineServiceOptions; readonly nativeBinding?: string } = {},
+  options: EmbeddedServiceOptions = {},
 ): Promise<EmbeddedService> {
+  const network = effectiveNetwork({ ...options.network });
+  const { checks: onlineChecks, ...onlineRest } = options.online ?? {};
+  const checks: ChecksDecision = options.checks
+    ? await decideChecks(options.checks, { ...network, ...onlineRest })
+    : {
+        choice: onlineChecks ?? 'offline',
+        level: onlineChecks ?? 'offline',
+        reason: onlineChecks ? `${onlineChecks}: chosen` : 'offline: the default of this command',
+      };
   const db = openServiceDb(dataDir, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
   try {
     const apiKey = provisionEmbeddedKey(db, dataDir);
+    const lists: { -readonly [K in keyof ListServiceOptions]: ListServiceOptions[K] } = {};
+    if (options.nativeBinding) lists.nativeBinding = options.nativeBinding;
+    if (options.retry?.delayMs !== undefined) lists.retryDelayMs = options.retry.delayMs;
+    if (options.retry?.maxWaitMs !== undefined) lists.maxWaitMs = options.retry.maxWaitMs;
     const service = await startService({
       dataDir,
       db,
       host: '127.0.0.1',
       port: 0,
-      online: { checks: 'offline', ...options.online },
-      ...(options.nativeBinding ? { lists: { nativeBinding: options.nativeBinding } } : {}),
+      online: { ...network, ...onlineRest, checks: checks.level },
+      ...(Object.keys(lists).length > 0 ? { lists } : {}),
     });
     return {
       baseUrl: service.url,
       apiKey,
       service,
+      checks,
       async close() {
         await service.close();
         db.close();

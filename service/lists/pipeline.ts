@@ -20,6 +20,7 @@ import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../.
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
 import { DOMAIN_TYPES } from '../../shared/api/verification.js';
 import { DuplicateTable } from './dupTable.js';
+import { ExplainWriter, OnlineExplained } from './explain.js';
 import { formatBytes, formatCount } from './format.js';
 import { canRun, cannotRunReason, identityColumnsOf, IdentityPass } from './identityPass.js';
 import { InputWindow, lineAt, NotTextError } from './input.js';
@@ -86,6 +87,8 @@ export type ProgressListener = (
  */
 export type OnlineChecker = (
   addresses: string[],
+  /** How many rows hold each address. */
+  rowCounts: number[],
   onVerdicts: (verdicts: OnlineVerdicts) => void,
 ) => Promise<void>;
 
@@ -353,6 +356,8 @@ async function processList(
     const isOnline = job.online !== undefined && job.policy.online === true && checkOnline !== undefined;
     /** With online checks: the addresses of the rows of code 10 (see BatchVerdicts.undecided). */
     const undecided = new Map<number, string>();
+    /** With an explain file: each online address, how far its check went and why (by the row's address index). */
+    const explained = isOnline && job.explainFile ? new OnlineExplained() : undefined;
     let completed = 0;
     let lastProgress = 0;
     let isScanDone = false;
@@ -436,24 +441,30 @@ async function processList(
       if (addresses.length === 0) return;
       addressIndex.clear();
       undecided.clear();
-      await checkOnline!(addresses, (verdicts) => {
-        const { codes: rowCodes, flags: rowFlags } = rows;
-        for (let k = 0; k < verdicts.indexes.length; k++) {
-          const index = verdicts.indexes[k];
-          const code = verdicts.codes[k];
-          const flags = verdicts.flags[k];
-          const validEmail = verdicts.validEmails[k];
-          for (const i of rowsOf[index] ?? []) {
-            rowCodes[i] = code;
-            rowFlags[i] = (flags & ~FLAG_HAS_KEY) | (rowFlags[i] & FLAG_HAS_KEY);
-            if (validEmail === '') validEmails.delete(i);
-            else validEmails.set(i, validEmail);
+      if (explained) explained.begin(rows.count, addresses, rowsOf);
+      await checkOnline!(
+        addresses,
+        rowsOf.map((r) => r.length),
+        (verdicts) => {
+          explained?.add(verdicts);
+          const { codes: rowCodes, flags: rowFlags } = rows;
+          for (let k = 0; k < verdicts.indexes.length; k++) {
+            const index = verdicts.indexes[k];
+            const code = verdicts.codes[k];
+            const flags = verdicts.flags[k];
+            const validEmail = verdicts.validEmails[k];
+            for (const i of rowsOf[index] ?? []) {
+              rowCodes[i] = code;
+              rowFlags[i] = (flags & ~FLAG_HAS_KEY) | (rowFlags[i] & FLAG_HAS_KEY);
+              if (validEmail === '') validEmails.delete(i);
+              else validEmails.set(i, validEmail);
+            }
+            completed += rowsOf[index]?.length ?? 0;
+            rowsOf[index] = [];
           }
-          completed += rowsOf[index]?.length ?? 0;
-          rowsOf[index] = [];
-        }
-        progress();
-      });
+          progress();
+        },
+      );
       progress(true);
     };
 
@@ -577,9 +588,15 @@ async function processList(
       identityServices.length > 0 && job.identity
         ? new IdentityPass(job.identity, identityServices, columns, delimiter, quoteField)
         : undefined;
-    const fieldScanner = identity
-      ? new RowScanner(delimiterBytes, lineBreak.mode, Math.max(64, layout.columnCount + 1))
-      : undefined;
+    const explainWriter =
+      explained && job.explainFile && !isReportOnly && runsValidation
+        ? new ExplainWriter(join(job.dir, job.explainFile))
+        : undefined;
+    if (explainWriter) temporary.push(join(job.dir, `${job.explainFile}.tmp`));
+    const fieldScanner =
+      identity || explainWriter
+        ? new RowScanner(delimiterBytes, lineBreak.mode, Math.max(64, layout.columnCount + 1))
+        : undefined;
     const fd = isReportOnly ? -1 : openSync(partPath, 'w', 0o600);
     try {
       const sink = isReportOnly
@@ -627,11 +644,18 @@ async function processList(
           const flag = flags[i];
           if (runsValidation) report.add(code, flag);
           let identityText = '';
-          if (identity && fieldScanner) {
-            // The row's fields, scanned again (its bytes are in the window): the identity services read them.
+          if (fieldScanner) {
+            // The row's fields, scanned again (its bytes are in the window): the identity services and the
+            // explain file read them.
             const inWindow = rowStart - reader.offset;
             fieldScanner.windowChanged();
             fieldScanner.scan(rbuf, inWindow, inWindow + rowLength, true);
+          }
+          if (explainWriter && explained) {
+            const online = explained.of(i);
+            explainWriter.row(i + 1, online ? '' : readField(emailIndex).trim(), code, online);
+          }
+          if (identity && fieldScanner) {
             identityText = identity.row(readField);
             const now = Date.now();
             if (now - lastIdentityProgress >= PROGRESS_EVERY_MS) {
@@ -668,9 +692,11 @@ async function processList(
           if (identityText !== '') out.text(identityText);
           out.bytes(newline);
         }
+        explainWriter?.finish();
       } finally {
         reader.close();
         identity?.close();
+        explainWriter?.abandon();
       }
       if (out && sink) {
         await out.flush();

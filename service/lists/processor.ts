@@ -19,6 +19,8 @@ import {
   markFailed,
   markProcessing,
   markResults,
+  setListChecks,
+  setListOnline,
   setListServices,
   unfinishedLists,
   updateProgress,
@@ -32,11 +34,11 @@ import type {
   ListLimits,
   ListOutcome,
   ListPolicy,
-  OnlineVerdicts,
   PipelineMessage,
   PipelineRequest,
 } from './types.js';
-import { packVerdict, toVerifyPolicy } from './verdicts.js';
+import { toVerifyPolicy } from './verdicts.js';
+import { DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS, removeJournal, runOnlinePhase } from './onlinePhase.js';
 import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
 
 export interface ListServiceOptions {
@@ -56,6 +58,10 @@ export interface ListServiceOptions {
   readonly onlineBudgetMs?: number;
   /** Online checks of a list in flight at once (fed grouped by domain). Default 64. */
   readonly onlineConcurrency?: number;
+  /** First wait before temporary failures (greylisting, timeouts) are asked again, in ms. Default 5 min. */
+  readonly retryDelayMs?: number;
+  /** The longest a list waits for retries, in ms (0: no retries; those rows stay unknown). Default 30 min. */
+  readonly maxWaitMs?: number;
   /** better-sqlite3's addon for the pipeline worker's read-only connection (the identity services). */
   readonly nativeBinding?: string;
 }
@@ -91,6 +97,9 @@ function defaultVerifyThreads(): number {
   return Math.max(1, Math.min(3, availableParallelism() - 1));
 }
 
+/** What was checked and answered for each row of a list with online checks, inside the list's folder. */
+export const EXPLAIN_FILE = 'explain.csv';
+
 /** The results file inside a list's folder. */
 export function resultsFileOf(list: Pick<ListRecord, 'name'>): string {
   return `results${listFileExtension(list.name) ?? '.csv'}`;
@@ -105,7 +114,9 @@ export class ListProcessor {
   /** The services of the running list other than validation, once known. */
   private currentIdentityServices: IdentityListService[] = [];
   /** The online level and policies of the running list, when it has online checks. */
-  private currentOnline: { level: OnlineLevel; policy: ListPolicy; verifyPolicy: VerifyPolicy } | undefined;
+  private currentOnline:
+    | { level: OnlineLevel; policy: ListPolicy; verifyPolicy: VerifyPolicy; finish: AbortController }
+    | undefined;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly deliveries = new Set<Promise<unknown>>();
   private readonly stopping = new AbortController();
@@ -215,6 +226,7 @@ export class ListProcessor {
     this.currentIdentityServices = [];
     this.currentOnline = job.online ? this.onlineOf(job, job.online) : undefined;
     markProcessing(this.db, listId);
+    setListChecks(this.db, listId, job.online ?? 'offline');
     const worker = this.ensureWorker();
     worker.ref();
     if (this.idleTimer) clearTimeout(this.idleTimer);
@@ -236,7 +248,9 @@ export class ListProcessor {
       return undefined;
     }
     // As E1: the key's checks level within the service's ceiling.
-    const level = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
+    // A bought report-only list runs again at the level it first ran with, never higher.
+    const ceiling = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
+    const level = list.purchase ? minLevel(ceiling, list.checks ?? 'offline') : ceiling;
     const identity = list.services.some((service) => service !== 'email_validation')
       ? identityJobFor(list, key, this.db.name, this.options.nativeBinding)
       : undefined;
@@ -261,7 +275,7 @@ export class ListProcessor {
       },
       limits: this.limits,
       resultsFile: resultsFileOf(list),
-      ...(level !== 'offline' ? { online: level } : {}),
+      ...(level !== 'offline' ? { online: level, explainFile: EXPLAIN_FILE } : {}),
       services: identity ? identity.services : list.services,
       servicesExplicit: list.servicesExplicit,
       ...(identity ? { identity: identity.job } : {}),
@@ -269,70 +283,68 @@ export class ListProcessor {
   }
 
   private onlineOf(job: ListJob, level: OnlineLevel) {
-    return { level, policy: job.policy, verifyPolicy: toVerifyPolicy(job.policy) };
+    return {
+      level,
+      policy: job.policy,
+      verifyPolicy: toVerifyPolicy(job.policy),
+      finish: new AbortController(),
+    };
   }
 
   /**
-   * Checks a list's undecided addresses online, grouped by domain (so a domain's DNS answer and catch-all
-   * probe serve the addresses after it), a bounded number at once; verdicts go back to the pipeline worker
-   * every ONLINE_FLUSH_MS, the last batch marked. Stops early when the list is no longer the one running.
+   * Finish now: a list waiting for a retry of its temporary failures stops waiting; those rows stay unknown.
+   * Answers whether the list had a wait to end (now, or when it resumes after a restart).
    */
-  private async checkOnline(listId: number, addresses: readonly string[]): Promise<void> {
+  finishNow(listId: number): boolean {
+    const list = getList(this.db, listId);
+    if (!list || (list.status !== 'Processing' && list.status !== 'Pending') || !list.online) return false;
+    setListOnline(this.db, listId, { ...list.online, finished_early: true });
+    if (this.current === listId) this.currentOnline?.finish.abort();
+    return true;
+  }
+
+  /** The online phase of the running list (onlinePhase.ts): its verdicts go back to the pipeline worker. */
+  private async checkOnline(
+    listId: number,
+    addresses: readonly string[],
+    rowCounts: readonly number[],
+  ): Promise<void> {
     const worker = this.worker;
     const online = this.currentOnline;
     const isCurrent = () => !this.isClosed && this.current === listId && this.worker === worker;
     if (!worker || !online || !this.online) return;
-    const { verifier } = this.online;
-    const byDomain = new Map<string, number[]>();
-    addresses.forEach((address, index) => {
-      const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-      let group = byDomain.get(domain);
-      if (!group) byDomain.set(domain, (group = []));
-      group.push(index);
-    });
-    const order = [...byDomain.values()].flat();
-    byDomain.clear();
-    const budgetMs = this.options.onlineBudgetMs ?? 10_000;
-    let pending: { indexes: number[]; codes: number[]; flags: number[]; validEmails: string[] } = {
-      indexes: [],
-      codes: [],
-      flags: [],
-      validEmails: [],
-    };
-    let lastFlush = Date.now();
-    const flush = (isLast: boolean) => {
-      if (!isCurrent()) return;
-      const verdicts: OnlineVerdicts = pending;
-      pending = { indexes: [], codes: [], flags: [], validEmails: [] };
-      lastFlush = Date.now();
-      worker.postMessage({ type: 'online-verdicts', listId, verdicts, isLast } satisfies PipelineRequest);
-    };
-    let next = 0;
-    const lane = async () => {
-      while (next < order.length && isCurrent()) {
-        const index = order[next++];
-        const address = addresses[index];
-        let packed: ReturnType<typeof packVerdict>;
-        try {
-          const verdict = await verifier.verify(address, online.verifyPolicy, {
-            level: online.level,
-            budgetMs,
-          });
-          packed = packVerdict(verdict, online.policy);
-        } catch {
-          // Never claim more than was checked: a check that failed is unknown.
-          packed = packVerdict({ address, code: 5 }, online.policy);
-        }
-        pending.indexes.push(index);
-        pending.codes.push(packed.code);
-        pending.flags.push(packed.flags);
-        pending.validEmails.push(packed.validEmail);
-        if (Date.now() - lastFlush >= ONLINE_FLUSH_MS) flush(false);
-      }
-    };
-    const lanes = Math.max(1, Math.min(this.options.onlineConcurrency ?? 64, order.length));
-    await Promise.all(Array.from({ length: lanes }, lane));
-    flush(true);
+    await runOnlinePhase(
+      addresses,
+      rowCounts,
+      {
+        level: online.level,
+        policy: online.policy,
+        verifyPolicy: online.verifyPolicy,
+        budgetMs: this.options.onlineBudgetMs ?? 10_000,
+        concurrency: this.options.onlineConcurrency ?? 64,
+        retryDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
+        maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+        flushMs: ONLINE_FLUSH_MS,
+      },
+      {
+        verifier: this.online.verifier,
+        dir: listDir(this.dataDir, listId),
+        saved: getList(this.db, listId)?.online ?? null,
+        isCurrent,
+        finish: online.finish.signal,
+        stopping: this.stopping.signal,
+        send: (verdicts, isLast) =>
+          worker.postMessage({
+            type: 'online-verdicts',
+            listId,
+            verdicts,
+            isLast,
+          } satisfies PipelineRequest),
+        saveState: (state) => {
+          if (isCurrent()) setListOnline(this.db, listId, state);
+        },
+      },
+    );
   }
 
   private onMessage(message: PipelineMessage): void {
@@ -357,7 +369,7 @@ export class ListProcessor {
       if (message.listId !== this.current) return;
       const { listId } = message;
       // A failure here (never a check's: those end as unknown) leaves the list unfinished: end its run (Error).
-      this.checkOnline(listId, message.addresses).catch(() => {
+      this.checkOnline(listId, message.addresses, message.rowCounts).catch(() => {
         if (this.current === listId) void this.worker?.terminate();
       });
     } else if (message.type === 'done') {
@@ -369,6 +381,7 @@ export class ListProcessor {
   }
 
   private finish(listId: number, outcome: ListOutcome): void {
+    removeJournal(listDir(this.dataDir, listId));
     if (outcome.kind === 'results') {
       const list = getList(this.db, listId);
       if (!list) return;

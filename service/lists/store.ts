@@ -2,6 +2,7 @@
 import type { ServiceDb } from '../store/db.js';
 import type {
   EmailValidationReporting,
+  ListOnline,
   ListResource,
   ListServiceKey,
   ListStatus,
@@ -46,6 +47,15 @@ export interface ListRecord {
   readonly serviceState: Partial<Record<IdentityListService, ServiceState>>;
   /** What E9 bought, for a report-only list that was bought. */
   readonly purchase: PurchaseRequest | null;
+  /** The checks level the list runs (ran) with, once it started. */
+  readonly checks: 'offline' | 'dns' | 'smtp' | null;
+  /** The online phase (progress, the wait for a retry), for a list with DNS or SMTP checks. */
+  readonly online: ListOnlineState | null;
+}
+
+/** What E8 shows of the online phase, plus when the wait began (for the longest wait after a restart). */
+export interface ListOnlineState extends ListOnline {
+  readonly waiting_since?: string | null;
 }
 
 interface ListRow {
@@ -70,6 +80,8 @@ interface ListRow {
   services_explicit: number;
   service_state: string;
   purchase: string | null;
+  checks: 'offline' | 'dns' | 'smtp' | null;
+  online: string | null;
 }
 
 function toRecord(row: ListRow): ListRecord {
@@ -95,6 +107,8 @@ function toRecord(row: ListRow): ListRecord {
     servicesExplicit: row.services_explicit === 1,
     serviceState: JSON.parse(row.service_state) as Partial<Record<IdentityListService, ServiceState>>,
     purchase: row.purchase === null ? null : (JSON.parse(row.purchase) as PurchaseRequest),
+    checks: row.checks ?? null,
+    online: row.online ? (JSON.parse(row.online) as ListOnlineState) : null,
   };
 }
 
@@ -163,6 +177,16 @@ export function markProcessing(db: ServiceDb, id: number): void {
   ).run(now(), id);
 }
 
+/** The checks level a list runs with (set when it starts running). */
+export function setListChecks(db: ServiceDb, id: number, checks: 'offline' | 'dns' | 'smtp'): void {
+  db.prepare('UPDATE lists SET checks = ? WHERE id = ?').run(checks, id);
+}
+
+/** The online phase's state (progress, the wait for a retry); kept across a restart. */
+export function setListOnline(db: ServiceDb, id: number, online: ListOnlineState | null): void {
+  db.prepare('UPDATE lists SET online = ? WHERE id = ?').run(online ? JSON.stringify(online) : null, id);
+}
+
 /** The services that run, once the pipeline has read the file's columns. */
 export function setListServices(db: ServiceDb, id: number, services: readonly ListServiceKey[]): void {
   db.prepare("UPDATE lists SET services = ?, updated_at = ? WHERE id = ? AND status = 'Processing'").run(
@@ -205,7 +229,7 @@ export function markPurchased(db: ServiceDb, id: number, purchase: PurchaseReque
   const result = db
     .prepare(
       `UPDATE lists SET status = 'Pending', service_status = 'Pending', purchase = ?, service_state = '{}',
-         records = 0, input_count = 0, completed_count = 0, reporting = NULL, results_file = NULL, attempts = 0,
+         records = 0, input_count = 0, completed_count = 0, reporting = NULL, results_file = NULL, attempts = 0, online = NULL,
          finished_at = NULL, updated_at = ? WHERE id = ? AND status = 'Processed'`,
     )
     .run(JSON.stringify(purchase), now(), id);
@@ -319,5 +343,12 @@ export function listDocument(list: ListRecord): ListResource {
     created_at: list.createdAt,
     services: services,
     ...(list.reason !== null ? { reason: list.reason } : {}),
+    ...(list.checks !== null ? { checks: list.checks } : {}),
+    ...(list.online !== null ? { online: publicOnline(list.online) } : {}),
   };
+}
+
+function publicOnline(state: ListOnlineState): ListOnline {
+  const { waiting_since: _since, ...online } = state;
+  return online;
 }

@@ -53,6 +53,8 @@ export interface ListJob {
   readonly servicesExplicit: boolean;
   /** For the services other than validation. */
   readonly identity?: IdentityJob | undefined;
+  /** A list with online checks writes what was checked and answered for each row here (inside `dir`). */
+  readonly explainFile?: string | undefined;
 }
 
 /**
@@ -64,6 +66,9 @@ export interface OnlineVerdicts {
   readonly codes: number[];
   readonly flags: number[];
   readonly validEmails: string[];
+  /** How far each check went (offline, dns, smtp), and what was checked and answered, in one line. */
+  readonly checked: string[];
+  readonly whys: string[];
 }
 
 export type ListOutcome =
@@ -109,5 +114,11 @@ export type PipelineMessage =
   /** The services that run, once the file's columns are known. */
   | { readonly type: 'services'; readonly listId: number; readonly services: readonly ListServiceKey[] }
   /** The distinct addresses of rows undecided offline, to be checked online by the main thread. */
-  | { readonly type: 'online'; readonly listId: number; readonly addresses: string[] }
+  | {
+      readonly type: 'online';
+      readonly listId: number;
+      readonly addresses: string[];
+      /** How many rows hold each address. */
+      readonly rowCounts: number[];
+    }
   | { readonly type: 'done'; readonly listId: number; readonly outcome: ListOutcome };

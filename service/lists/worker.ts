@@ -46,10 +46,10 @@ port.on('message', (request: PipelineRequest) => {
         }),
       // With nothing queued behind this list, the verify workers' memory is given back before pass 2.
       isMoreQueued ? undefined : () => pool.close(),
-      (addresses, onVerdicts) =>
+      (addresses, rowCounts, onVerdicts) =>
         new Promise<void>((done) => {
           onlineRequests.set(job.listId, { onVerdicts, done });
-          send({ type: 'online', listId: job.listId, addresses });
+          send({ type: 'online', listId: job.listId, addresses, rowCounts });
         }),
       (services) => send({ type: 'services', listId: job.listId, services }),
     );

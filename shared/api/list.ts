@@ -224,8 +224,38 @@ export const listResourceSchema = z.looseObject({
   services: listServicesSchema,
   /** Our addition: why a list is `Invalid` or `Error`, in words for a person. */
   reason: z.string().optional(),
+  /** Our addition: the checks level the list runs (ran) with: offline, dns or smtp. */
+  checks: z.enum(['offline', 'dns', 'smtp']).optional(),
+  /** Our addition: the online phase of a list with DNS or SMTP checks (see listOnlineSchema). */
+  online: z.lazy(() => listOnlineSchema).optional(),
 });
 export type ListResource = z.infer<typeof listResourceSchema>;
+
+/**
+ * Our addition to E8: progress of a list's online checks, and its wait for a retry of temporary failures
+ * (greylisting, timeouts). `retry_rows` rows wait for a retry at `retry_at` (ISO 8601 UTC); POST
+ * /v5/list/{id}/finish ends the wait (those rows stay unknown, code 5).
+ */
+export const listOnlineSchema = z.looseObject({
+  /** Rows undecided offline, to check online. */
+  rows_to_check: count,
+  /** Of those, rows with their final online verdict. */
+  rows_checked: count,
+  domains_total: count,
+  /** Domains all of whose addresses have had their first answer. */
+  domains_done: count,
+  /** Rows checked online per second, over the online phase so far. */
+  rate_per_s: z.number().nonnegative(),
+  /** Rows waiting for a retry (0: none). */
+  retry_rows: count,
+  /** When the next retry is asked, ISO 8601 UTC; null when none waits. */
+  retry_at: z.string().nullable(),
+  /** Retries asked so far. */
+  retry_attempt: count,
+  /** The wait was ended early (Finish now): rows still waiting stayed unknown. */
+  finished_early: z.boolean().optional(),
+});
+export type ListOnline = z.infer<typeof listOnlineSchema>;
 
 /** The callback POSTs the same document as E8. */
 export const listCallbackSchema = listResourceSchema;

@@ -21,3 +21,4 @@ export {
 } from './levels.js';
 export { parseDnsServers, systemDnsServers, formatServer, type DnsServer } from './dns.js';
 export { classifyRcpt, type RcptClass } from './classify.js';
+export { describeProxy, parseSocksProxy, type SocksProxySettings } from './smtp.js';

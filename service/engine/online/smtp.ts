@@ -3,6 +3,7 @@
 // ever sent. Every step is bounded by the caller's deadline; the conversation is written down for explain.
 import net from 'node:net';
 import tls from 'node:tls';
+import { SocksClient } from 'socks';
 import { StringDecoder } from 'node:string_decoder';
 
 export interface SmtpReply {
@@ -134,6 +135,48 @@ export interface SessionConfig {
   readonly connectTimeoutMs: number;
   /** Use STARTTLS when offered (turned off for a host whose TLS failed). */
   readonly startTls: boolean;
+  /** Reach the mail servers through this SOCKS5 proxy (port 25 is blocked on most home networks). */
+  readonly proxy?: SocksProxySettings | undefined;
+}
+
+/** A SOCKS5 proxy for the SMTP conversations. The password never appears in a transcript or an error. */
+export interface SocksProxySettings {
+  readonly host: string;
+  readonly port: number;
+  readonly user?: string | undefined;
+  readonly password?: string | undefined;
+}
+
+/** `host:port` of a proxy, as said in transcripts and errors (never the user or password). */
+export function describeProxy(proxy: SocksProxySettings): string {
+  return `socks5://${proxy.host.includes(':') ? `[${proxy.host}]` : proxy.host}:${proxy.port}`;
+}
+
+/**
+ * `socks5://[user[:password]@]HOST:PORT` as proxy settings, or why not (the message never repeats the
+ * password).
+ */
+export function parseSocksProxy(
+  raw: string,
+): { ok: true; proxy: SocksProxySettings } | { ok: false; reason: string } {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return { ok: false, reason: 'not a URL of the form socks5://HOST:PORT' };
+  }
+  if (url.protocol !== 'socks5:' && url.protocol !== 'socks5h:')
+    return { ok: false, reason: `the scheme must be socks5://, not ${url.protocol}//` };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(url.port);
+  if (!host) return { ok: false, reason: 'the proxy host is missing' };
+  if (!url.port || !Number.isInteger(port) || port < 1 || port > 65535)
+    return { ok: false, reason: 'the proxy port is missing (socks5://HOST:PORT)' };
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash)
+    return { ok: false, reason: 'nothing may follow HOST:PORT' };
+  const user = url.username ? decodeURIComponent(url.username) : undefined;
+  const password = url.password ? decodeURIComponent(url.password) : undefined;
+  return { ok: true, proxy: { host, port, ...(user ? { user } : {}), ...(password ? { password } : {}) } };
 }
 
 /** Why a conversation did not get as far as RCPT. */
@@ -158,12 +201,14 @@ function failureOf(result: Extract<ReadResult, { ok: false }>): SessionFailure {
     : { kind: 'dropped', detail: result.detail };
 }
 
-/** Connects within `timeoutMs`, or says why not. */
+/** Connects within `timeoutMs` (through the proxy when one is set), or says why not. */
 function connect(
   ip: string,
   port: number,
   timeoutMs: number,
+  proxy?: SocksProxySettings,
 ): Promise<{ ok: true; socket: net.Socket } | { ok: false; detail: string }> {
+  if (proxy) return connectThroughProxy(ip, port, timeoutMs, proxy);
   return new Promise((resolve) => {
     const socket = net.connect({ host: ip, port });
     const timer = setTimeout(() => {
@@ -187,6 +232,42 @@ function connect(
       });
     });
   });
+}
+
+/** The same through a SOCKS5 proxy (the `socks` client): the proxy connects to `ip:port` for us. */
+async function connectThroughProxy(
+  ip: string,
+  port: number,
+  timeoutMs: number,
+  proxy: SocksProxySettings,
+): Promise<{ ok: true; socket: net.Socket } | { ok: false; detail: string }> {
+  const via = describeProxy(proxy);
+  try {
+    const { socket } = await SocksClient.createConnection({
+      proxy: {
+        host: proxy.host,
+        port: proxy.port,
+        type: 5,
+        ...(proxy.user !== undefined ? { userId: proxy.user } : {}),
+        ...(proxy.password !== undefined ? { password: proxy.password } : {}),
+      },
+      command: 'connect',
+      destination: { host: ip, port },
+      timeout: Math.max(1, Math.round(timeoutMs)),
+    });
+    return { ok: true, socket };
+  } catch (error) {
+    const raw = error instanceof Error ? error.message : String(error);
+    // The library's messages name the proxy's answer; the password is never in them, but say it in our words.
+    const detail = /ECONNREFUSED/.test(raw)
+      ? `the proxy ${via} refused the connection`
+      : /timed out|timeout/i.test(raw)
+        ? `no connection to ${ip}:${port} through ${via} within ${Math.round(timeoutMs)} ms`
+        : /auth/i.test(raw)
+          ? `the proxy ${via} refused its user name or password`
+          : `cannot connect to ${ip}:${port} through ${via} (${raw.replaceAll(proxy.password ?? '\0', '***')})`;
+    return { ok: false, detail };
+  }
 }
 
 /** An open SMTP conversation, past MAIL FROM, ready for RCPT TO. */
@@ -222,11 +303,18 @@ export class SmtpSession {
   ): Promise<
     { ok: true; session: SmtpSession } | { ok: false; failure: SessionFailure; transcript: string[] }
   > {
-    const transcript: string[] = [`SMTP: connecting to ${host} [${ip}] port ${config.port}`];
+    const transcript: string[] = [
+      `SMTP: connecting to ${host} [${ip}] port ${config.port}${config.proxy ? ` through ${describeProxy(config.proxy)}` : ''}`,
+    ];
     const remaining = deadline - Date.now();
     if (remaining <= 0)
       return { ok: false, failure: { kind: 'timeout', detail: 'no time left to connect' }, transcript };
-    const connected = await connect(ip, config.port, Math.min(config.connectTimeoutMs, remaining));
+    const connected = await connect(
+      ip,
+      config.port,
+      Math.min(config.connectTimeoutMs, remaining),
+      config.proxy,
+    );
     if (!connected.ok) {
       transcript.push(`SMTP: ${connected.detail}`);
       const timedOut = Date.now() >= deadline;
@@ -379,9 +467,10 @@ export async function probeGreeting(
   ip: string,
   port: number,
   timeoutMs: number,
+  proxy?: SocksProxySettings,
 ): Promise<{ ok: true; reply: SmtpReply } | { ok: false; detail: string }> {
   const deadline = Date.now() + timeoutMs;
-  const connected = await connect(ip, port, timeoutMs);
+  const connected = await connect(ip, port, timeoutMs, proxy);
   if (!connected.ok) return { ok: false, detail: connected.detail };
   const reader = new ReplyReader();
   reader.attach(connected.socket);

@@ -25,7 +25,7 @@ import {
 } from './dns.js';
 import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { SmtpPool } from './pool.js';
-import { probeGreeting, type SessionFailure } from './smtp.js';
+import { describeProxy, probeGreeting, type SessionFailure, type SocksProxySettings } from './smtp.js';
 
 export const ONLINE_CODE = {
   unknown: 5,
@@ -81,6 +81,8 @@ export interface OnlineOptions {
   readonly catchAllProbeBudgetMs?: number;
   /** The domain whose mail servers the preflight tries (default gmail.com). */
   readonly probeDomain?: string;
+  /** Reach the mail servers through a SOCKS5 proxy (the preflight too). */
+  readonly smtpProxy?: SocksProxySettings | undefined;
 }
 
 export interface OnlineVerifyOptions {
@@ -89,6 +91,12 @@ export interface OnlineVerifyOptions {
   readonly budgetMs: number;
   /** Record what was asked and answered (DNS answers, the SMTP conversation). */
   readonly explain?: boolean;
+  /**
+   * Ask again within the budget after a temporary refusal (greylisting), 5 s, 10 s, … (default true). A list
+   * that retries its temporary failures itself, minutes later, turns this off: the verdict then comes at once,
+   * unknown and `retryable`.
+   */
+  readonly retryWithinBudget?: boolean;
 }
 
 export interface OnlineVerdict extends Verdict {
@@ -96,6 +104,10 @@ export interface OnlineVerdict extends Verdict {
   readonly checked: ChecksLevel;
   /** Why the answer is unknown (code 5), in words. */
   readonly reason?: string;
+  /** What was checked and what answered, in one line ("mx1.example.com: 550 5.1.1 User unknown"). */
+  readonly why?: string;
+  /** An unknown that a later try may settle: greylisting and other temporary refusals, timeouts. */
+  readonly retryable?: boolean;
   /** What was asked and answered, when requested. Never holds anything secret. */
   readonly explain?: readonly string[];
 }
@@ -122,14 +134,19 @@ export interface OnlineStats {
 export interface OnlineVerifier {
   /** Verifies one address: offline first, then as far online as `level` allows, within `budgetMs`. */
   verify(input: string, policy: VerifyPolicy, options: OnlineVerifyOptions): Promise<OnlineVerdict>;
-  /** Whether DNS answers and whether mail servers can be reached (cached for 30 s). */
-  preflight(options?: { fresh?: boolean }): Promise<Preflight>;
+  /**
+   * Whether DNS answers and whether mail servers can be reached (cached for 30 s). `smtp: false` stops after
+   * DNS (the SMTP check then says it was not tried); such an answer is not cached.
+   */
+  preflight(options?: { fresh?: boolean; smtp?: boolean }): Promise<Preflight>;
   readonly stats: OnlineStats;
   readonly settings: {
     readonly dnsServers: readonly string[];
     readonly smtpPort: number;
     readonly heloName: string;
     readonly mailFrom: string;
+    /** The SOCKS5 proxy as `socks5://HOST:PORT` (never its user or password). */
+    readonly smtpProxy?: string;
   };
   /** Ends every connection and lookup in flight; checks still running end as unknown. */
   close(): Promise<void>;
@@ -172,10 +189,12 @@ function randomLocalPart(): string {
 type MailboxOutcome =
   | { kind: 'accepted'; host: string }
   | { kind: 'rejected'; code: number; reason: string }
-  | { kind: 'unknown'; reason: string; wasRefused5xx?: boolean };
+  | { kind: 'unknown'; reason: string; wasRefused5xx?: boolean; retryable?: boolean };
 
 interface CatchAllAnswer {
   readonly isCatchAll: boolean | undefined;
+  /** An inconclusive probe that a later try may settle (greylisted, timed out). */
+  readonly retryable?: boolean;
   readonly summary: string;
   readonly log: readonly string[];
 }
@@ -195,10 +214,17 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     ...(options.dnsFailureTtlS !== undefined ? { failureTtlS: options.dnsFailureTtlS } : {}),
   });
   const heloName = options.heloName ?? defaultHeloName();
+  const proxy = options.smtpProxy;
   const mailFrom = options.mailFrom ?? `postmaster@${heloName}`;
   const smtpPort = options.smtpPort ?? 25;
   const pool = new SmtpPool({
-    session: { port: smtpPort, heloName, mailFrom, connectTimeoutMs: options.smtpConnectTimeoutMs ?? 5000 },
+    session: {
+      port: smtpPort,
+      heloName,
+      mailFrom,
+      connectTimeoutMs: options.smtpConnectTimeoutMs ?? 5000,
+      ...(proxy ? { proxy } : {}),
+    },
     perHostConcurrency: options.smtpConcurrency ?? 2,
     maxSessions: options.smtpMaxSessions ?? 50,
     pacingMs: options.smtpPacingMs ?? 250,
@@ -212,6 +238,9 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
   const catchAllTtlMs = options.catchAllTtlMs ?? 6 * 3_600_000;
   const probeBudgetMs = options.catchAllProbeBudgetMs ?? 5000;
   let catchAllProbes = 0;
+  // The catch-all probe asks for the same made-up address of a domain each time (for a day), so that a retry
+  // of a greylisted probe is the same (client, sender, recipient) triple the server has seen before.
+  const probeAddresses = new TtlCache<string>(200_000);
   let closed = false;
   const closing = new AbortController();
 
@@ -221,6 +250,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     hosts: readonly MxHost[],
     deadline: number,
     log: string[],
+    retryWithinBudget = true,
   ): Promise<MailboxOutcome> {
     let delay = greylistDelayMs;
     for (;;) {
@@ -264,6 +294,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
             return {
               kind: 'unknown',
               reason: `no answer from ${host.name} in the time allowed (${failure.detail})`,
+              retryable: true,
             };
           failures.push(`${host.name}: ${failureWords(failure)}`);
           continue;
@@ -302,12 +333,21 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         return {
           kind: 'unknown',
           reason: failures.length > 0 ? failures.join('; ') : 'no mail server answered in the time allowed',
+          // Hosts that could not be reached or timed out may answer later; none of them refused us.
+          retryable: true,
         };
       // Greylisting (RFC 6647) and other temporary refusals: ask again later, while the budget lasts.
+      if (!retryWithinBudget)
+        return {
+          kind: 'unknown',
+          reason: `${temporary} — a temporary refusal (greylisting?)`,
+          retryable: true,
+        };
       if (Date.now() + delay >= deadline || closed)
         return {
           kind: 'unknown',
           reason: `${temporary} — a temporary refusal (greylisting?), and no time is left to ask again`,
+          retryable: true,
         };
       log.push(`SMTP: temporary refusal (${replyTextOf(temporary)}); asking again in ${delay} ms`);
       await sleep(delay, closing.signal);
@@ -325,19 +365,25 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     hosts: readonly MxHost[],
     deadline: number,
     log: string[],
+    retryWithinBudget: boolean,
   ): Promise<CatchAllAnswer> {
     const { value, cached } = catchAll.getOrLoad(
       domain,
       async () => {
         catchAllProbes++;
         const probeLog: string[] = [];
-        const probe = `${randomLocalPart()}@${domain}`;
+        let probe = probeAddresses.peek(domain);
+        if (probe === undefined) {
+          probe = `${randomLocalPart()}@${domain}`;
+          probeAddresses.set(domain, probe, 24 * 3_600_000);
+        }
         probeLog.push(`Catch-all probe: asking for ${probe}, an address no one has`);
         const outcome = await askMailbox(
           probe,
           hosts,
           Math.max(deadline, Date.now() + probeBudgetMs),
           probeLog,
+          retryWithinBudget,
         );
         if (outcome.kind === 'accepted')
           return {
@@ -355,9 +401,16 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           isCatchAll: undefined,
           summary: `the catch-all probe was inconclusive: ${outcome.reason}`,
           log: probeLog,
+          ...(outcome.retryable ? { retryable: true } : {}),
         };
       },
-      (answer) => (answer.isCatchAll === undefined ? (options.dnsFailureTtlS ?? 30) * 1000 : catchAllTtlMs),
+      // A probe deferred for a list's later retry is not kept: the retry asks again.
+      (answer) =>
+        answer.isCatchAll === undefined
+          ? answer.retryable && !retryWithinBudget
+            ? 0
+            : (options.dnsFailureTtlS ?? 30) * 1000
+          : catchAllTtlMs,
     );
     const answer = await withDeadline(value, deadline, () => ({
       isCatchAll: undefined,
@@ -384,9 +437,19 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       log.push(
         `Decided offline: ${offline.code} ${describeStatusCode(offline.code)}; neither DNS nor a mail server was asked`,
       );
-      return finish({ ...offline, checked: 'offline' });
+      return finish({
+        ...offline,
+        checked: 'offline',
+        why: `decided offline: ${describeStatusCode(offline.code)}`,
+      });
     }
-    const unknown = (reason: string, checked: ChecksLevel, domainType?: DomainType): OnlineVerdict => {
+    const retryWithinBudget = verifyOptions.retryWithinBudget ?? true;
+    const unknown = (
+      reason: string,
+      checked: ChecksLevel,
+      domainType?: DomainType,
+      retryable = false,
+    ): OnlineVerdict => {
       log.push(`Result: unknown (5) — ${reason}`);
       const { domainType: _offlineType, ...rest } = offline;
       const type = domainType ?? offline.domainType;
@@ -396,6 +459,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         code: ONLINE_CODE.unknown,
         checked,
         reason,
+        why: reason,
+        ...(retryable ? { retryable: true } : {}),
       });
     };
     if (closed) return unknown('the verifier is shutting down', 'offline');
@@ -405,10 +470,26 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       case 'unknown':
         return unknown(routing.reason, 'dns');
       case 'nxdomain':
-        return finish({ ...offline, code: ONLINE_CODE.noDomain, checked: 'dns' });
+        return finish({
+          ...offline,
+          code: ONLINE_CODE.noDomain,
+          checked: 'dns',
+          why: `DNS: ${syntax.asciiDomain} does not exist (NXDOMAIN)`,
+        });
       case 'null-mx':
+        return finish({
+          ...offline,
+          code: ONLINE_CODE.noMail,
+          checked: 'dns',
+          why: `DNS: ${syntax.asciiDomain} has a null MX (MX 0 .): the domain takes no mail`,
+        });
       case 'no-mail':
-        return finish({ ...offline, code: ONLINE_CODE.noMail, checked: 'dns' });
+        return finish({
+          ...offline,
+          code: ONLINE_CODE.noMail,
+          checked: 'dns',
+          why: `DNS: ${syntax.asciiDomain} has no MX and no address: the domain takes no mail`,
+        });
       case 'mx':
       case 'implicit':
         break;
@@ -416,26 +497,48 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     // `biz`: a domain with mail servers of its own that no list of ours names; `parked` by its MX hosts.
     const domainType: DomainType = offline.domainType ?? (isParkedRouting(routing) ? 'parked' : 'biz');
     const found = { ...offline, domainType };
+    const mailHosts =
+      routing.kind === 'implicit'
+        ? `no MX; mail goes to the domain's own address`
+        : `MX ${routing.hosts.map((host) => host.name).join(', ')}`;
     if (verifyOptions.level === 'dns')
-      return finish({ ...found, code: ONLINE_CODE.domainOk, checked: 'dns' });
+      return finish({
+        ...found,
+        code: ONLINE_CODE.domainOk,
+        checked: 'dns',
+        why: `DNS: ${syntax.asciiDomain} ${mailHosts}; the mailbox was not asked`,
+      });
 
     const rcpt = `${syntax.local}@${syntax.asciiDomain}`;
-    const mailbox = await askMailbox(rcpt, routing.hosts, deadline, log);
-    if (mailbox.kind === 'rejected') return finish({ ...found, code: mailbox.code, checked: 'smtp' });
-    if (mailbox.kind === 'unknown') return unknown(mailbox.reason, 'smtp', domainType);
-    const probe = await isCatchAll(syntax.asciiDomain, routing.hosts, deadline, log);
+    const mailbox = await askMailbox(rcpt, routing.hosts, deadline, log, retryWithinBudget);
+    if (mailbox.kind === 'rejected')
+      return finish({
+        ...found,
+        code: mailbox.code,
+        checked: 'smtp',
+        why: mailbox.reason.replace(' answered ', ': '),
+      });
+    if (mailbox.kind === 'unknown')
+      return unknown(mailbox.reason, 'smtp', domainType, mailbox.retryable === true);
+    const probe = await isCatchAll(syntax.asciiDomain, routing.hosts, deadline, log, retryWithinBudget);
     if (probe.isCatchAll === undefined)
-      return unknown(`the mailbox was accepted, but ${probe.summary}`, 'smtp', domainType);
+      return unknown(
+        `the mailbox was accepted, but ${probe.summary}`,
+        'smtp',
+        domainType,
+        probe.retryable === true || probe.summary.includes('did not finish'),
+      );
     return finish({
       ...found,
       code: probe.isCatchAll ? ONLINE_CODE.catchAll : ONLINE_CODE.mailboxOk,
       checked: 'smtp',
+      why: `${mailbox.host}: the mailbox was accepted; ${probe.summary}`,
     });
   }
 
   let preflightCache: { at: number; value: Promise<Preflight> } | undefined;
 
-  async function runPreflight(): Promise<Preflight> {
+  async function runPreflight(trySmtp = true): Promise<Preflight> {
     const serverList = client.servers.map(formatServer);
     const asked = serverList.join(', ') || 'none';
     const probeDomain = options.probeDomain ?? 'gmail.com';
@@ -473,27 +576,31 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const host = records[0]?.exchange.toLowerCase().replace(/\.$/, '');
     const dns = { ok: true, detail: `DNS answers (${mx.server}): ${probeDomain} MX ${host ?? '(none)'}` };
     if (!host) return done(dns, smtpNotTried(`${probeDomain} has no MX record to try.`));
+    if (!trySmtp) return done(dns, smtpNotTried('only DNS was asked about.'));
     const addresses = await resolver.hostAddresses(host, Date.now() + 4000);
     if (!addresses.ok)
       return done(dns, smtpNotTried(`the address of ${host} was not found (${addresses.reason}).`));
     const ip = addresses.addresses[0];
-    const greeting = await probeGreeting(ip, smtpPort, 3000);
+    const greeting = await probeGreeting(ip, smtpPort, 3000, proxy);
+    const via = proxy ? ` through ${describeProxy(proxy)}` : '';
     if (greeting.ok)
       return done(dns, {
         ok: true,
-        detail: `Port ${smtpPort} reachable: ${host} [${ip}] greeted "${greeting.reply.lines[0]}"`,
+        detail: `Port ${smtpPort} reachable${via}: ${host} [${ip}] greeted "${greeting.reply.lines[0]}"`,
       });
     return done(dns, {
       ok: false,
-      detail:
-        `Cannot talk to port ${smtpPort} of ${host} [${ip}]: ${greeting.detail}. Outbound port 25 is often blocked by ` +
-        `internet providers and clouds; SMTP checks will end as unknown (5) (use --checks dns to stop at DNS).`,
+      detail: proxy
+        ? `Cannot talk to port ${smtpPort} of ${host} [${ip}]${via}: ${greeting.detail}. SMTP checks will end as unknown (5) until the proxy works.`
+        : `Cannot talk to port ${smtpPort} of ${host} [${ip}]: ${greeting.detail}. Outbound port 25 is often blocked by ` +
+          `internet providers and clouds; SMTP checks will end as unknown (5) (use --checks dns to stop at DNS, or a SOCKS5 proxy).`,
     });
   }
 
   return {
     verify,
-    async preflight({ fresh = false } = {}) {
+    async preflight({ fresh = false, smtp = true } = {}) {
+      if (!smtp) return runPreflight(false);
       const now = Date.now();
       if (fresh || !preflightCache || now - preflightCache.at > 30_000)
         preflightCache = { at: now, value: runPreflight() };
@@ -508,7 +615,13 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         peakSmtpSessions: pool.stats.peakSessions,
       };
     },
-    settings: { dnsServers: servers.map(formatServer), smtpPort, heloName, mailFrom },
+    settings: {
+      dnsServers: servers.map(formatServer),
+      smtpPort,
+      heloName,
+      mailFrom,
+      ...(proxy ? { smtpProxy: describeProxy(proxy) } : {}),
+    },
     close() {
       closed = true;
       closing.abort();

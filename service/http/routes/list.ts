@@ -20,7 +20,7 @@ import {
 import type { ServiceDb } from '../../store/db.js';
 import type { KeyRecord } from '../../store/keys.js';
 import { listDir, resultsFileName } from '../../lists/names.js';
-import type { ListProcessor } from '../../lists/processor.js';
+import { EXPLAIN_FILE, type ListProcessor } from '../../lists/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/purchase.js';
 import {
   deleteList,
@@ -284,6 +284,49 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       throw new HttpError(404, `List ${list.id} cannot be purchased: ${why}.`);
     }
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
+  });
+
+  // Finish now (a Mailsieve extension): a list waiting for a retry of temporary failures stops waiting; those
+  // rows stay unknown (5). The answer is the status document.
+  registerRoute(app, 'POST', '/v5/list/:id/finish', (request, reply) => {
+    const key = keyFor(request, reply);
+    if (!key) return reply;
+    if (typeof (request.body as Readable | undefined)?.resume === 'function')
+      (request.body as Readable).resume();
+    const list = ownList(db, key, listIdOf(request));
+    if (list.status !== 'Processing' && list.status !== 'Pending')
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
+    if (!processor.finishNow(list.id))
+      throw new HttpError(
+        409,
+        `List ${list.id} has no online checks to finish: it runs with ${list.checks ?? 'offline'} checks.`,
+      );
+    const after = getList(db, list.id) ?? list;
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(after)));
+  });
+
+  // Why, per row (a Mailsieve extension): for a list with online checks, a CSV of each row's address, status
+  // code, how far its check went and what answered. Kept with the list.
+  registerRoute(app, 'GET', '/v5/list/:id/explain', (request, reply) => {
+    const key = keyFor(request, reply);
+    if (!key) return reply;
+    const list = ownList(db, key, listIdOf(request));
+    const path = join(listDir(context.dataDir, list.id), EXPLAIN_FILE);
+    if (list.status !== 'Results' || !existsSync(path))
+      throw new HttpError(
+        404,
+        list.status !== 'Results'
+          ? `List ${list.id} has no explanations${list.status === 'Invalid' || list.status === 'Error' ? '' : ' yet'}: its status is ${list.status}.`
+          : `List ${list.id} ran with ${list.checks ?? 'offline'} checks: each row's Status Code says why (no DNS or mail server was asked).`,
+      );
+    return reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-length', String(statSync(path).size))
+      .header(
+        'content-disposition',
+        contentDisposition(`${list.name.replace(/\.(csv|txt|zip)$/i, '')}-${list.id}-explain.csv`),
+      )
+      .send(createReadStream(path, { highWaterMark: 1 << 20 }));
   });
 
   // E10: the results file, once complete.

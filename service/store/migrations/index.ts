@@ -4,6 +4,7 @@ import { createLists } from './0020-create-lists.js';
 import { keyChecks } from './0030-key-checks.js';
 import { identity } from './0040-identity.js';
 import { listServices } from './0050-list-services.js';
+import { listOnline } from './0065-list-online.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -11,4 +12,5 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   keyChecks,
   identity,
   listServices,
+  listOnline,
 ];

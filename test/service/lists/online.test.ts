@@ -5,7 +5,7 @@
 // probe per domain.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../engine/online/fixture.js';
-import { listResourceSchema } from '../../../shared/api/list.js';
+import { listResourceSchema, type ListResource } from '../../../shared/api/list.js';
 import { getStatus, lines, runList, submit, waitForList } from './helpers.js';
 
 let world: World;
@@ -130,26 +130,63 @@ describe('lists with online checks', () => {
     expect(world.dns.queries.length).toBe(dnsQueries);
   }, 60_000);
 
-  it('moves completed_count while the online checks run', async () => {
+  it('moves completed_count while the online checks run; a timed-out row waits for a retry until Finish now', async () => {
     const key = world.key({ checks: 'smtp' });
     // Three rows decided offline, one answered at once online, one whose mail server never greets (its
-    // check ends with its budget, 10 s, as unknown).
+    // check ends with its budget, 10 s, as unknown, and waits for a retry: 5 minutes by default).
     const body =
       'email\nnot-an-address\nabuse@users.example.net\nx@mailinator.com\nbob@users.example.net\nsomeone@stall.example.net\n';
     const submitted = await submit(world.service.url, key, body, { query: { header: 'true' } });
     expect(submitted.status).toBe(202);
     const id = submitted.json<{ list_id: number }>().list_id;
     const seen = new Set<number>();
+    let waiting: ListResource | undefined;
     for (;;) {
       const list = listResourceSchema.parse((await getStatus(world.service.url, key, id)).json());
-      if (list.status === 'Results') break;
+      expect(list.status).not.toBe('Results');
       const completed = list.services.email_validation?.completed_count;
       if (completed !== undefined) seen.add(completed);
+      if (list.online && list.online.retry_rows > 0) {
+        waiting = list;
+        break;
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     // Offline verdicts first (3), then bob's online verdict (4) while the stalled check still runs.
     expect(seen.has(4)).toBe(true);
+    // One row waits for a retry, about 5 minutes on: fields, not prose.
+    expect(waiting.checks).toBe('smtp');
+    expect(waiting.online).toMatchObject({
+      rows_to_check: 2,
+      rows_checked: 1,
+      domains_total: 2,
+      domains_done: 2,
+      retry_rows: 1,
+      retry_attempt: 0,
+    });
+    const retryIn = Date.parse(waiting.online!.retry_at!) - Date.now();
+    expect(retryIn).toBeGreaterThan(4 * 60_000);
+    expect(retryIn).toBeLessThanOrEqual(5 * 60_000);
+    expect(waiting.services.email_validation?.completed_count).toBe(4);
+    // Finish now: the row stays unknown and the list completes.
+    const finished = await fetch(`${world.service.url}/v5/list/${id}/finish`, {
+      method: 'POST',
+      headers: { api_key: key },
+    });
+    expect(finished.status).toBe(200);
+    expect(listResourceSchema.parse(await finished.json()).online?.finished_early).toBe(true);
     const list = await waitForList(world.service.url, key, id);
+    expect(list.online).toMatchObject({
+      retry_rows: 0,
+      retry_at: null,
+      rows_checked: 2,
+      finished_early: true,
+    });
+    const explain = await fetch(`${world.service.url}/v5/list/${id}/explain`, { headers: { api_key: key } });
+    expect(explain.status).toBe(200);
+    expect(await explain.text()).toMatch(
+      /^5,someone@stall\.example\.net,5,smtp,.*not asked again: the wait was ended \(Finish now\)$/m,
+    );
     expect(list.services.email_validation?.completed_count).toBe(5);
     expect(list.services.email_validation?.reporting?.status_codes).toEqual({
       '150': 1,

@@ -1,0 +1,146 @@
+// The checks options of `clean` and `recheck` on the embedded service: the level (auto, offline, dns, smtp),
+// the network settings `verify` has (onlineOptions.ts), a SOCKS5 proxy for SMTP, the retries of temporary
+// failures, and what the CLI shows of the online phase (the wait for a retry).
+import { createWriteStream, renameSync, rmSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Option, type Command } from 'commander';
+import type { ListResource } from '../../shared/api/list.js';
+import { parseSocksProxy } from '../../service/engine/online/index.js';
+import { CHECKS_CHOICES, isChecksChoice, type ChecksChoice, type NetworkSettings } from '../core/checks.js';
+import type { EmbeddedServiceOptions } from '../core/embedded.js';
+import { CliError, intOption } from './errors.js';
+import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
+
+export interface ChecksCliOptions extends OnlineCliOptions {
+  smtpProxy?: string;
+  retryDelay?: string;
+  maxWait?: string;
+}
+
+/** Adds --checks (default auto) and the options of online checks, retries and the proxy. */
+export function addListCheckOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        '--checks <level>',
+        'how far checks go on the embedded service: auto (DNS when it answers, else offline), offline, dns (+ mail domain) or smtp (+ mailbox)',
+      )
+        .choices([...CHECKS_CHOICES])
+        .default('auto'),
+    )
+    .option('--dns-servers <list>', 'DNS servers to ask, HOST[:PORT][,…] (default: the system’s)')
+    .option('--smtp-port <n>', 'port of the mail servers (default 25)')
+    .option(
+      '--helo-name <name>',
+      'name given in EHLO (default: this machine’s name); use one whose DNS matches your IP',
+    )
+    .option('--mail-from <address>', 'envelope sender of the probes (default postmaster@<helo name>)')
+    .option(
+      '--smtp-proxy <url>',
+      'reach mail servers through a SOCKS5 proxy: socks5://[USER:PASSWORD@]HOST:PORT',
+    )
+    .option(
+      '--retry-delay <seconds>',
+      'first wait before temporary failures (greylisting, timeouts) are asked again (default 300)',
+    )
+    .option('--max-wait <seconds>', 'longest wait for retries; 0: no retries (default 1800)');
+}
+
+/** Whether any option of the embedded service's checks was given besides the default level. */
+export function hasListCheckOptions(options: ChecksCliOptions): boolean {
+  return [
+    options.dnsServers,
+    options.smtpPort,
+    options.heloName,
+    options.mailFrom,
+    options.smtpProxy,
+    options.retryDelay,
+    options.maxWait,
+  ].some((value) => value !== undefined);
+}
+
+/** The embedded service's settings from the options, or a CliError naming the bad one. */
+export function embeddedChecksOptions(options: ChecksCliOptions): EmbeddedServiceOptions {
+  const choice: ChecksChoice = options.checks === undefined ? 'auto' : (options.checks as ChecksChoice);
+  if (!isChecksChoice(choice))
+    throw new CliError(`--checks takes ${CHECKS_CHOICES.join(', ')}; got '${options.checks}'.`);
+  const { checks: _level, ...online } = onlineOptionsFrom({ ...options, checks: undefined }, 'offline');
+  const network: { -readonly [K in keyof NetworkSettings]: NetworkSettings[K] } = {};
+  if (online.dnsServers) network.dnsServers = online.dnsServers;
+  if (online.smtpPort !== undefined) network.smtpPort = online.smtpPort;
+  if (online.heloName !== undefined) network.heloName = online.heloName;
+  if (online.mailFrom !== undefined) network.mailFrom = online.mailFrom;
+  if (options.smtpProxy !== undefined) {
+    const parsed = parseSocksProxy(options.smtpProxy);
+    // The given value is not repeated: it may hold a password.
+    if (!parsed.ok)
+      throw new CliError(`--smtp-proxy takes socks5://[USER:PASSWORD@]HOST:PORT: ${parsed.reason}.`);
+    network.smtpProxy = parsed.proxy;
+  }
+  const retry: { delayMs?: number; maxWaitMs?: number } = {};
+  if (options.retryDelay !== undefined)
+    retry.delayMs = intOption('--retry-delay', options.retryDelay, 1, 24 * 3600) * 1000;
+  if (options.maxWait !== undefined)
+    retry.maxWaitMs = intOption('--max-wait', options.maxWait, 0, 24 * 3600) * 1000;
+  return {
+    checks: choice,
+    network,
+    ...(online.smtpConcurrency !== undefined ? { online: { smtpConcurrency: online.smtpConcurrency } } : {}),
+    ...(Object.keys(retry).length > 0 ? { retry } : {}),
+  };
+}
+
+const clock = (iso: string) => {
+  const at = new Date(iso);
+  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+};
+
+/**
+ * A line for the wait of a list's online phase, once each time it changes: "12 rows waiting for a retry at
+ * 14:05 (greylisting or timeouts)", and when the wait ends.
+ */
+export function onlineNotes(say: (line: string) => void): (list: ListResource) => void {
+  let last = '';
+  return (list) => {
+    const online = list.online;
+    if (!online) return;
+    const line =
+      online.retry_rows > 0 && online.retry_at
+        ? `${online.retry_rows.toLocaleString('en-US')} ${online.retry_rows === 1 ? 'row' : 'rows'} waiting for a retry at ${clock(online.retry_at)} (temporary failures: greylisting, timeouts); Ctrl+C stops here, the service keeps the list`
+        : '';
+    if (line !== last && line !== '') say(line);
+    last = line;
+  };
+}
+
+/**
+ * Downloads a list's explanations (GET /v5/list/{id}/explain) to `path`, whole or not at all. Answers false
+ * (and writes nothing) when the list has none: it ran offline.
+ */
+export async function downloadExplanations(
+  baseUrl: string,
+  apiKey: string,
+  listId: number,
+  path: string,
+): Promise<boolean> {
+  const answer = await fetch(new URL(`/v5/list/${listId}/explain`, baseUrl), {
+    headers: { api_key: apiKey },
+  });
+  if (answer.status === 404) {
+    await answer.body?.cancel();
+    return false;
+  }
+  if (!answer.ok)
+    throw new CliError(`Could not download the explanations of list ${listId}: HTTP ${answer.status}.`);
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    if (!answer.body) throw new CliError(`The explanations of list ${listId} came with no body.`);
+    await pipeline(Readable.fromWeb(answer.body), createWriteStream(temporary, { mode: 0o600 }));
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  return true;
+}

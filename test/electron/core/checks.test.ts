@@ -1,0 +1,116 @@
+// The checks level of the local service (electron/core/checks.ts): Automatic decided by the preflight against
+// real loopback resolvers — one that answers with the online tests' zones, one whose port is closed, one that
+// never answers — the chosen levels taken as they are, and the environment overrides.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AUTO_DECISION_MS,
+  decideChecks,
+  describePreflight,
+  networkFromEnv,
+  preflightNetwork,
+} from '../../../electron/core/checks.js';
+import { parseDnsServers, type DnsServer } from '../../../service/engine/online/index.js';
+import {
+  closedUdpPort,
+  startDnsServer,
+  startSilentDnsServer,
+  type TestDnsServer,
+} from '../../helpers/dnsServer.js';
+import { startMailFarm, type MailFarm } from '../../helpers/smtpServer.js';
+import { SERVERS, zones } from '../../service/engine/online/fixture.js';
+
+let dns: TestDnsServer;
+let farm: MailFarm;
+const servers = (address: string): DnsServer[] => {
+  const parsed = parseDnsServers(address);
+  if (!parsed.ok) throw new Error(address);
+  return parsed.servers;
+};
+
+beforeAll(async () => {
+  farm = await startMailFarm(SERVERS, 8);
+  dns = await startDnsServer(zones(farm));
+});
+afterAll(async () => {
+  await dns.close();
+  await farm.close();
+});
+
+describe('Automatic', () => {
+  it('checks domains when DNS answers from a resolver that sees the internet, and never mailboxes', async () => {
+    const decision = await decideChecks('auto', { dnsServers: servers(dns.address), smtpPort: farm.port });
+    expect(decision).toMatchObject({
+      choice: 'auto',
+      level: 'dns',
+      reason: 'auto: DNS answers, checking domains',
+    });
+    expect(dns.count('gmail.com', 'MX')).toBeGreaterThan(0);
+  });
+
+  it('falls back to offline at once when the resolver’s port is closed, and says why', async () => {
+    const closed = await closedUdpPort();
+    const decision = await decideChecks('auto', { dnsServers: servers(closed) });
+    expect(decision.level).toBe('offline');
+    expect(decision.reason).toMatch(
+      /^auto: DNS does not answer \(asked 127\.0\.0\.1:\d+\): .*refused.*; checking offline/,
+    );
+    expect(decision.decidedInMs).toBeLessThan(2000);
+  });
+
+  it('falls back to offline within 5 s when the resolver never answers', async () => {
+    const silent = await startSilentDnsServer();
+    try {
+      const started = Date.now();
+      const decision = await decideChecks('auto', { dnsServers: servers(silent.address) });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(Date.now() - started).toBeLessThanOrEqual(AUTO_DECISION_MS + 500);
+      expect(decision.level).toBe('offline');
+      expect(decision.reason).toMatch(/^auto: DNS (does not answer|did not answer).*checking offline/);
+      expect(silent.received()).toBeGreaterThan(0);
+    } finally {
+      await silent.close();
+    }
+  });
+});
+
+describe('chosen levels and the preflight in words', () => {
+  it('takes offline, dns and smtp as chosen, without asking the network', async () => {
+    const before = dns.queries.length;
+    for (const level of ['offline', 'dns', 'smtp'] as const)
+      expect(await decideChecks(level, { dnsServers: servers(dns.address) })).toMatchObject({
+        level,
+        choice: level,
+      });
+    expect(dns.queries.length).toBe(before);
+  });
+
+  it('says when port 25 can and cannot be reached', async () => {
+    const open = await preflightNetwork({ dnsServers: servers(dns.address), smtpPort: farm.port });
+    expect(describePreflight(open)).toBe(
+      `DNS answers; port ${farm.port} can be reached: mailbox checks can run.`,
+    );
+    const blocked = await preflightNetwork({ dnsServers: servers(dns.address), smtpPort: 1 });
+    expect(describePreflight(blocked)).toBe(
+      'DNS answers; port 1 is blocked by this network: mailbox checks would come back unknown.',
+    );
+  });
+
+  it('reads MAILSIEVE_DNS_SERVERS and MAILSIEVE_SMTP_PORT, and refuses bad values in words', () => {
+    expect(
+      networkFromEnv({ MAILSIEVE_DNS_SERVERS: '127.0.0.1:5353,[::1]:53', MAILSIEVE_SMTP_PORT: '2525' }),
+    ).toEqual({
+      dnsServers: [
+        { host: '127.0.0.1', port: 5353 },
+        { host: '::1', port: 53 },
+      ],
+      smtpPort: 2525,
+    });
+    expect(networkFromEnv({})).toEqual({});
+    expect(() => networkFromEnv({ MAILSIEVE_DNS_SERVERS: 'dns.example.com' })).toThrow(
+      /MAILSIEVE_DNS_SERVERS takes IP\[:PORT\] entries/,
+    );
+    expect(() => networkFromEnv({ MAILSIEVE_SMTP_PORT: '99999' })).toThrow(
+      /MAILSIEVE_SMTP_PORT takes a port/,
+    );
+  });
+});
