@@ -60,8 +60,8 @@ import {
   createChecksSetting,
   ChecksSettingProblem,
   PROXY_PASSWORD_SECRET,
-  type ChecksPlan,
 } from './checksSetting.js';
+import type { ChecksDecision } from './checks.js';
 import { jobChecksOf, setJobChecks } from './history/checks.js';
 import { jobsWithStatus } from './history/db.js';
 import { previewRows, writeExport } from './results.js';
@@ -153,7 +153,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   let embeddedState: ConnectionInfo['embedded'] = { state: 'stopped' };
   /** The checks setting (issue #11); what the running service checks, and a restart waiting for local jobs. */
   const checks = createChecksSetting({ db, secrets: options.secrets });
-  let runningChecks: Pick<ChecksPlan, 'level' | 'reason'> | undefined;
+  let runningChecks: Pick<ChecksDecision, 'level' | 'reason'> | undefined;
   let isRestartPending = false;
   let embeddedClosing: Promise<unknown> | undefined;
   // Loaded when first needed: the service's modules take a good part of a second to load, and the window
@@ -162,14 +162,14 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     options.startEmbedded ??
     (async () => {
       // The chosen checks level; Automatic asks the network first (a few seconds at most).
-      const plan = await checks.plan();
       const service = await (
         await import('./embedded.js')
       ).startEmbeddedService(serviceDataDir(home), {
-        online: plan.online,
+        checks: checks.stored().choice,
+        network: checks.network(),
         ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
       });
-      runningChecks = { level: plan.level, reason: plan.reason };
+      runningChecks = { level: service.checks.level, reason: service.checks.reason };
       return service;
     });
   /** The pre-check and upload preparation load the verification engine: also on first use. */
