@@ -56,14 +56,11 @@ import {
 } from './history/db.js';
 import { JobManager, PurchaseFailure } from './jobManager.js';
 import { ACTIVE_JOB_STATUSES } from '../../shared/desktop/constants.js';
-import {
-  createChecksSetting,
-  ChecksSettingProblem,
-  PROXY_PASSWORD_SECRET,
-} from './checksSetting.js';
+import { createChecksSetting, ChecksSettingProblem, PROXY_PASSWORD_SECRET } from './checksSetting.js';
 import type { ChecksDecision } from './checks.js';
 import { jobChecksOf, setJobChecks } from './history/checks.js';
 import { jobsWithStatus } from './history/db.js';
+import { finishListNow } from './onlineProgress.js';
 import { previewRows, writeExport } from './results.js';
 import { maskSecret, type SecretStore } from './secrets.js';
 
@@ -706,6 +703,17 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
         if (error instanceof PurchaseFailure) throw new ReplyFailure(error.code, error.message);
         throw error;
       }
+      return detail(jobOrFail(job.id));
+    },
+    'jobs:finish-now': async (input) => {
+      const job = jobOrFail(input.jobId);
+      if (job.connectionKind !== 'embedded' || job.listId === null)
+        throw new ReplyFailure(
+          'invalid-input',
+          'Only a job of the local service waiting for a retry can finish now.',
+        );
+      const failure = await finishListNow(await ensureEmbedded(), job.listId);
+      if (failure) throw new ReplyFailure('connection-failed', `Finish now failed: ${failure}`);
       return detail(jobOrFail(job.id));
     },
     'verify:address': async (input) => {

@@ -6,6 +6,7 @@
 // A report-only job (E7 `report=true`) stops when its list awaits purchase: `awaiting-purchase`, with its
 // match reports, until the user buys (E9, `purchase()`); the list then runs again and is followed to Results.
 // Progress events carry bytes, counts, a rate and an ETA, at most every PROGRESS_INTERVAL_MS per job.
+import { onlineProgressOf } from './onlineProgress.js';
 import { createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -352,7 +353,7 @@ export class JobManager {
       const changed = entry.progress.listStatus !== document.status;
       this.update(
         entry,
-        { listStatus: document.status, completed, total, services },
+        { listStatus: document.status, completed, total, services, online: onlineProgressOf(document) },
         completed,
         total - completed,
       );

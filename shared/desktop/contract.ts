@@ -275,6 +275,20 @@ export const serviceProgressSchema = z.object({
   input: z.number(),
 });
 
+/** The online phase of a list with DNS or SMTP checks (E8's `online`, a Mailsieve extension). */
+export const onlineProgressSchema = z.object({
+  rowsToCheck: z.number(),
+  rowsChecked: z.number(),
+  domainsTotal: z.number(),
+  domainsDone: z.number(),
+  ratePerSecond: z.number(),
+  /** Rows waiting for a retry of a temporary failure, and when it is asked (ISO 8601); 0 and null: none. */
+  retryRows: z.number(),
+  retryAt: z.string().nullable(),
+  isFinishedEarly: z.boolean(),
+});
+export type OnlineProgress = z.infer<typeof onlineProgressSchema>;
+
 export const jobProgressSchema = z.object({
   jobId: z.number().int(),
   status: z.enum(JOB_STATUSES),
@@ -288,6 +302,8 @@ export const jobProgressSchema = z.object({
   rate: z.number().nullable(),
   etaSeconds: z.number().nullable(),
   services: z.array(serviceProgressSchema),
+  /** The online phase, for a list with DNS or SMTP checks. */
+  online: onlineProgressSchema.nullable().optional(),
 });
 export type JobProgress = z.infer<typeof jobProgressSchema>;
 
@@ -555,6 +571,8 @@ export const CHANNELS = {
   'jobs:preview': { input: previewInputSchema, output: previewSchema },
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
   'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
+  /** Finish now: a job waiting for a retry of temporary failures stops waiting (those rows stay unknown). */
+  'jobs:finish-now': { input: jobIdInput, output: jobDetailSchema },
   'verify:address': { input: verifyInputSchema, output: verifyAnswerSchema },
   'people:lookup': { input: personLookupInputSchema, output: personAnswerSchema },
 } as const;

@@ -24,6 +24,7 @@ export const METHOD_OF_CHANNEL = {
   'jobs:preview': 'previewRows',
   'jobs:export': 'exportJob',
   'jobs:purchase': 'purchaseJob',
+  'jobs:finish-now': 'finishJobNow',
   'verify:address': 'verifyAddress',
   'people:lookup': 'lookUpPerson',
 } as const;
