@@ -1,9 +1,6 @@
 // The checks options of `clean` and `recheck` on the embedded service: the level (auto, offline, dns, smtp),
 // the network settings `verify` has (onlineOptions.ts), a SOCKS5 proxy for SMTP, the retries of temporary
 // failures, and what the CLI shows of the online phase (the wait for a retry).
-import { createWriteStream, renameSync, rmSync } from 'node:fs';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Option, type Command } from 'commander';
 import type { ListResource } from '../../shared/api/list.js';
 import { parseSocksProxy } from '../../service/engine/online/index.js';
@@ -114,33 +111,4 @@ export function onlineNotes(say: (line: string) => void): (list: ListResource) =
   };
 }
 
-/**
- * Downloads a list's explanations (GET /v5/list/{id}/explain) to `path`, whole or not at all. Answers false
- * (and writes nothing) when the list has none: it ran offline.
- */
-export async function downloadExplanations(
-  baseUrl: string,
-  apiKey: string,
-  listId: number,
-  path: string,
-): Promise<boolean> {
-  const answer = await fetch(new URL(`/v5/list/${listId}/explain`, baseUrl), {
-    headers: { api_key: apiKey },
-  });
-  if (answer.status === 404) {
-    await answer.body?.cancel();
-    return false;
-  }
-  if (!answer.ok)
-    throw new CliError(`Could not download the explanations of list ${listId}: HTTP ${answer.status}.`);
-  const temporary = `${path}.${process.pid}.tmp`;
-  try {
-    if (!answer.body) throw new CliError(`The explanations of list ${listId} came with no body.`);
-    await pipeline(Readable.fromWeb(answer.body), createWriteStream(temporary, { mode: 0o600 }));
-    renameSync(temporary, path);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  return true;
-}
+export { downloadExplanations } from '../core/listOnline.js';

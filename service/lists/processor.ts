@@ -56,7 +56,8 @@ export interface ListServiceOptions {
   readonly idleMs?: number;
   /** Time each row's online check may take (DNS, SMTP, retries, the catch-all probe), in ms. Default 10 s. */
   readonly onlineBudgetMs?: number;
-  /** Online checks of a list in flight at once (fed grouped by domain). Default 64. */
+  /** Online checks of a list in flight at once (fed grouped by domain; the verifier keeps the per-host and global
+   * conversation limits). Default 500: enough to keep the 50 conversations busy. */
   readonly onlineConcurrency?: number;
   /** First wait before temporary failures (greylisting, timeouts) are asked again, in ms. Default 5 min. */
   readonly retryDelayMs?: number;
@@ -321,7 +322,7 @@ export class ListProcessor {
         policy: online.policy,
         verifyPolicy: online.verifyPolicy,
         budgetMs: this.options.onlineBudgetMs ?? 10_000,
-        concurrency: this.options.onlineConcurrency ?? 64,
+        concurrency: this.options.onlineConcurrency ?? 500,
         retryDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
         maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
         flushMs: ONLINE_FLUSH_MS,

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { benchE1 } from './e1.js';
 import { benchIdentity } from './identity.js';
 import { benchOnline } from './online.js';
+import { benchOnlineList } from './onlineList.js';
 import { benchList } from './list.js';
 import { benchApp } from './app.js';
 
@@ -25,6 +26,11 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       inFlight: Number(process.env.BENCH_IN_FLIGHT ?? 1_000),
       grouped: process.env.BENCH_ORDER !== 'list',
       via: process.env.BENCH_ONLINE_VIA === 'verifier' ? 'verifier' : 'list',
+    }),
+  'online-list': () =>
+    benchOnlineList({
+      rows: Number(process.env.BENCH_ROWS ?? 100_000),
+      domains: Number(process.env.BENCH_DOMAINS ?? 10_000),
     }),
   list: () => benchList({ runs: Number(process.env.BENCH_RUNS ?? 3) }),
   app: () =>
