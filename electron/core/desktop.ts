@@ -60,7 +60,7 @@ import { createChecksSetting, ChecksSettingProblem, PROXY_PASSWORD_SECRET } from
 import type { ChecksDecision } from './checks.js';
 import { jobChecksOf, setJobChecks } from './history/checks.js';
 import { jobsWithStatus } from './history/db.js';
-import { finishListNow } from './onlineProgress.js';
+import { finishListWait, ListOnlineError } from './listOnline.js';
 import { previewRows, writeExport } from './results.js';
 import { maskSecret, type SecretStore } from './secrets.js';
 
@@ -712,8 +712,13 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
           'invalid-input',
           'Only a job of the local service waiting for a retry can finish now.',
         );
-      const failure = await finishListNow(await ensureEmbedded(), job.listId);
-      if (failure) throw new ReplyFailure('connection-failed', `Finish now failed: ${failure}`);
+      const service = await ensureEmbedded();
+      try {
+        await finishListWait(service.baseUrl, service.apiKey, job.listId);
+      } catch (error) {
+        if (error instanceof ListOnlineError) throw new ReplyFailure('connection-failed', error.message);
+        throw error;
+      }
       return detail(jobOrFail(job.id));
     },
     'verify:address': async (input) => {

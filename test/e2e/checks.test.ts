@@ -155,3 +155,51 @@ describe('the Checks setting of the local service', () => {
     });
   });
 });
+
+describe('the retry wait of a job with mailbox checks', () => {
+  it('shows the rows waiting for a retry, and Finish now leaves a greylisted row unknown', async () => {
+    const greyFarm = await startMailFarm(
+      {
+        slow: {
+          kind: 'smtp',
+          domains: ['slowgrey.example.net'],
+          users: ['gina@slowgrey.example.net', 'ok@slowgrey.example.net'],
+          // Greylists for longer than any test waits: only a retry minutes later would pass.
+          greylistMs: 600_000,
+        },
+      },
+      11,
+    );
+    const greyDns = await startDnsServer({
+      'slowgrey.example.net': { mx: [[10, 'mx.slowgrey.example.net']] },
+      'mx.slowgrey.example.net': { a: [greyFarm.ip('slow')] },
+      'gmail.com': { mx: [[5, 'mx.slowgrey.example.net']] },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'mailsieve-grey-'));
+    const file = join(dir, 'grey.csv');
+    writeFileSync(file, 'Email\ngina@slowgrey.example.net\n');
+    try {
+      const env = { MAILSIEVE_DNS_SERVERS: greyDns.address, MAILSIEVE_SMTP_PORT: String(greyFarm.port) };
+      await withApp(env, async (page) => {
+        const connection = new ConnectionPage(page);
+        await connection.open();
+        await connection.chooseChecks('Mailboxes (SMTP)');
+        const newJob = new NewJobPage(page);
+        await newJob.open();
+        await newJob.addList(file);
+        await newJob.startCleaning();
+        const wait = page.getByRole('status', { name: 'Retry wait' });
+        await wait.waitFor({ timeout: 60_000 });
+        expect(await wait.textContent()).toMatch(/^1 row waiting for a retry at \d\d:\d\d/);
+        await wait.getByRole('button', { name: 'Finish now' }).click();
+        const results = new ResultsPage(page);
+        await results.waitFor();
+        expect(await results.table('Status codes')).toEqual({ '5': 1 });
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await greyDns.close();
+      await greyFarm.close();
+    }
+  });
+});
