@@ -230,7 +230,7 @@ export function ChecksSetting() {
                 type="password"
                 autoComplete="off"
                 value={form.proxyPassword}
-                placeholder={info.proxy?.hasPassword ? 'Stored (leave empty to keep it)' : ''}
+                placeholder={info.proxy?.isProxyAuthStored ? 'Stored (leave empty to keep it)' : ''}
                 onChange={(event) => change({ proxyPassword: event.target.value })}
               />
               <p className="muted small">The password is stored like API keys and never shown again.</p>

@@ -2,7 +2,7 @@
 // Automatic (domains when DNS answers, else offline), Offline only, Domains (DNS), Mailboxes (SMTP) — how the
 // mail servers are asked (HELO name, MAIL FROM, an optional SOCKS5 proxy), and what the network allows (the
 // preflight). Secrets: the proxy's password travels one way only, in `checks:set`; answers say whether one
-// is stored (`hasPassword`), never what it is.
+// is stored (`isProxyAuthStored`), never what it is.
 import { z } from 'zod';
 
 /** The user's choice. `auto` is resolved to one of the levels by a preflight when the service starts. */
@@ -100,7 +100,7 @@ export const checksInfoSchema = z.object({
   mailFrom: z.string(),
   /** What an empty HELO name / MAIL FROM stands for. */
   defaults: z.object({ heloName: z.string(), mailFrom: z.string() }),
-  proxy: smtpProxySchema.extend({ hasPassword: z.boolean() }).nullable(),
+  proxy: smtpProxySchema.extend({ isProxyAuthStored: z.boolean() }).nullable(),
   /** `MAILSIEVE_DNS_SERVERS` / `MAILSIEVE_SMTP_PORT`, when set for this app. */
   overrides: z.object({ dnsServers: z.string().nullable(), smtpPort: z.number().nullable() }),
   /** The last preflight, when one ran. */
