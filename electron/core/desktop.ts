@@ -32,6 +32,7 @@ import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
 import { HISTORY_DB_FILE, openHistoryDb, type HistoryDb } from './history/db.js';
 import { JobManager } from './jobManager.js';
+import { PROXY_PASSWORD_SECRET } from './checksSetting.js';
 
 export { PROVIDER_KEY, ReplyFailure, type DesktopCoreOptions };
 
@@ -85,6 +86,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     onProgress: (progress) => emit('job:progress', progress),
     onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
   });
+  connection.setRunningProbe((jobId) => jobs.isRunning(jobId));
   const ctx: CoreContext = { ...base, connection, staging, jobs, resumed: { ids: [] } };
 
   const handlers: Handlers = {
@@ -109,6 +111,10 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     let out = key ? redact(message, key) : message;
     const embeddedKey = connection.embeddedApiKey();
     if (embeddedKey) out = redact(out, embeddedKey);
+    const proxyPassword = options.secrets.availability.isAvailable
+      ? options.secrets.get(PROXY_PASSWORD_SECRET)
+      : undefined;
+    if (proxyPassword) out = redact(out, proxyPassword);
     return out;
   }
 

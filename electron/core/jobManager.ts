@@ -8,6 +8,7 @@
 // match reports, until the user buys (E9, `purchase()`, the only E9 the app sends); the list then runs again
 // and is followed to Results.
 // Progress events carry bytes, counts, a rate and an ETA, at most every PROGRESS_INTERVAL_MS per job.
+import { onlineProgressOf } from './onlineProgress.js';
 import { join } from 'node:path';
 import type { Client } from '../../shared/api/client.js';
 import { LIST_SERVICE_KEYS, listProgress, type ListResource } from '../../shared/api/list.js';
@@ -338,7 +339,7 @@ export class JobManager {
       const changed = entry.progress.listStatus !== document.status;
       this.update(
         entry,
-        { listStatus: document.status, completed, total, services },
+        { listStatus: document.status, completed, total, services, online: onlineProgressOf(document) },
         completed,
         total - completed,
       );

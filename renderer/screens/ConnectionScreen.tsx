@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { LIST_SERVICE_KEYS } from '../../shared/api/listServiceNames.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import type { ConnectionInput } from '../../shared/desktop/contract.js';
+import { ChecksSetting } from '../components/ChecksSetting.js';
 import { useAppStore } from '../store/index.js';
 
 /**
@@ -79,7 +80,7 @@ export function ConnectionScreen() {
   const embedded = connection.embedded;
   const embeddedText =
     embedded.state === 'running'
-      ? 'Running on this computer. Checks are offline: syntax, typos, role accounts, disposable and other domain types, duplicates.'
+      ? 'Running on this computer, with the checks chosen below.'
       : embedded.state === 'starting'
         ? 'Starting…'
         : embedded.state === 'failed'
@@ -111,7 +112,7 @@ export function ConnectionScreen() {
               onChange={() => setKind('embedded')}
             />
             <span>
-              <strong>Local service</strong> (default, offline)
+              <strong>Local service</strong> (default, works offline)
               <span className="muted small block">{embeddedText}</span>
             </span>
           </label>
@@ -211,6 +212,7 @@ export function ConnectionScreen() {
         </div>
         <p className="muted small">A provider connection is checked with a test call before it is saved.</p>
       </form>
+      {kind === 'embedded' ? <ChecksSetting /> : null}
       {appInfo ? (
         <p className="muted small about">
           Mailsieve {appInfo.version} · {appInfo.mode === 'electron' ? 'desktop app' : 'browser mode'} · data

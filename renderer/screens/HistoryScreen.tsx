@@ -1,3 +1,4 @@
+import { CHECKS_LEVEL_SHORT } from '../../shared/desktop/checks.js';
 import { memo, useCallback, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { JOB_STATUSES, type HistorySort } from '../../shared/desktop/constants.js';
 import type { JobSummary } from '../../shared/desktop/contract.js';
@@ -124,6 +125,7 @@ const Row = memo(function Row({
       </div>
       <div role="gridcell" className="col-conn" title={job.connection}>
         {job.connection === 'Local service' ? 'Local' : job.connection}
+        {job.checks && job.checks !== 'provider' ? ` · ${CHECKS_LEVEL_SHORT[job.checks]}` : ''}
       </div>
       <div role="gridcell" className="col-actions">
         <button

@@ -1,3 +1,4 @@
+import { OnlineProgress } from '../components/OnlineProgress.js';
 import { useEffect, useRef, useState } from 'react';
 import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
@@ -193,6 +194,7 @@ function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: Jo
             </tbody>
           </table>
         ) : null}
+        {progress?.online ? <OnlineProgress jobId={job.id} progress={progress} /> : null}
         {job.message ? <p className="muted">{job.message}</p> : null}
       </div>
       <p className="muted small">

@@ -1,3 +1,4 @@
+import { ChecksNote } from '../components/ChecksNote.js';
 import { useEffect, useRef, useState } from 'react';
 import { statusForCode, type VerificationMode } from '../../shared/api/codes.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
@@ -32,20 +33,6 @@ import { useAppStore } from '../store/index.js';
 
 function sum(record: Readonly<Record<string, number>>): number {
   return Object.values(record).reduce<number>((total, n) => total + n, 0);
-}
-
-function OfflineNote({ job }: Readonly<{ job: JobDetail }>) {
-  if (job.checks !== 'offline') return null;
-  return (
-    <aside className="note" aria-label="About offline checks">
-      <p>
-        <strong>Offline checks confirm syntax only.</strong> The local service does not ask DNS or mail
-        servers, so a well-formed address reads <code>unknown</code> (code 10 “Syntax OK”) and its “Valid
-        Email” column stays empty. “Safe to send only” therefore holds just the corrected addresses; export{' '}
-        <strong>Clean</strong> for every row except invalid and risky.
-      </p>
-    </aside>
-  );
 }
 
 function Preview({ jobId }: Readonly<{ jobId: number }>) {
@@ -363,7 +350,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
           The results file of this job is no longer on disk, so rows cannot be previewed or exported.
         </p>
       ) : null}
-      {hasValidation ? <OfflineNote job={job} /> : null}
+      {hasValidation ? <ChecksNote job={job} /> : null}
       <Bought job={job} />
       {hasValidation ? (
         <>

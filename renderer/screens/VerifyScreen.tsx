@@ -101,6 +101,19 @@ export function VerifyScreen() {
                 <li key={line}>{line}</li>
               ))}
             </ul>
+            {verify.answer.explain.length > 0 ? (
+              <section aria-labelledby="explain-heading">
+                <h3 id="explain-heading">What was asked and answered</h3>
+                <ol className="explain small">
+                  {verify.answer.explain.map((line, index) => (
+                    <li key={index}>
+                      <code>{line}</code>
+                    </li>
+                  ))}
+                </ol>
+              </section>
+            ) : null}
+            <p className="muted small">Checks: {verify.answer.checksRun.reason}</p>
             <p className="muted small">
               Answered by the{' '}
               {verify.answer.connection === 'embedded' ? 'local service' : 'provider’s service'} in{' '}

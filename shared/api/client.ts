@@ -43,7 +43,12 @@ import {
 } from './list.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from './limits.js';
 import { keyInfoSchema, type KeyInfo } from './listServices.js';
-import { verifyResponseSchema, type VerifyResponse } from './verification.js';
+import {
+  explainedVerifyResponseSchema,
+  verifyResponseSchema,
+  type ExplainedVerifyResponse,
+  type VerifyResponse,
+} from './verification.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Public types
@@ -166,6 +171,8 @@ export interface Client {
   readonly baseUrl: string;
   /** E1 `GET /v5/ev`. */
   verify(email: string, options?: VerifyOptions): Promise<ApiResult<VerifyResponse>>;
+  /** E1 with `explain=1`: the answer and what was asked and answered on the way (a Mailsieve extension). */
+  verifyExplained(email: string, options?: VerifyOptions): Promise<ApiResult<ExplainedVerifyResponse>>;
   /** E2 `GET /ae`. */
   alternateEmail(
     email: string,
@@ -799,6 +806,16 @@ export function createClient(options: ClientOptions): Client {
       // The service may take `timeout` seconds to answer: give it that plus a margin before aborting.
       const timeoutMs = call.timeoutMs ?? Math.max(defaultTimeoutMs, (timeout ?? 10) * 1000 + 5_000);
       return getJson('/v5/ev', query, 'query', verifyResponseSchema, { ...call, timeoutMs });
+    },
+
+    verifyExplained(email, { timeout, ...call } = {}) {
+      const query: [string, string][] = [
+        ['email', email],
+        ['explain', '1'],
+      ];
+      if (timeout !== undefined) query.push(['timeout', String(timeout)]);
+      const timeoutMs = call.timeoutMs ?? Math.max(defaultTimeoutMs, (timeout ?? 10) * 1000 + 5_000);
+      return getJson('/v5/ev', query, 'query', explainedVerifyResponseSchema, { ...call, timeoutMs });
     },
 
     alternateEmail(email, call = {}) {

@@ -61,6 +61,16 @@ export const verifyResponseSchema = z.union([
 ]);
 export type VerifyResponse = z.infer<typeof verifyResponseSchema>;
 
+/**
+ * E1 with `explain=1` (a Mailsieve extension): the answer plus `explain`, what was asked and answered on the
+ * way (DNS answers, the SMTP conversation). Another service ignores the parameter and sends no `explain`.
+ */
+export const explainedVerifyResponseSchema = z.intersection(
+  verifyResponseSchema,
+  z.object({ explain: z.array(z.string()).optional() }),
+);
+export type ExplainedVerifyResponse = z.infer<typeof explainedVerifyResponseSchema>;
+
 /** The result object of an E1 answer, whichever mode produced it. */
 export function verificationOf(response: VerifyResponse): SafeToSendResult | EmailValidationResult {
   return 'safe_to_send' in response ? response.safe_to_send : response.email_validation;

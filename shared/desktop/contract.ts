@@ -21,6 +21,7 @@ import {
   WARNING_CODES,
 } from './constants.js';
 import { servicesLackingInputs } from './listServices.js';
+import { checksInfoSchema, checksInputSchema, jobChecksSchema } from './checks.js';
 
 export * from './constants.js';
 
@@ -277,6 +278,20 @@ export const serviceProgressSchema = z.object({
   input: z.number(),
 });
 
+/** The online phase of a list with DNS or SMTP checks (E8's `online`, a Mailsieve extension). */
+export const onlineProgressSchema = z.object({
+  rowsToCheck: z.number(),
+  rowsChecked: z.number(),
+  domainsTotal: z.number(),
+  domainsDone: z.number(),
+  ratePerSecond: z.number(),
+  /** Rows waiting for a retry of a temporary failure, and when it is asked (ISO 8601); 0 and null: none. */
+  retryRows: z.number(),
+  retryAt: z.string().nullable(),
+  isFinishedEarly: z.boolean(),
+});
+export type OnlineProgress = z.infer<typeof onlineProgressSchema>;
+
 export const jobProgressSchema = z.object({
   jobId: z.number().int(),
   status: z.enum(JOB_STATUSES),
@@ -290,6 +305,8 @@ export const jobProgressSchema = z.object({
   rate: z.number().nullable(),
   etaSeconds: z.number().nullable(),
   services: z.array(serviceProgressSchema),
+  /** The online phase, for a list with DNS or SMTP checks. */
+  online: onlineProgressSchema.nullable().optional(),
 });
 export type JobProgress = z.infer<typeof jobProgressSchema>;
 
@@ -318,6 +335,8 @@ export const jobSummarySchema = z.object({
   safe: z.number().nullable(),
   invalid: z.number().nullable(),
   connection: z.string(),
+  /** The checks level the job ran with (null: not recorded, a job from before). */
+  checks: jobChecksSchema.shape.level.nullable().default(null),
 });
 export type JobSummary = z.infer<typeof jobSummarySchema>;
 
@@ -392,6 +411,8 @@ export const jobDetailSchema = z.object({
   progress: jobProgressSchema.nullable(),
   /** Statuses the key's mode reports for good addresses on the connection used (offline: unknown). */
   checks: z.enum(['offline', 'online', 'provider']),
+  /** The checks level the job ran with and why (null: a job from before levels were recorded). */
+  checksRun: jobChecksSchema.nullable(),
 });
 export type JobDetail = z.infer<typeof jobDetailSchema>;
 
@@ -457,6 +478,10 @@ export const verifyAnswerSchema = z.object({
   connection: z.enum(['embedded', 'provider']),
   /** What the service could check: offline checks confirm syntax only. */
   checks: z.enum(['offline', 'online', 'provider']),
+  /** The checks level of the local service and why (the provider's: `provider`). */
+  checksRun: jobChecksSchema,
+  /** What was asked and answered (DNS answers, the SMTP conversation); the local service's answers only. */
+  explain: z.array(z.string()),
 });
 export type VerifyAnswer = z.infer<typeof verifyAnswerSchema>;
 
@@ -544,6 +569,10 @@ export const CHANNELS = {
     input: z.object({ services: z.array(listServiceSchema).min(1, 'Choose at least one service') }),
     output: allowedServicesSchema,
   },
+  'checks:get': { input: none, output: checksInfoSchema },
+  // Checked again in the core (ChecksSetting.save): the password must not reach an error message.
+  'checks:set': { input: checksInputSchema, output: checksInfoSchema },
+  'checks:preflight': { input: none, output: checksInfoSchema },
   'files:add-path': { input: z.object({ path: z.string().min(1) }), output: stagedFileSchema },
   'files:list-recent': { input: none, output: z.array(recentFileSchema) },
   'files:inspect': { input: inspectInputSchema, output: inspectionSchema },
@@ -575,6 +604,8 @@ export const CHANNELS = {
   'jobs:preview': { input: previewInputSchema, output: previewSchema },
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
   'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
+  /** Finish now: a job waiting for a retry of temporary failures stops waiting (those rows stay unknown). */
+  'jobs:finish-now': { input: jobIdInput, output: jobDetailSchema },
   'verify:address': { input: verifyInputSchema, output: verifyAnswerSchema },
   'people:lookup': { input: personLookupInputSchema, output: personAnswerSchema },
 } as const;

@@ -9,6 +9,9 @@ export const METHOD_OF_CHANNEL = {
   'keys:clear': 'clearKey',
   'connection:get-services': 'getAllowedServices',
   'connection:set-services': 'setChosenServices',
+  'checks:get': 'getChecks',
+  'checks:set': 'setChecks',
+  'checks:preflight': 'runPreflight',
   'files:add-path': 'addPath',
   'files:list-recent': 'listRecentFiles',
   'files:inspect': 'inspectFile',
@@ -24,6 +27,7 @@ export const METHOD_OF_CHANNEL = {
   'jobs:preview': 'previewRows',
   'jobs:export': 'exportJob',
   'jobs:purchase': 'purchaseJob',
+  'jobs:finish-now': 'finishJobNow',
   'verify:address': 'verifyAddress',
   'people:lookup': 'lookUpPerson',
 } as const;

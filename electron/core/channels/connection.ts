@@ -8,7 +8,11 @@ import {
   type ConnectionInfo,
   type ConnectionInput,
 } from '../../../shared/desktop/contract.js';
+import { ACTIVE_JOB_STATUSES } from '../../../shared/desktop/constants.js';
+import type { ChecksDecision } from '../checks.js';
+import { createChecksSetting, ChecksSettingProblem, type ChecksSetting } from '../checksSetting.js';
 import type { EmbeddedHandle } from '../embedded.js';
+import { jobsWithStatus } from '../history/db.js';
 import { getSetting, setSetting } from '../history/db.js';
 import { serviceDataDir } from '../home.js';
 import { connectionErrorWords } from '../connectionWords.js';
@@ -52,6 +56,20 @@ export interface Connection {
   readonly embeddedApiKey: () => string | undefined;
   /** The embedded service, started if need be. */
   readonly ensureEmbedded: () => Promise<EmbeddedHandle>;
+  /** The checks setting of the local service (issue #11). */
+  readonly checks: ChecksSetting;
+  /** What the running local service checks, when it runs. */
+  readonly runningChecks: () => Pick<ChecksDecision, 'level' | 'reason'> | undefined;
+  /** Whether a new checks setting waits for the local jobs running to finish. */
+  readonly isRestartPending: () => boolean;
+  /** The local service takes a new checks setting: now, or once the local jobs running finish. */
+  readonly applyChecks: () => void;
+  /** What a job runs with on the connection of `kind`. */
+  readonly currentJobChecks: (
+    kind: 'embedded' | 'provider',
+  ) => Promise<{ level: 'offline' | 'dns' | 'smtp' | 'provider'; reason: string }>;
+  /** Tells the connection which jobs really run (the scheduler exists after it). */
+  readonly setRunningProbe: (isRunning: (jobId: number) => boolean) => void;
   /** Stops the embedded service if it was started. */
   readonly close: () => Promise<void>;
 }
@@ -63,22 +81,72 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
   let embedded: EmbeddedHandle | undefined;
   let embeddedStarting: Promise<EmbeddedHandle> | undefined;
   let embeddedState: ConnectionInfo['embedded'] = { state: 'stopped' };
+  /** The checks setting (issue #11); what the running service checks, and a restart waiting for local jobs. */
+  const checks = createChecksSetting({ db, secrets: options.secrets });
+  let runningChecks: Pick<ChecksDecision, 'level' | 'reason'> | undefined;
+  let isRestartPending = false;
+  let embeddedClosing: Promise<unknown> | undefined;
+  let isJobRunning: (jobId: number) => boolean = () => true;
   // Loaded when first needed: the service's modules take a good part of a second to load, and the window
   // should be usable before that.
   const startEmbedded =
     options.startEmbedded ??
-    (async () =>
-      (await import('../embedded.js')).startEmbeddedService(
-        serviceDataDir(home),
-        options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
-      ));
+    (async () => {
+      // The chosen checks level; Automatic asks the network first (a few seconds at most).
+      const service = await (
+        await import('../embedded.js')
+      ).startEmbeddedService(serviceDataDir(home), {
+        checks: checks.stored().choice,
+        network: checks.network(),
+        ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+      });
+      runningChecks = { level: service.checks.level, reason: service.checks.reason };
+      return service;
+    });
+
+  function hasLocalJobsRunning(): boolean {
+    return jobsWithStatus(db, ACTIVE_JOB_STATUSES).some(
+      (job) => job.connectionKind === 'embedded' && isJobRunning(job.id),
+    );
+  }
+
+  /** Stops the embedded service so that the next use starts it with the current checks setting. */
+  function restartEmbedded(): void {
+    isRestartPending = false;
+    const starting = embeddedStarting;
+    embedded = undefined;
+    embeddedStarting = undefined;
+    runningChecks = undefined;
+    if (!starting) return;
+    embeddedState = { state: 'stopped' };
+    embeddedClosing = starting
+      .then((service) => service.close())
+      .catch(() => undefined)
+      .finally(() => (embeddedClosing = undefined));
+    emit('connection:changed', connectionInfo());
+  }
+
+  /** What a job runs with on the current connection. */
+  async function currentJobChecks(kind: 'embedded' | 'provider') {
+    if (kind === 'provider')
+      return { level: 'provider' as const, reason: 'The provider’s service checks as your key allows.' };
+    await ensureEmbedded();
+    return (
+      runningChecks ?? {
+        level: 'offline' as const,
+        reason: 'Offline: syntax, typos, role accounts and domain types.',
+      }
+    );
+  }
 
   function ensureEmbedded(): Promise<EmbeddedHandle> {
+    if (isRestartPending && !hasLocalJobsRunning()) restartEmbedded();
     if (embedded) return Promise.resolve(embedded);
     if (!embeddedStarting) {
       embeddedState = { state: 'starting' };
       emit('connection:changed', connectionInfo());
-      embeddedStarting = startEmbedded().then(
+      const closing = embeddedClosing ?? Promise.resolve();
+      embeddedStarting = closing.then(startEmbedded).then(
         (service) => {
           embedded = service;
           embeddedState = { state: 'running' };
@@ -228,6 +296,17 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     allowedServices,
     testConnection,
     ensureEmbedded,
+    checks,
+    runningChecks: () => runningChecks,
+    isRestartPending: () => isRestartPending,
+    applyChecks() {
+      if (hasLocalJobsRunning()) isRestartPending = true;
+      else restartEmbedded();
+    },
+    currentJobChecks,
+    setRunningProbe(isRunning) {
+      isJobRunning = isRunning;
+    },
     embeddedApiKey: () => embedded?.apiKey,
     async close() {
       if (embeddedStarting) {
@@ -243,6 +322,9 @@ export type ConnectionChannel =
   | 'connection:test'
   | 'connection:set'
   | 'keys:clear'
+  | 'checks:get'
+  | 'checks:set'
+  | 'checks:preflight'
   | 'connection:get-services'
   | 'connection:set-services';
 
@@ -285,6 +367,29 @@ export function connectionHandlers(ctx: CoreContext): Handlers<ConnectionChannel
       const info = connectionInfo();
       emit('connection:changed', info);
       return info;
+    },
+    'checks:get': () =>
+      ctx.connection.checks.info(ctx.connection.runningChecks() ?? null, ctx.connection.isRestartPending()),
+    'checks:set': (input) => {
+      try {
+        ctx.connection.checks.save(input);
+      } catch (error) {
+        if (error instanceof ChecksSettingProblem) throw new ReplyFailure(error.code, error.message);
+        throw error;
+      }
+      // The service takes the new level when it starts again: now, or once the local jobs running finish.
+      ctx.connection.applyChecks();
+      return ctx.connection.checks.info(
+        ctx.connection.runningChecks() ?? null,
+        ctx.connection.isRestartPending(),
+      );
+    },
+    'checks:preflight': async () => {
+      await ctx.connection.checks.preflight();
+      return ctx.connection.checks.info(
+        ctx.connection.runningChecks() ?? null,
+        ctx.connection.isRestartPending(),
+      );
     },
     'connection:get-services': () => allowedServices(),
     'connection:set-services': async (input) => {

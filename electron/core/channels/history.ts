@@ -12,6 +12,7 @@ import {
   listJobs,
   type JobRecord,
 } from '../history/db.js';
+import { jobChecksOf } from '../history/checks.js';
 import { deleteJobFiles } from '../jobDeletion.js';
 import { exportJobResults } from '../jobs/desktopExport.js';
 import { previewRows } from '../results.js';
@@ -60,7 +61,17 @@ export function jobLookup({ db, jobs }: CoreContext) {
       resultsName: job.resultsName,
       exports: jobExports(db, job.id).map(({ path: _path, ...info }) => info),
       progress: jobs.progress(job.id) ?? null,
-      checks: job.connectionKind === 'embedded' ? 'offline' : 'provider',
+      ...jobChecksDetail(job),
+    };
+  }
+
+  /** The level a job ran with: recorded since issue #11; older local jobs ran offline. */
+  function jobChecksDetail(job: JobRecord): Pick<JobDetail, 'checks' | 'checksRun'> {
+    const recorded = jobChecksOf(db, job.id);
+    const level = recorded?.level ?? (job.connectionKind === 'embedded' ? 'offline' : 'provider');
+    return {
+      checks: level === 'offline' ? 'offline' : level === 'provider' ? 'provider' : 'online',
+      checksRun: recorded,
     };
   }
 

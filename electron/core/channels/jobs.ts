@@ -17,11 +17,14 @@ import {
 } from '../history/db.js';
 import { PurchaseFailure } from '../jobManager.js';
 import { rerunJob, RerunRefused } from '../rerun.js';
+import { setJobChecks } from '../history/checks.js';
+import { finishListWait, ListOnlineError } from '../listOnline.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 import { preparation } from './files.js';
 import { jobLookup } from './history.js';
 
-export type JobsChannel = 'jobs:start' | 'jobs:cancel' | 'jobs:purchase' | 'jobs:activity' | 'jobs:rerun';
+export type JobsChannel =
+  'jobs:start' | 'jobs:cancel' | 'jobs:purchase' | 'jobs:activity' | 'jobs:rerun' | 'jobs:finish-now';
 
 export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
   const { db, emit, jobs, resultsDir, stagingDir } = ctx;
@@ -82,6 +85,7 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
         services: input.options.services,
       });
       const sha256 = await sha256File(file.path);
+      const ranWith = await ctx.connection.currentJobChecks(stored.kind);
       const jobIds: number[] = [];
       for (const [index, part] of parts.entries()) {
         const id = insertJob(db, {
@@ -120,6 +124,7 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
           setJobFilePath(db, id, target);
         }
         setJobFileFacts(db, id, { sha256, rows: part.rows });
+        setJobChecks(db, id, ranWith);
         jobIds.push(id);
       }
       rmSync(prepareDir, { recursive: true, force: true });
@@ -152,6 +157,22 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
       jobOrFail(input.jobId);
       await jobs.cancel(input.jobId);
       return detail(jobOrFail(input.jobId));
+    },
+    'jobs:finish-now': async (input) => {
+      const job = jobOrFail(input.jobId);
+      if (job.connectionKind !== 'embedded' || job.listId === null)
+        throw new ReplyFailure(
+          'invalid-input',
+          'Only a job of the local service waiting for a retry can finish now.',
+        );
+      const service = await ctx.connection.ensureEmbedded();
+      try {
+        await finishListWait(service.baseUrl, service.apiKey, job.listId);
+      } catch (error) {
+        if (error instanceof ListOnlineError) throw new ReplyFailure('connection-failed', error.message);
+        throw error;
+      }
+      return detail(jobOrFail(job.id));
     },
     'jobs:purchase': async (input) => {
       const job = jobOrFail(input.jobId);

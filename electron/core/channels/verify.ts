@@ -7,9 +7,14 @@ export function verifyHandlers(ctx: CoreContext): Handlers<'verify:address'> {
   return {
     'verify:address': async (input) => {
       const { client, kind } = await currentClient();
-      const result = await client.verify(input.email, { timeout: 10 });
+      // Our own service explains its answer (DNS answers, the SMTP conversation); a provider's is not asked.
+      const result =
+        kind === 'embedded'
+          ? await client.verifyExplained(input.email, { timeout: 10 })
+          : await client.verify(input.email, { timeout: 10 });
       if (!result.ok)
         throw new ReplyFailure('connection-failed', `The service did not answer: ${result.error.message}`);
+      const jobChecks = await ctx.connection.currentJobChecks(kind);
       const answer = verificationOf(result.value);
       return {
         mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
@@ -24,7 +29,14 @@ export function verifyHandlers(ctx: CoreContext): Handlers<'verify:address'> {
             ? answer.engagement_score
             : null,
         connection: kind,
-        checks: kind === 'embedded' ? ('offline' as const) : ('provider' as const),
+        checks:
+          jobChecks.level === 'offline'
+            ? ('offline' as const)
+            : kind === 'embedded'
+              ? ('online' as const)
+              : ('provider' as const),
+        checksRun: jobChecks,
+        explain: (result.value as { explain?: string[] }).explain ?? [],
       };
     },
   };

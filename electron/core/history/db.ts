@@ -400,7 +400,8 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
   // The sort column and direction come from the closed tables above, never from the caller's text.
   const rows = stmt(
     db,
-    `SELECT id, created_at, file_name, status, rows, safe_count, invalid_count, connection_kind, connection_url
+    `SELECT id, created_at, file_name, status, rows, safe_count, invalid_count, connection_kind, connection_url,
+            checks_level
        FROM jobs
       WHERE (@search IS NULL OR file_name LIKE @search ESCAPE '\\' COLLATE NOCASE OR CAST(list_id AS TEXT) = @plain)
         AND (@status IS NULL OR status = @status)
@@ -423,6 +424,7 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
     invalid_count: number | null;
     connection_kind: string;
     connection_url: string | null;
+    checks_level: JobSummary['checks'];
   }[];
   const items = rows.map((row): JobSummary => ({
     id: row.id,
@@ -433,6 +435,7 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
     safe: row.safe_count,
     invalid: row.invalid_count,
     connection: row.connection_kind === 'embedded' ? 'Local service' : hostOf(row.connection_url),
+    checks: row.checks_level,
   }));
   return { total: items.length, items };
 }

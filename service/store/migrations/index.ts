@@ -4,7 +4,7 @@ import { createLists } from './0020-create-lists.js';
 import { keyChecks } from './0030-key-checks.js';
 import { identity } from './0040-identity.js';
 import { listServices } from './0050-list-services.js';
-import { listOnline } from './0065-list-online.js';
+import { listOnline } from './0060-list-online.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,

@@ -135,17 +135,28 @@ describe('stored keys stay in the core', () => {
       'jobs:cancel': { jobId },
       'connection:get-services': {},
       'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
+      'checks:get': {},
+      'checks:set': { choice: 'offline' },
       'keys:clear': {},
       'jobs:delete': { jobId },
     };
     // A job that awaits no purchase cannot be bought: the refusal is checked for the key like the rest.
     // Nor can a completed job run again.
-    const refusals = { 'jobs:purchase': { jobId, fields: ['age'] }, 'jobs:rerun': { jobId } };
+    const refusals = {
+      'jobs:purchase': { jobId, fields: ['age'] },
+      'jobs:rerun': { jobId },
+      'jobs:finish-now': { jobId: 999_999 },
+      'checks:preflight': {},
+    };
     expect([...Object.keys(inputs), ...Object.keys(refusals)].sort()).toEqual([...CHANNEL_NAMES].sort());
     const purchase = await call('jobs:purchase', refusals['jobs:purchase']);
     expect(JSON.parse(purchase)).toMatchObject({ ok: false, error: { code: 'not-awaiting-purchase' } });
     const rerun = await call('jobs:rerun', refusals['jobs:rerun']);
     expect(JSON.parse(rerun)).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    // No such job to finish; and the network check is read-only (this machine may have no resolver).
+    const finishNow = await call('jobs:finish-now', refusals['jobs:finish-now']);
+    expect(JSON.parse(finishNow)).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    const preflight = await call('checks:preflight', refusals['checks:preflight']);
     expect(rerun).not.toContain(key);
     for (const [channel, input] of Object.entries(inputs)) replies.push(await call(channel, input));
     // A wrong key is refused without being echoed either.
@@ -154,7 +165,7 @@ describe('stored keys stay in the core', () => {
     expect(JSON.parse(refused)).toMatchObject({ ok: false, error: { code: 'connection-failed' } });
     expect(refused).not.toContain(wrong);
 
-    const everything = [...replies, purchase, rerun, ...events].join('\n');
+    const everything = [...replies, purchase, rerun, finishNow, preflight, ...events].join('\n');
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(encodeURIComponent(key));
     expect(replies.filter((reply) => !(JSON.parse(reply) as { ok: boolean }).ok)).toEqual([]);

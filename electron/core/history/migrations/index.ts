@@ -3,10 +3,12 @@ import { createJobs } from './0010-create-jobs.js';
 import { createPresets } from './0020-create-presets.js';
 import { createSettings } from './0030-create-settings.js';
 import { listServices } from './0040-list-services.js';
+import { jobChecks } from './0050-job-checks.js';
 
 export const HISTORY_MIGRATIONS: readonly Migration[] = [
   createJobs,
   createPresets,
   createSettings,
   listServices,
+  jobChecks,
 ];

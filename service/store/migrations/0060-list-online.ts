@@ -5,7 +5,7 @@ import type { Migration } from '../migrate.js';
  * phase and its wait for a retry of temporary failures, kept so that a restart carries on where it stopped.
  */
 export const listOnline: Migration = {
-  version: 65,
+  version: 60,
   name: 'list-online',
   up(db) {
     db.exec(`
