@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { EMAIL_APPEND_PURCHASE_MATCH_TYPES, type PurchaseRequest } from '../../shared/api/list.js';
 import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
 import { purchaseListJob, type JobEvent } from '../core/jobs/runner.js';
+import { exportShapeOf } from './exportOptions.js';
 import { exportKindsOption, formatBreakdown, pollIntervalFor, Progress, showProgress } from './clean.js';
 import { clientFor } from './connect.js';
 import { CliError } from './errors.js';
@@ -76,6 +77,8 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
       ...(body ? { purchase: body } : {}),
       outDir,
       exports: exportKinds,
+      // Shaped for import as clean's are, by the defaults; the email column is the one the header names.
+      exportShape: exportShapeOf({}, 0),
       pollIntervalMs: pollIntervalFor(client.baseUrl, embedded),
       onEvent: (event: JobEvent) => {
         if (event.phase === 'purchased') isBought = true;

@@ -50,7 +50,7 @@ export function zipErrorWords(error: Error): string {
     error.message,
   );
   if (unsafe)
-    return `The zip archive holds an unsafe path inside the zip ('${unsafe[1]}'): a list's zip may hold only a file name, not a path that leaves its folder.`;
+    return `The zip archive is refused: '${unsafe[1]}' is an unsafe path inside the zip (a list's zip may hold only a file name, not a path that leaves its folder).`;
   return `The zip archive is damaged (${error.message}).`;
 }
 

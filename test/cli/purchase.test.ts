@@ -68,8 +68,11 @@ describe('mailsieve purchase', () => {
       ['', '', ''], // Dan's household match was not bought (match type I)
       ['', '', ''],
     ]);
-    // The export, read by the results' own delimiter: every row but the invalid one.
-    expect(readRows(join(dir, 'leads-clean.csv'), ';')).toEqual(rows.slice(0, 3));
+    // The export, shaped for import (a comma CSV, the address to mail, `Original Email` last): every row
+    // but the invalid one.
+    const exported = readRows(join(dir, 'leads-clean.csv'), ',');
+    expect(exported[0]).toEqual([...rows[0]!, 'Original Email']);
+    expect(exported.slice(1).map((row) => row.slice(0, -1))).toEqual(rows.slice(1, 3));
 
     // Bought once: a second purchase downloads the same results and buys nothing.
     const again = await runCli([...args, '--fields', 'gender']);

@@ -3,6 +3,7 @@
 // with the original kept in `Original Email`), and leaves out duplicates (keeping the first), role and
 // disposable addresses as the choices say. The results file itself is never changed.
 import type { VALIDATION_COLUMNS } from '../../../shared/api/listServices.js';
+import { columnKindOf } from '../../../shared/columns.js';
 import {
   ORIGINAL_EMAIL_COLUMN,
   addressKey,
@@ -26,13 +27,17 @@ export interface ResultsLayout {
 
 /**
  * The layout of a results header. The appended columns come last (searched from the end, in case the input
- * has a column of the same name). `emailIndex`: the list's email column, 0-based.
+ * has a column of the same name). `emailIndex`: the list's email column, 0-based (-1: the one its header names).
  */
 export function resultsLayout(header: readonly string[], emailIndex: number): ResultsLayout {
   const at = (name: (typeof VALIDATION_COLUMNS)[number]) => header.lastIndexOf(name);
+  const status = at('Validation Status');
+  // Unknown (-1, e.g. a list bought later by its id): the input column the header names as the email.
+  if (emailIndex < 0 && status > 0)
+    emailIndex = header.slice(0, status).findIndex((name) => columnKindOf(name) === 'email');
   const layout = {
     email: emailIndex,
-    status: at('Validation Status'),
+    status,
     domainType: at('Domain Type'),
     role: at('Role Account'),
     validEmail: at('Valid Email'),

@@ -3,15 +3,22 @@
 // leaves either the old file or the new one under the final name, never a torn one. A temporary name carries
 // the writing process's id; a temporary left by a process that no longer runs is stale and removed at start.
 import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fitBytes, MAX_FILE_NAME_BYTES } from '../../../shared/fileName.js';
 
 /** The one suffix of temporary files: `<final name>.<pid>.mailsieve-part`. */
 export const TEMPORARY_SUFFIX = '.mailsieve-part';
-const TEMPORARY = /\.(\d+)\.mailsieve-part$/;
+// A format writer's exporter keeps an idle `<temporary>.unused` beside its temporary: stale the same way.
+const TEMPORARY = /\.(\d+)\.mailsieve-part(\.unused)?$/;
 
-/** Where `path` is written before it is complete. */
+/**
+ * Where `path` is written before it is complete. The final name is cut as needed so that the temporary name
+ * still fits a file name (255 bytes), with room for `.unused`.
+ */
 export function temporaryPathOf(path: string): string {
-  return `${path}.${process.pid}${TEMPORARY_SUFFIX}`;
+  const suffix = `.${process.pid}${TEMPORARY_SUFFIX}`;
+  const name = fitBytes(basename(path), MAX_FILE_NAME_BYTES - suffix.length - '.unused'.length);
+  return join(dirname(path), `${name}${suffix}`);
 }
 
 function isRunning(pid: number): boolean {

@@ -6,6 +6,7 @@
 // or the list ended without results. Written whole (outputs.ts), never torn.
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { MAX_FILE_NAME_BYTES, shortenFileName } from '../../../shared/fileName.js';
 import type { ListResource, SubmitListParams } from '../../../shared/api/list.js';
 import type { CheckpointPort, JobCheckpoint } from './engine.js';
 import { writeFileWhole } from './outputs.js';
@@ -22,7 +23,10 @@ interface StateDocument {
 
 /** The state file of a clean of `file` into `outDir`. */
 export function stateFilePath(outDir: string, file: string): string {
-  return join(outDir, `${basename(file)}${STATE_FILE_SUFFIX}`);
+  // Shortened so that a 249-character list name still leaves room for the suffixes.
+  // Room for the suffix and the temporary name it is written under (`.<pid>.mailsieve-part`).
+  const name = shortenFileName(basename(file), MAX_FILE_NAME_BYTES - STATE_FILE_SUFFIX.length - 32);
+  return join(outDir, `${name}${STATE_FILE_SUFFIX}`);
 }
 
 export class JobStateFile implements CheckpointPort {

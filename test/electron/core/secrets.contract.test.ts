@@ -187,7 +187,15 @@ describe('stored keys stay in the core', () => {
       exports: {},
     });
     expect(Object.keys(exposed).sort()).toEqual(
-      [...Object.values(METHOD_OF_CHANNEL), 'addFile', 'openListDialog', 'saveExport', 'on'].sort(),
+      [
+        ...Object.values(METHOD_OF_CHANNEL),
+        'addFile',
+        'openListDialog',
+        'saveExport',
+        'showInFolder',
+        'savePagePdf',
+        'on',
+      ].sort(),
     );
     for (const value of Object.values(exposed)) expect(typeof value).toBe('function');
   });
