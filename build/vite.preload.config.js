@@ -17,7 +17,11 @@ export default defineConfig({
     minify: false,
     sourcemap: false,
     reportCompressedSize: false,
-    lib: { entry: join(root, 'electron', 'main', 'preload.ts'), formats: ['cjs'], fileName: () => 'preload.cjs' },
+    lib: {
+      entry: join(root, 'electron', 'main', 'preload.ts'),
+      formats: ['cjs'],
+      fileName: () => 'preload.cjs',
+    },
     rollupOptions: { external: ['electron'] },
   },
 });

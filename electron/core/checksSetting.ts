@@ -120,7 +120,9 @@ export function createChecksSetting(options: {
         heloName: choice.heloName,
         mailFrom: choice.mailFrom,
         defaults: defaultsOf(),
-        proxy: choice.proxy ? { ...choice.proxy, isProxyAuthStored: secrets.has(PROXY_PASSWORD_SECRET) } : null,
+        proxy: choice.proxy
+          ? { ...choice.proxy, isProxyAuthStored: secrets.has(PROXY_PASSWORD_SECRET) }
+          : null,
         overrides: {
           dnsServers: env()[ENV_DNS_SERVERS]?.trim() || null,
           smtpPort: Number.isInteger(smtpPort) ? smtpPort : null,

@@ -11,8 +11,7 @@ export interface BulkWorkerData {
 }
 export type BulkRequest = { readonly id: number; readonly task: BulkTask };
 export type BulkReply =
-  | { readonly id: number; readonly outcome: BulkOutcome }
-  | { readonly id: number; readonly failure: string };
+  { readonly id: number; readonly outcome: BulkOutcome } | { readonly id: number; readonly failure: string };
 
 const port = parentPort;
 if (!port) throw new Error('bulkWorker.js runs as a worker thread');

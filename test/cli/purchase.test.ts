@@ -71,7 +71,7 @@ describe('mailsieve purchase', () => {
     // The export, shaped for import (a comma CSV, the address to mail, `Original Email` last): every row
     // but the invalid one.
     const exported = readRows(join(dir, 'leads-clean.csv'), ',');
-    expect(exported[0]).toEqual([...rows[0]!, 'Original Email']);
+    expect(exported[0]).toEqual([...rows[0], 'Original Email']);
     expect(exported.slice(1).map((row) => row.slice(0, -1))).toEqual(rows.slice(1, 3));
 
     // Bought once: a second purchase downloads the same results and buys nothing.

@@ -19,13 +19,7 @@ import {
   type InspectionWarning,
 } from '../../../shared/desktop/contract.js';
 import { countRows, type CountOptions } from './count.js';
-import {
-  detectEncoding,
-  openListSource,
-  readHead,
-  type Encoding,
-  type ListSource,
-} from './source.js';
+import { detectEncoding, openListSource, readHead, type Encoding, type ListSource } from './source.js';
 
 /** Bytes of the file read for the sample. */
 export const SAMPLE_BYTES = 256 * 1024;

@@ -107,9 +107,9 @@ describe('the web host', () => {
     expect(session).not.toContain(token);
     expect((await post('/api/call/app:get-info', '{}', { cookie: session })).status).toBe(200);
     // The token on its own is no session.
-    expect((await post('/api/call/app:get-info', '{}', { cookie: `mailsieve_session=${token}` })).status).toBe(
-      401,
-    );
+    expect(
+      (await post('/api/call/app:get-info', '{}', { cookie: `mailsieve_session=${token}` })).status,
+    ).toBe(401);
     const again = await fetch(launchUrl, { redirect: 'manual' });
     expect(again.status).toBe(403);
     expect(again.headers.get('set-cookie')).toBeNull();
