@@ -95,7 +95,7 @@ export const DOMAIN_TYPE_WORDS: Readonly<Record<string, string>> = {
   wireless: 'A wireless carrier’s domain (do not send unsolicited mail)',
 };
 
-/** The report's `domain_type` keys, by domain type. */
+/** The report's `domain_type` keys, by domain type (service/lists/report.ts counts by them). */
 export const DOMAIN_TYPE_REPORT_KEYS: Readonly<Record<string, string>> = {
   disposable: 'Disposable',
   freeisp: 'Free ISP',

@@ -6,7 +6,8 @@ import {
   REPORT_STATUS_KEYS,
   type EmailValidationReporting,
 } from '../../shared/api/list.js';
-import { DOMAIN_TYPE_REPORT_KEYS, DOMAIN_TYPES } from '../../shared/api/verification.js';
+import { DOMAIN_TYPES } from '../../shared/api/verification.js';
+import { DOMAIN_TYPE_REPORT_KEYS } from '../../shared/vocabulary.js';
 import {
   FLAG_DOMAIN_MASK,
   FLAG_DOMAIN_SHIFT,

@@ -16,20 +16,6 @@ export const DOMAIN_TYPES = [
 ] as const;
 export type DomainType = (typeof DOMAIN_TYPES)[number];
 
-/** Words for a domain type, as list reports key them (`domain_type` counts). */
-export const DOMAIN_TYPE_REPORT_KEYS: Record<DomainType, string> = {
-  disposable: 'Disposable',
-  freeisp: 'Free ISP',
-  paidisp: 'Paid ISP',
-  wireless: 'Wireless',
-  edu: 'Education',
-  gov: 'Government',
-  biz: 'Business',
-  org: 'Non-profit',
-  parked: 'Parked',
-  privacy: 'Privacy',
-};
-
 // Statuses and domain types are read tolerantly: a newer service may add values (spec: versioning), and a
 // client must not reject a whole answer for one. The enumerations above are what this version produces.
 const knownOr = <T extends readonly [string, ...string[]]>(values: T) =>
