@@ -1,4 +1,5 @@
 import { useEffect, useRef } from 'react';
+import { LIST_FILE_ACCEPT } from '../shared/desktop/constants.js';
 import { handleShortcut } from './commands.js';
 import { Sidebar } from './components/Sidebar.js';
 import { focusHeading } from './focus.js';
@@ -36,7 +37,7 @@ function OpenListInput() {
     <input
       id="open-list-input"
       type="file"
-      accept=".csv,.txt,.zip,text/csv,text/plain,application/zip"
+      accept={LIST_FILE_ACCEPT}
       className="visually-hidden"
       tabIndex={-1}
       aria-hidden="true"

@@ -6,6 +6,7 @@ import {
   COLUMN_ROLE_LABELS,
   INTELLIGENCE_CHOICES,
   fieldLabel,
+  LIST_FILE_ACCEPT,
   type ColumnRole,
 } from '../../shared/desktop/constants.js';
 import { servicesLackingInputs } from '../../shared/desktop/listServices.js';
@@ -79,7 +80,7 @@ function DropZone({ isCompact }: Readonly<{ isCompact: boolean }>) {
         ref={input}
         id="add-list-input"
         type="file"
-        accept=".csv,.txt,.xlsx,.zip,text/csv,text/plain,application/zip,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+        accept={LIST_FILE_ACCEPT}
         className="visually-hidden"
         tabIndex={-1}
         aria-hidden="true"

@@ -7,6 +7,9 @@ import { INTELLIGENCE_FIELDS } from '../api/intelligenceNames.js';
 export const PART_LIMIT = LIST_RECORD_LIMIT;
 
 export const FILE_FORMATS = ['csv', 'txt', 'zip', 'xlsx'] as const;
+/** The file pickers' `accept`: the list formats above, by extension and media type. */
+export const LIST_FILE_ACCEPT =
+  '.csv,.txt,.xlsx,.zip,text/csv,text/plain,application/zip,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
 export const HISTORY_SORTS = ['created', 'name', 'rows', 'status', 'safe', 'invalid', 'connection'] as const;
 export type HistorySort = (typeof HISTORY_SORTS)[number];
