@@ -1,22 +1,14 @@
 import { ChecksNote } from '../components/ChecksNote.js';
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { statusForCode, type VerificationMode } from '../../shared/api/codes.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
-import {
-  EXPORT_CHOICES,
-  EXPORT_LABELS,
-  PURCHASE_MATCH_TYPE_LABELS,
-  RESULT_STATUSES,
-  fieldLabel,
-  type ExportChoice,
-  type ResultStatus,
-} from '../../shared/desktop/constants.js';
+import { PURCHASE_MATCH_TYPE_LABELS, fieldLabel, type ResultStatus } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
 import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
-import { ExportChoicesFields } from '../components/ExportChoicesFields.js';
+import { ExportDialog } from '../components/ExportDialog.js';
+import { RowsPreview } from '../components/RowsPreview.js';
 import { MatchReports } from '../components/MatchReports.js';
-import { app } from '../platform/app.js';
 import {
   countOf,
   formatBytes,
@@ -27,232 +19,11 @@ import {
   STATUS_ORDER,
 } from '../format.js';
 import { codeMeaning, statusMeaning, statusName } from '../../shared/vocabulary.js';
-import { defaultExportChoices, describeLeftOut, type ExportChoices } from '../../shared/exportChoices.js';
 import { keyModeOf } from '../keyMode.js';
 import { useAppStore } from '../store/index.js';
 
 function sum(record: Readonly<Record<string, number>>): number {
   return Object.values(record).reduce<number>((total, n) => total + n, 0);
-}
-
-function Preview({ jobId }: Readonly<{ jobId: number }>) {
-  const preview = useAppStore((s) => s.preview);
-  const closePreview = useAppStore((s) => s.closePreview);
-  const mode = useAppStore(keyModeOf);
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => {
-    if (preview?.state.status === 'ready') heading.current?.focus();
-  }, [preview?.state.status]);
-  if (!preview || preview.jobId !== jobId) return null;
-  const label = preview.status === null ? null : statusName(preview.status, mode);
-  const title = label === null ? 'First rows' : `Rows with status ${label}`;
-  return (
-    <section className="preview" aria-labelledby="preview-heading">
-      <div className="section-head">
-        <h2 id="preview-heading" ref={heading} tabIndex={-1}>
-          {title}
-        </h2>
-        <button type="button" onClick={closePreview}>
-          Close preview
-        </button>
-      </div>
-      {preview.state.status === 'loading' ? <p className="muted">Reading the results…</p> : null}
-      {preview.state.status === 'failed' ? (
-        <p className="error" role="alert">
-          {preview.state.error}
-        </p>
-      ) : null}
-      {preview.state.status === 'ready' ? (
-        preview.state.value.rows.length === 0 ? (
-          <p className="muted">No rows have this status.</p>
-        ) : (
-          <>
-            <div
-              className="table-scroll"
-              role="region"
-              aria-label={`Table of ${title.charAt(0).toLowerCase()}${title.slice(1)}`}
-              tabIndex={0}
-            >
-              <table className="data-table">
-                <thead>
-                  <tr>
-                    {preview.state.value.columns.map((column, i) => (
-                      <th key={i} scope="col">
-                        {column}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {preview.state.value.rows.map((row, r) => (
-                    <tr key={r}>
-                      {preview.state.status === 'ready'
-                        ? preview.state.value.columns.map((_, c) => <td key={c}>{row[c] ?? ''}</td>)
-                        : null}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <p className="muted small">
-              {preview.state.value.hasMore
-                ? `The first ${preview.state.value.rows.length} rows are shown.`
-                : `${countOf(preview.state.value.rows.length, 'row')}.`}
-            </p>
-          </>
-        )
-      ) : null}
-    </section>
-  );
-}
-
-function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () => void }>) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const exportState = useAppStore((s) => s.exportState);
-  const exportJob = useAppStore((s) => s.exportJob);
-  const mode = useAppStore(keyModeOf);
-  const hasValidation = job.options.services.includes('email_validation');
-  // Without validation the rows have no status: all of them is the one export.
-  const kinds = hasValidation ? EXPORT_CHOICES : (['all'] as const);
-  const [kind, setKind] = useState<ExportChoice>(
-    !hasValidation ? 'all' : job.checks === 'offline' ? 'clean' : 'safe',
-  );
-  const [custom, setCustom] = useState<ReadonlySet<ResultStatus>>(new Set(['valid', 'corrected']));
-  const statuses = countsOf(job.reporting?.statuses);
-  // Choices per kind, each starting from its defaults (Remove duplicates on for clean and safe).
-  const [chosen, setChosen] = useState<Partial<Record<ExportChoice, ExportChoices>>>({});
-  const choices = chosen[kind] ?? defaultExportChoices(kind);
-  const isDefault = (c: ExportChoices) => JSON.stringify(c) === JSON.stringify(defaultExportChoices(kind));
-  const showInFolder = useAppStore((s) => s.showInFolder);
-  const canShowInFolder = app.showInFolder !== undefined;
-
-  useEffect(() => {
-    const element = dialog.current;
-    if (element && !element.open) element.showModal();
-    // Focus the option chosen, not the first one.
-    element?.querySelector<HTMLInputElement>('input[name="export-kind"]:checked')?.focus();
-  }, []);
-
-  const count = (k: ExportChoice): number | null => {
-    const of = (status: (typeof STATUS_ORDER)[number]) => statuses[REPORT_KEY_OF_STATUS[status]] ?? 0;
-    switch (k) {
-      case 'safe':
-        return of('valid') + of('corrected');
-      case 'clean':
-        return of('valid') + of('corrected') + of('unknown') + of('unverifiable');
-      case 'invalid':
-        return of('invalid');
-      case 'all':
-        return job.rows;
-      case 'custom':
-        return [...custom].reduce((total, status) => total + of(status), 0);
-    }
-  };
-  const isWorking = exportState.status === 'working';
-  return (
-    <dialog ref={dialog} className="dialog" aria-labelledby="export-heading" onClose={onClose}>
-      <form
-        method="dialog"
-        onSubmit={(event) => {
-          event.preventDefault();
-          // `all` without changes is the results as they are; any other export is shaped for import.
-          void exportJob(
-            job.id,
-            kind,
-            [...custom],
-            kind === 'all' && isDefault(choices) ? undefined : choices,
-          );
-        }}
-      >
-        <h2 id="export-heading">Export</h2>
-        <fieldset>
-          <legend>Rows to export</legend>
-          {kinds.map((k) => {
-            const n = count(k);
-            return (
-              <label key={k} className="radio">
-                <input
-                  type="radio"
-                  name="export-kind"
-                  value={k}
-                  checked={kind === k}
-                  onChange={() => setKind(k)}
-                />
-                {EXPORT_LABELS[k]}
-                {n !== null ? <span className="muted"> · {countOf(n, 'row')}</span> : null}
-              </label>
-            );
-          })}
-        </fieldset>
-        {kind === 'custom' ? (
-          <fieldset className="custom-statuses">
-            <legend>Statuses</legend>
-            {RESULT_STATUSES.map((status) => (
-              <label key={status} className="checkbox">
-                <input
-                  type="checkbox"
-                  checked={custom.has(status)}
-                  onChange={(event) => {
-                    const next = new Set(custom);
-                    if (event.target.checked) next.add(status);
-                    else next.delete(status);
-                    setCustom(next);
-                  }}
-                />
-                {statusName(status, mode)}
-              </label>
-            ))}
-          </fieldset>
-        ) : null}
-        {hasValidation ? (
-          <ExportChoicesFields
-            choices={choices}
-            onChange={(next) => setChosen({ ...chosen, [kind]: next })}
-          />
-        ) : null}
-        <p className="muted small">
-          Every export keeps the file’s own columns and the appended result columns
-          {kind === 'all' && isDefault(choices) ? '; “All rows” is the results file as it is' : ''}.
-        </p>
-        {exportState.status === 'failed' ? (
-          <p className="error" role="alert">
-            {exportState.error}
-          </p>
-        ) : null}
-        {exportState.status === 'done' ? (
-          <div role="status">
-            <p>
-              Exported {countOf(exportState.info.rows, 'row')}
-              {exportState.info.leftOut ? ` (${describeLeftOut(exportState.info.leftOut)})` : ''} to{' '}
-              {exportState.path ?? `${exportState.info.fileName} in your browser’s downloads`} (
-              {formatBytes(exportState.info.bytes)}).
-            </p>
-            {exportState.path && canShowInFolder ? (
-              <button type="button" onClick={() => void showInFolder(exportState.path!)}>
-                Show in folder
-              </button>
-            ) : null}
-          </div>
-        ) : (
-          <p role="status" className="visually-hidden">
-            {isWorking ? 'Exporting…' : ''}
-          </p>
-        )}
-        <div className="actions">
-          <button type="button" onClick={() => dialog.current?.close()}>
-            {exportState.status === 'done' ? 'Close' : 'Cancel'}
-          </button>
-          <button
-            type="submit"
-            className="primary"
-            disabled={isWorking || (kind === 'custom' && custom.size === 0)}
-          >
-            {isWorking ? 'Exporting…' : 'Save export'}
-          </button>
-        </div>
-      </form>
-    </dialog>
-  );
 }
 
 /** What was bought of a report-only job, in words. */
@@ -472,7 +243,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
         </>
       )}
       <MatchReports reports={job.matchReports} services={job.options.services} total={total} />
-      <Preview jobId={job.id} />
+      <RowsPreview jobId={job.id} />
       {job.exports.length > 0 ? (
         <section aria-labelledby="exports-heading" className="panel">
           <h2 id="exports-heading">Exports</h2>
