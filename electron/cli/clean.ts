@@ -638,7 +638,9 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       info(
         hasExplain
           ? `Why, per row: ${explainPath}`
-          : 'Why, per row: none written — the list ran offline, so each row’s Status Code says why.',
+          : embedded === undefined
+            ? 'Why, per row: none written — the provider gave no explanations (it has no explain endpoint), so each row’s Status Code says what it answered.'
+            : 'Why, per row: none written — the list ran offline, so each row’s Status Code says why.',
       );
     for (const exported of outcome.exports) {
       const leftOut = outcome.summary?.leftOut?.[exported.kind];

@@ -224,13 +224,14 @@ describe('mailsieve clean', () => {
         input,
         `email,name\n${Array.from({ length: 60_000 }, (_, i) => `p${i}@example.com,P ${i}`).join('\n')}\n`,
       );
-      const result = await runCli(['clean', input, '--base-url', base, '--export', 'safe'], {
+      const result = await runCli(['clean', input, '--base-url', base, '--export', 'safe', '--explain'], {
         MAILSIEVE_API_KEY: key,
         MAILSIEVE_HOME: join(dir, 'home'),
       });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/60,000 records, status Results/);
       expect(result.stdout).not.toContain('checked offline'); // a remote service: no claim about how it checked
+      expect(result.stdout).toContain('Why, per row: none written — the provider gave no explanations');
       expect(result.stdout + result.stderr).not.toContain(key);
       expect(polls.length).toBeGreaterThanOrEqual(2);
       for (let i = 1; i < polls.length; i++) expect(polls[i] - polls[i - 1]).toBeGreaterThanOrEqual(4_900);

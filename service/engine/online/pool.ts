@@ -47,6 +47,8 @@ export class SmtpPool {
   private readonly lanes = new Map<string, Lane>();
   private open = 0;
   private readonly waiting = new Set<Lane>();
+  /** Lanes holding an idle conversation (a list makes thousands of lanes; only these can give a slot way). */
+  private readonly idleLanes = new Set<Lane>();
   private isClosed = false;
 
   constructor(readonly options: PoolOptions) {}
@@ -83,7 +85,7 @@ export class SmtpPool {
     }
     // Full: an idle conversation elsewhere gives way to work waiting here.
     // Its slot passes to this lane as it is: `open` stays the same.
-    for (const other of this.lanes.values())
+    for (const other of this.idleLanes)
       if (other !== lane && other.closeOneIdle()) {
         this.stats.sessions++;
         return true;
@@ -103,6 +105,12 @@ export class SmtpPool {
       this.waiting.delete(first!);
       first!.pump();
     }
+  }
+
+  /** @internal Whether a lane holds an idle conversation. */
+  noteIdle(lane: Lane, hasIdle: boolean): void {
+    if (hasIdle) this.idleLanes.add(lane);
+    else this.idleLanes.delete(lane);
   }
 
   /** @internal A lane with nothing left to do no longer waits. */
@@ -125,6 +133,7 @@ export class SmtpPool {
     for (const lane of this.lanes.values()) lane.close();
     this.lanes.clear();
     this.waiting.clear();
+    this.idleLanes.clear();
   }
 }
 
@@ -187,18 +196,19 @@ class Lane {
     }
     while (this.queue.length > 0 && this.idle.length > 0) {
       const { session, timer } = this.idle.pop()!;
+      this.pool.noteIdle(this, this.idle.length > 0);
       clearTimeout(timer);
       if (!session.alive) {
         this.ended(session);
         continue;
       }
-      void this.run(session, this.queue.shift()!, false);
+      void this.run(session, undefined, false);
     }
     if (this.queue.length === 0) {
       this.pool.unwait(this);
       return;
     }
-    if (this.sessions < this.pool.options.perHostConcurrency) {
+    if (this.sessions < this.pool.options.perHostConcurrency && this.needsAnotherSession()) {
       if (now < this.nextConnectAt) this.wakeAt(this.nextConnectAt);
       else if (this.pool.takeSlot(this)) {
         this.sessions++;
@@ -209,6 +219,21 @@ class Lane {
     }
     // Jobs still queued must still end at their deadline.
     if (this.queue.length > 0) this.wakeAt(Math.min(...this.queue.map((j) => j.deadline)));
+  }
+
+  /**
+   * Whether the queue needs a conversation more than those open or opening can give: a domain's few
+   * addresses (and its catch-all probe) go through one conversation, one after the other, instead of taking
+   * a second connection (and a second greeting delay, and a second global slot) for them; a host with more
+   * waiting than its conversations can still ask gets a second one, paced.
+   */
+  private needsAnotherSession(): boolean {
+    if (this.sessions === 0) return true;
+    const max = this.pool.options.maxRcptPerSession;
+    // Opening conversations take the job they were opened for, then up to max - 1 more.
+    let capacity = (this.sessions - this.live.size) * (max - 1);
+    for (const session of this.live) if (session.alive) capacity += Math.max(0, max - session.rcptCount);
+    return this.queue.length > capacity;
   }
 
   private wakeAt(at: number): void {
@@ -277,49 +302,97 @@ class Lane {
     this.reason = detail;
   }
 
-  private async run(session: SmtpSession, job: Job, isFresh: boolean): Promise<void> {
-    job.log.push(
-      ...(isFresh
-        ? session.transcript
-        : [`SMTP: reusing the open connection to ${this.host}:`, ...session.transcript]),
+  /**
+   * The next recipients for a conversation: with PIPELINING, as many queued as it may still ask (sent at
+   * once); else one.
+   */
+  private takeBatch(session: SmtpSession, first?: Job): Job[] {
+    const room = session.supportsPipelining
+      ? Math.max(1, this.pool.options.maxRcptPerSession - session.rcptCount)
+      : 1;
+    const batch = first ? [first] : [];
+    if (batch.length < room) batch.push(...this.queue.splice(0, room - batch.length));
+    return batch;
+  }
+
+  private async run(session: SmtpSession, first: Job | undefined, isFresh: boolean): Promise<void> {
+    const batch = this.takeBatch(session, first);
+    batch.forEach((job, i) =>
+      job.log.push(
+        ...(isFresh && i === 0
+          ? session.transcript
+          : [`SMTP: reusing the open connection to ${this.host}:`, ...session.transcript]),
+      ),
     );
-    this.pool.stats.rcpts++;
-    const result = await session.rcpt(job.address, job.deadline, job.log);
-    if (!result.ok) {
-      this.ended(session);
-      // A reused connection the server had meanwhile closed: ask again on a new one.
-      if (!isFresh && result.failure.kind === 'dropped' && !job.retried && job.deadline > Date.now()) {
+    this.pool.stats.rcpts += batch.length;
+    const { results, answered } = await session.rcptMany(batch);
+    const again: Job[] = [];
+    let isBlocked = false;
+    let isTooMany = false;
+    let failed = false;
+    batch.forEach((job, i) => {
+      const result = results[i];
+      if (!result || !result.ok) {
+        failed = true;
+        // A reused connection the server had meanwhile closed, or recipients of a conversation that ended
+        // before their turn: ask again on a new one.
+        const canRetry = !job.retried && job.deadline > Date.now();
+        if (canRetry && (i >= answered || (!(isFresh && i === 0) && result?.failure.kind === 'dropped'))) {
+          job.retried = true;
+          again.push(job);
+        } else
+          job.resolve({
+            kind: 'failure',
+            failure: result
+              ? result.failure
+              : { kind: 'dropped', detail: 'the server closed the connection before answering' },
+          });
+        return;
+      }
+      const reply = result.reply;
+      const kind = classifyRcpt(reply);
+      if (kind === 'too-many-recipients' && !job.retried) {
         job.retried = true;
-        this.queue.unshift(job);
-      } else job.resolve({ kind: 'failure', failure: result.failure });
+        isTooMany = true;
+        again.push(job);
+        return;
+      }
+      if (kind === 'blocked') {
+        isBlocked = true;
+        this.remember('blocked', `RCPT: ${formatReply(reply)}`);
+      }
+      job.resolve({ kind: 'reply', reply, class: kind });
+    });
+    this.queue.unshift(...again);
+    if (failed) {
+      this.ended(session);
       return this.pump();
     }
-    const reply = result.reply;
-    const kind = classifyRcpt(reply);
-    if (kind === 'too-many-recipients' && !job.retried) {
-      job.retried = true;
+    if (isTooMany) {
       session.quit();
       this.ended(session);
-      this.queue.unshift(job);
       return this.pump();
     }
-    if (kind === 'blocked') this.remember('blocked', `RCPT: ${formatReply(reply)}`);
-    job.resolve({ kind: 'reply', reply, class: kind });
+    // What the answers start (the domain's catch-all probe, after the first accepted address) is queued in
+    // the microtasks that follow: it goes through this same conversation, not a new connection.
+    if (this.queue.length === 0) await new Promise((resolve) => setImmediate(resolve));
     // Kept open for the next address of this host, unless other hosts wait for a connection slot.
     const isKept =
       session.alive &&
       session.rcptCount < this.pool.options.maxRcptPerSession &&
-      kind !== 'blocked' &&
+      !isBlocked &&
       !this.pool.closed &&
       (this.queue.length > 0 || !this.pool.hasWaiters);
     if (isKept) {
       const timer = setTimeout(() => {
         const at = this.idle.findIndex((i) => i.session === session);
         if (at >= 0) this.idle.splice(at, 1);
+        this.pool.noteIdle(this, this.idle.length > 0);
         session.quit();
         this.ended(session);
       }, this.pool.options.idleMs);
       this.idle.push({ session, timer });
+      this.pool.noteIdle(this, true);
     } else {
       session.quit();
       this.ended(session);
@@ -337,6 +410,7 @@ class Lane {
   /** Closes one idle conversation, if any, to free its slot for another host. */
   closeOneIdle(): boolean {
     const entry = this.idle.shift();
+    this.pool.noteIdle(this, this.idle.length > 0);
     if (!entry) return false;
     clearTimeout(entry.timer);
     entry.session.quit();

@@ -387,10 +387,54 @@ export class SmtpSession {
     if (isFailure(mail)) return fail(mail);
     const session = new SmtpSession(socket, reader, host, transcript);
     session.supportsUtf8 = utf8;
+    session.supportsPipelining = extensions.some((e) => e === 'PIPELINING');
     return { ok: true, session };
   }
 
   supportsUtf8 = false;
+  /** The server offers PIPELINING (RFC 2920): several RCPT TO may be sent before their replies. */
+  supportsPipelining = false;
+
+  /**
+   * Asks about several recipients of one conversation: written at once when the server offers PIPELINING
+   * (RFC 2920), else one after the other; the replies come in order. Each exchange is appended to its own
+   * log. Once the conversation fails, the recipients after it are not answered: `answered` says how many were.
+   */
+  async rcptMany(
+    asks: readonly { readonly address: string; readonly deadline: number; readonly log: string[] }[],
+  ): Promise<{ results: RcptResult[]; answered: number }> {
+    if (!this.supportsPipelining || asks.length === 1) {
+      const results: RcptResult[] = [];
+      for (const ask of asks) {
+        const result = await this.rcpt(ask.address, ask.deadline, ask.log);
+        results.push(result);
+        if (!result.ok || !this.alive) break;
+      }
+      return { results, answered: results.length };
+    }
+    if (!this.alive) return { results: [], answered: 0 };
+    this.rcptCount += asks.length;
+    for (const ask of asks) ask.log.push(`C: RCPT TO:<${ask.address}>`);
+    this.socket.write(asks.map((ask) => `RCPT TO:<${ask.address}>\r\n`).join(''));
+    const results: RcptResult[] = [];
+    for (const ask of asks) {
+      const result = await this.reader.read(ask.deadline, 'RCPT reply');
+      if (!result.ok) {
+        ask.log.push(`SMTP: ${result.detail}`);
+        this.destroy();
+        results.push({ ok: false, failure: failureOf(result) });
+        break;
+      }
+      for (const line of result.reply.lines) ask.log.push(`S: ${line}`);
+      results.push({ ok: true, reply: result.reply });
+      // 421: the server is closing the conversation (RFC 5321 §3.8); what follows goes unanswered.
+      if (result.reply.code === 421) {
+        this.destroy();
+        break;
+      }
+    }
+    return { results, answered: results.length };
+  }
 
   /** Asks about one recipient. The lines of this exchange are appended to `log`. */
   async rcpt(address: string, deadline: number, log: string[]): Promise<RcptResult> {
@@ -426,14 +470,22 @@ export class SmtpSession {
   }
 }
 
+/**
+ * One TLS context for every STARTTLS: building one per connection (what `tls.connect` does without it) costs
+ * more CPU than the rest of a conversation. Nothing in it is per host (no client certificate, no CA check).
+ */
+let sharedContext: tls.SecureContext | undefined;
+
 function upgrade(
   socket: net.Socket,
   host: string,
   deadline: number,
 ): Promise<{ ok: true; socket: tls.TLSSocket } | { ok: false; detail: string }> {
   return new Promise((resolve) => {
+    sharedContext ??= tls.createSecureContext();
     const secure = tls.connect({
       socket,
+      secureContext: sharedContext,
       ...(net.isIP(host) ? {} : { servername: host }),
       // A verifier reads the server's answers; it does not trust the server with anything (see above).
       rejectUnauthorized: false,
