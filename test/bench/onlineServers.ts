@@ -94,4 +94,4 @@ parentPort!.on('message', (message: string) => {
     void Promise.all([dns.close(), farm.close()]).then(() => parentPort!.postMessage({ closed: true }));
   }
 });
-parentPort!.postMessage({ ready: { dns: dns.address, port: farm.port } });
+parentPort!.postMessage({ ready: { dns: dns.address, port: farm.port, plainIp: farm.ip('users-a') } });

@@ -27,6 +27,18 @@ describe('pacing', () => {
     expect(log.rcpts).toHaveLength(users.length + 1); // and one catch-all probe
   });
 
+  it('asks a domain’s few addresses and its catch-all probe in one conversation, even when two are allowed', async () => {
+    world = await startWorld({ smtpConcurrency: 2, smtpPacingMs: 50, smtpIdleMs: 5000 }, 4);
+    const key = world.key();
+    const answers = await Promise.all(users.map((u) => world!.ev(key, u, { timeout: '5' })));
+    expect(answers.map((a) => a.result.status_code)).toEqual([
+      50, 50, 410, 410, 400, 400, 400, 400, 400, 400,
+    ]);
+    const log = world.farm.log('mailbox');
+    expect(log.connections).toBe(1);
+    expect(log.rcpts).toHaveLength(users.length + 1);
+  });
+
   it('opens at most N conversations at once, new ones at least the pacing interval apart', async () => {
     world = await startWorld({ smtpConcurrency: 2, smtpPacingMs: 120, smtpMaxRcptPerSession: 1 }, 5);
     const key = world.key();
