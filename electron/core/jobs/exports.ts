@@ -26,6 +26,7 @@ import {
 } from '../../../service/lists/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
 import { type ExportChoices, type ExportFormat, type LeftOut } from '../../../shared/exportChoices.js';
+import { rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { openRowWriter, type RowWriter } from '../exports/formats.js';
 import { RowShaper, resultsLayout } from '../exports/shape.js';
 import { quoteField } from '../files/records.js';
@@ -93,6 +94,8 @@ export interface ExportSpec {
   readonly choices?: ExportChoices;
   /** The list's email column, 0-based (for `choices`). */
   readonly emailIndex?: number;
+  /** Only rows matching this (a drill-down's "Export these rows", shared/rowFilter.ts), before the kind's rule. */
+  readonly filter?: RowFilter;
 }
 
 /** An export to write: its name in the summary, its final path, and what it holds. */
@@ -102,8 +105,19 @@ export interface ExportRequest {
   readonly spec: ExportSpec;
 }
 
-/** The rule of an export: rows kept by their status, copied as they were. */
+/** The rule of an export: rows kept by their status, copied as they were; a filter narrows the rows first. */
 export function ruleOf(spec: ExportSpec): ExportRule {
+  const rule = kindRuleOf(spec);
+  const { filter } = spec;
+  if (!filter) return rule;
+  return {
+    ...rule,
+    needsStatus: true,
+    row: (row) => (rowMatches(filter, (name) => row.column(name)) ? rule.row(row) : false),
+  };
+}
+
+function kindRuleOf(spec: ExportSpec): ExportRule {
   const { kind } = spec;
   const statuses = spec.statuses ?? [];
   const names = spec.columnNames;
