@@ -90,6 +90,9 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     onCompleted: (jobId) => {
       // The why per row of a local job with online checks, kept with the job (the service runs: it just ran it).
       const job = getJob(db, jobId);
+      // The Results numbers, counted now rather than when Results first opens (a large list takes seconds).
+      if (job?.resultsPath && job.resultsName && job.options.services.includes('email_validation'))
+        void results.counts(job, { path: job.resultsPath, name: job.resultsName }).catch(() => undefined);
       const apiKey = connection.embeddedApiKey();
       if (!job || job.connectionKind !== 'embedded' || apiKey === undefined) return;
       void connection

@@ -79,11 +79,11 @@ describe('Results numbers and drill-down', () => {
 
       // The results file as it is: the reference for every drill-down.
       const all = parse((await results.export('All rows with results')).text);
-      const header = all[0]!;
+      const header = all[0];
       const rows = all.slice(1);
       const matching = (filter: RowFilter) =>
         rows.filter((row) => rowMatches(filter, (name) => row[header.lastIndexOf(name)]));
-      const statusOf = (row: string[]) => row[header.lastIndexOf('Validation Status')]!;
+      const statusOf = (row: string[]) => row[header.lastIndexOf('Validation Status')];
       // Corrected rows keep their code but count under Corrected, and the screen says how the invalid differ.
       const corrected = rows.filter((row) => statusOf(row) === 'corrected').length;
       expect(corrected).toBeGreaterThan(0);
@@ -93,7 +93,7 @@ describe('Results numbers and drill-down', () => {
       expect(pairs.some((pair) => pair.status === 'Corrected')).toBe(true);
 
       // Drill into the biggest code: every row of it, in a virtualised view.
-      const biggest = pairs[0]!;
+      const biggest = pairs[0];
       const filter = { code: biggest.code, status: 'unknown' };
       const expected = matching(filter);
       expect(biggest.rows).toBe(expected.length);
@@ -102,7 +102,7 @@ describe('Results numbers and drill-down', () => {
       const view = await results.drill(new RegExp(`^Code ${biggest.code}, ${biggest.status}: show`), title);
       const emailAt = header.indexOf('Email');
       const first = await results.drawnRows(view);
-      expect(first[0]!.cells[1]).toBe(expected[0]![emailAt]);
+      expect(first[0].cells[1]).toBe(expected[0][emailAt]);
       // Far fewer rows are drawn than there are: the view is virtualised.
       expect(first.length).toBeLessThan(60);
       await view.evaluate((element) => (element.scrollTop = element.scrollHeight));
@@ -126,7 +126,7 @@ describe('Results numbers and drill-down', () => {
       // A domain type: the free mail providers' rows.
       const freeisp = matching({ domainType: 'freeisp' });
       expect(freeisp.length).toBeGreaterThan(0);
-      const typeName = DOMAIN_TYPE_REPORT_KEYS.freeisp!;
+      const typeName = DOMAIN_TYPE_REPORT_KEYS.freeisp;
       const typeView = await results.drill(
         new RegExp(`^${typeName}: show`),
         `Rows of domain type ${typeName}`,

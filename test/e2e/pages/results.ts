@@ -16,6 +16,8 @@ export class ResultsPage {
   /** Rows per label of one of the bar tables ("Statuses", "Invalid categories", "Domain types", "Status codes"). */
   async table(name: string): Promise<Record<string, number>> {
     const table = this.page.getByRole('table', { name });
+    // The numbers show once counted from the results file.
+    await table.waitFor({ timeout: 60_000 });
     const rows = await table.locator('tbody tr').evaluateAll((trs) =>
       trs.map((tr) => {
         const header = tr.querySelector('th');
@@ -33,6 +35,7 @@ export class ResultsPage {
   }
 
   async summary(): Promise<Record<string, number>> {
+    await this.page.locator('dl[aria-label="Summary"]').waitFor({ timeout: 60_000 });
     const pairs = await this.page
       .locator('dl[aria-label="Summary"] div')
       .evaluateAll((divs) =>
@@ -46,6 +49,7 @@ export class ResultsPage {
 
   /** The status-code table's rows: (code, status) pairs with their rows. */
   async codeRows(): Promise<{ code: number; status: string; rows: number }[]> {
+    await this.page.getByRole('table', { name: 'Status codes' }).waitFor({ timeout: 60_000 });
     return this.page
       .getByRole('table', { name: 'Status codes' })
       .locator('tbody tr')
