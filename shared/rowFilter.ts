@@ -16,6 +16,12 @@ export const rowFilterSchema = z
     role: z.literal(true).optional(),
     /** `Duplicate` is true (every occurrence of an address seen more than once). */
     duplicate: z.literal(true).optional(),
+    /**
+     * Rows the default export of this kind leaves out as repeats of an address it already wrote (the
+     * headline's Duplicates left out). Decided by the exporter's rule row by row (electron/core/jobs/exports.ts),
+     * not by `rowMatches`.
+     */
+    leftOutBy: z.enum(['clean', 'safe']).optional(),
   })
   .strict();
 export type RowFilter = z.infer<typeof rowFilterSchema>;
@@ -31,7 +37,10 @@ export const FILTER_COLUMNS = {
 
 const isTrue = (value: string | undefined) => (value ?? '').trim().toLowerCase() === 'true';
 
-/** Whether a row matches: `column` answers a field by its header name (undefined: no such column). */
+/**
+ * Whether a row matches the filter's conditions on its own columns (`leftOutBy` is the exporter's to decide):
+ * `column` answers a field by its header name (undefined: no such column).
+ */
 export function rowMatches(filter: RowFilter, column: (name: string) => string | undefined): boolean {
   if (
     filter.status !== undefined &&

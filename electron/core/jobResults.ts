@@ -109,8 +109,10 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
     },
 
     async page(job, results, filter, offset, limit) {
+      // The rows "Export these rows" writes for this filter (the same spec: jobs:export with the filter).
+      const spec = desktopExportSpec(job, 'all', [], undefined, filter);
       const index = await indexes.get(`${job.id}|${fileKey(results.path)}|${JSON.stringify(filter)}`, () =>
-        indexRows(results.path, results.name, job.mapping.delimiter, filter),
+        indexRows(results.path, results.name, job.mapping.delimiter, spec),
       );
       const rows = await readIndexedRows(
         results.path,

@@ -16,7 +16,6 @@ import {
   SCAN_ROW,
   detectLineBreak,
 } from '../../service/lists/scan.js';
-import { rowMatches, type RowFilter } from '../../shared/rowFilter.js';
 import { groupOf } from '../../shared/vocabulary.js';
 import { ruleOf, type ExportSpec, type ResultRow } from './jobs/exports.js';
 import { formatOf, openListSource } from './files/source.js';
@@ -288,39 +287,66 @@ export interface RowIndex {
   readonly offsets: Float64Array;
 }
 
-/** Indexes the rows matching `filter` (one pass; 12 bytes per matching row). */
+/** A data row as the exporter's rules see it (jobs/exports.ts `ResultRow`), over a scanned row. */
+class ScannedResultRow implements ResultRow {
+  status = '';
+  isDuplicate = false;
+  row: ScannedRow | undefined;
+  constructor(
+    private readonly columns: ReadonlyMap<string, number>,
+    private readonly at: { readonly status: number; readonly duplicate: number },
+  ) {}
+  set(row: ScannedRow): void {
+    this.row = row;
+    this.status = this.at.status < 0 ? '' : row.field(this.at.status).trim().toLowerCase();
+    this.isDuplicate = this.at.duplicate >= 0 && row.field(this.at.duplicate).trim().toLowerCase() === 'true';
+  }
+  column(name: string): string | undefined {
+    const index = this.columns.get(name);
+    return index === undefined ? undefined : this.row!.field(index);
+  }
+  fields(): readonly string[] {
+    return this.row!.fields();
+  }
+}
+
+/**
+ * Indexes the rows an export takes (one pass; 12 bytes per row taken): a drill-down's rows are those its
+ * "Export these rows" writes — the exporter's own rule for `spec` (kind `all` with the drill-down's filter)
+ * decides each row, so the two cannot differ.
+ */
 export async function indexRows(
   path: string,
   name: string,
   delimiter: string,
-  filter: RowFilter,
+  spec: ExportSpec,
 ): Promise<RowIndex> {
+  const rule = ruleOf(spec);
   let header: string[] = [];
-  let columns = new Map<string, number>();
+  let view: ScannedResultRow | undefined;
   let numbers = new Int32Array(1024);
   let offsets = new Float64Array(1024);
   let length = 0;
-  let current: ScannedRow | undefined;
-  const column = (name: string) => {
-    const index = columns.get(name);
-    return index === undefined ? undefined : current!.field(index);
-  };
-  const needsStatus = Object.keys(filter).length > 0;
   await scanResults(
     path,
     name,
     delimiter,
     (names) => {
       header = names;
-      columns = columnIndex(names);
-      if (needsStatus && !columns.has(STATUS_COLUMN))
+      const columns = columnIndex(names);
+      if (rule.needsStatus && !columns.has(STATUS_COLUMN))
         throw new ResultsProblem(
           `The results file has no “${STATUS_COLUMN}” column (the job ran no validation): show all rows.`,
         );
+      view = new ScannedResultRow(columns, {
+        status: columns.get(STATUS_COLUMN) ?? -1,
+        duplicate: columns.get('Duplicate') ?? -1,
+      });
+      rule.header?.(names);
     },
     (row) => {
-      current = row;
-      if (!rowMatches(filter, column)) return;
+      view!.set(row);
+      if (rule.row(view!) === false) return;
       if (length === numbers.length) {
         const grownNumbers = new Int32Array(length * 2);
         grownNumbers.set(numbers);

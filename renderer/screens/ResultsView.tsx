@@ -147,6 +147,24 @@ function Numbers({
             Role accounts: {formatCount(counts.roleAccounts)}
           </button>
         </li>
+        {counts.exportKind === 'clean' || counts.exportKind === 'safe' ? (
+          <li>
+            <button
+              type="button"
+              className="link-button"
+              aria-pressed={selectedKey === 'left-out'}
+              onClick={() =>
+                drill(
+                  'left-out',
+                  { leftOutBy: counts.exportKind as 'clean' | 'safe' },
+                  'Duplicates the default export leaves out',
+                )
+              }
+            >
+              Duplicates left out: {formatCount(counts.duplicatesLeftOut)}
+            </button>
+          </li>
+        ) : null}
         <li>
           <button
             type="button"

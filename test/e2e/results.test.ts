@@ -142,6 +142,28 @@ describe('Results numbers and drill-down', () => {
           .getByText(/^\d[\d,]* rows?/)
           .textContent(),
       ).toMatch(new RegExp(`^${freeisp.length.toLocaleString('en-US')} rows?`));
+
+      // Duplicates left out: the rows the default export leaves out as repeats, exactly as many as the headline.
+      const repeatsView = await results.drill(
+        /^Duplicates left out: /,
+        'Duplicates the default export leaves out',
+      );
+      expect(
+        await repeatsView
+          .locator('xpath=..')
+          .getByText(/^\d[\d,]* rows?/)
+          .textContent(),
+      ).toMatch(new RegExp(`^${summary['Duplicates left out']} rows?`));
+      const repeats = parse((await results.exportTheseRows()).text);
+      expect(repeats.length - 1).toBe(summary['Duplicates left out']);
+      const exportedKeys = new Set(exported.slice(1).map((row) => row[0].toLowerCase()));
+      // Each left-out row repeats an address the default export wrote.
+      const mailed = (row: string[]) =>
+        (statusOf(row) === 'corrected'
+          ? row[header.lastIndexOf('Valid Email')]
+          : row[emailAt]
+        ).toLowerCase();
+      expect(repeats.slice(1).every((row) => exportedKeys.has(mailed(row)))).toBe(true);
       await context.close();
     } finally {
       await app.stop();

@@ -10,7 +10,7 @@ import {
   type LeftOut,
 } from '../../../shared/exportChoices.js';
 import type { ExportChoice } from '../../../shared/exports.js';
-import type { RowFilter } from '../../../shared/rowFilter.js';
+import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
 import type { JobRecord } from '../history/db.js';
 import { exportFileName, exportResultsFile, type ExportSpec } from './exports.js';
 import { removeStaleTemporaries } from './outputs.js';
@@ -51,8 +51,9 @@ export function desktopExportSpec(
     kind,
     statuses,
     columnNames: job.originalHeader,
-    ...(shaped && emailIndex >= 0 ? { choices: shaped, emailIndex } : {}),
-    ...(filter ? { filter } : {}),
+    ...(shaped && emailIndex >= 0 ? { choices: shaped } : {}),
+    ...(emailIndex >= 0 ? { emailIndex } : {}),
+    ...(filter && !isEveryRow(filter) ? { filter } : {}),
   };
 }
 

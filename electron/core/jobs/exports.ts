@@ -25,7 +25,12 @@ import {
   type LineBreakMode,
 } from '../../../service/lists/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
-import { type ExportChoices, type ExportFormat, type LeftOut } from '../../../shared/exportChoices.js';
+import {
+  defaultExportChoices,
+  type ExportChoices,
+  type ExportFormat,
+  type LeftOut,
+} from '../../../shared/exportChoices.js';
 import { rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { openRowWriter, type RowWriter } from '../exports/formats.js';
 import { RowShaper, resultsLayout } from '../exports/shape.js';
@@ -110,10 +115,30 @@ export function ruleOf(spec: ExportSpec): ExportRule {
   const rule = kindRuleOf(spec);
   const { filter } = spec;
   if (!filter) return rule;
+  const matches = (row: ResultRow) => rowMatches(filter, (name) => row.column(name));
+  const by = filter.leftOutBy;
+  if (by === undefined)
+    return { ...rule, needsStatus: true, row: (row) => (matches(row) ? rule.row(row) : false) };
+  // Rows that export of `by` (with its default choices) leaves out as duplicates: run it alongside.
+  const inner = kindRuleOf({
+    kind: by,
+    columnNames: spec.columnNames ?? null,
+    choices: defaultExportChoices(by),
+    ...(spec.emailIndex !== undefined ? { emailIndex: spec.emailIndex } : {}),
+  });
+  const duplicatesLeftOut = () => inner.leftOut?.().duplicates ?? 0;
   return {
     ...rule,
     needsStatus: true,
-    row: (row) => (rowMatches(filter, (name) => row.column(name)) ? rule.row(row) : false),
+    header(columns) {
+      inner.header?.(columns);
+      return rule.header?.(columns);
+    },
+    row(row) {
+      const before = duplicatesLeftOut();
+      inner.row(row);
+      return duplicatesLeftOut() > before && matches(row) ? rule.row(row) : false;
+    },
   };
 }
 

@@ -16,7 +16,7 @@ import {
 } from '../../../electron/core/results.js';
 import { exportResultsFile, ResultsFormatError } from '../../../electron/core/jobs/exports.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
-import { rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
+import { isEveryRow, rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { tempDir } from '../../helpers/service.js';
 
 const HEADER =
@@ -29,6 +29,10 @@ const job = {
   mapping: { delimiter: ',', header: true, roles: ['email', 'first_name'] as ('email' | 'first_name')[] },
   originalHeader: null,
 };
+
+/** The drill-down's spec: the rows "Export these rows" writes. */
+const rowsSpec = (filter: RowFilter) =>
+  isEveryRow(filter) ? { kind: 'all' as const } : { kind: 'all' as const, filter };
 
 /** Rows of a results text (papaparse, the reference reader), header first. */
 const parse = (text: string) =>
@@ -44,7 +48,7 @@ describe('results files', () => {
     return path;
   };
   const rowsOf = async (path: string, name: string, filter: RowFilter, from = 0, limit = 100) => {
-    const index = await indexRows(path, name, ',', filter);
+    const index = await indexRows(path, name, ',', rowsSpec(filter));
     return { index, rows: await readIndexedRows(path, name, ',', index, from, limit) };
   };
 
@@ -86,7 +90,7 @@ describe('results files', () => {
     const { index, rows } = await rowsOf(path, 'append.csv', {});
     expect(index.header.at(-1)).toBe('Email Match Type');
     expect(rows.map((row) => row.fields)).toEqual(parse(text).slice(1));
-    await expect(indexRows(path, 'append.csv', ',', { status: 'valid' })).rejects.toBeInstanceOf(
+    await expect(indexRows(path, 'append.csv', ',', rowsSpec({ status: 'valid' }))).rejects.toBeInstanceOf(
       ResultsProblem,
     );
     const out = join(dir.path, 'all.csv');
@@ -154,6 +158,20 @@ describe('results files', () => {
       { code: 525, status: 'risky', rows: 1 },
     ]);
 
+    // Duplicates left out open as rows too: the default export's rule decides them, row by row.
+    const leftOut = desktopExportSpec(job, 'all', [], undefined, { leftOutBy: 'clean' });
+    const repeats = await indexRows(path, 'offline.csv', ',', leftOut);
+    expect([...repeats.numbers]).toEqual([3, 4, 9]);
+    expect(repeats.length).toBe(counts.duplicatesLeftOut);
+    const repeatsOut = join(dir.path, 'repeats.csv');
+    await exportResultsFile(path, 'offline.csv', ',', [{ name: 'rows', path: repeatsOut, spec: leftOut }]);
+    expect(parse(readFileSync(repeatsOut, 'utf8')).map((row) => row[0])).toEqual([
+      'Email',
+      'JOHN@gmail.com',
+      'john@gmail.com',
+      'JANE@example.com',
+    ]);
+
     // After online checks the default is safe: valid and corrected, once per address.
     const safe = desktopExportSpec(job, 'safe', []);
     const online = await countResults(path, 'offline.csv', ',', safe, false);
@@ -181,7 +199,7 @@ describe('results files', () => {
     const column = (row: string[]) => (name: string) => row[header.lastIndexOf(name)];
     for (const filter of [{ code: 300 }, { domainType: 'freeisp' }, { role: true }, {}] as RowFilter[]) {
       const expected = all.slice(1).filter((row) => rowMatches(filter, column(row)));
-      const index = await indexRows(path, 'big.csv', ',', filter);
+      const index = await indexRows(path, 'big.csv', ',', rowsSpec(filter));
       expect(index.length).toBe(expected.length);
       // A page past the first hundred, and the last (short) page.
       const page = await readIndexedRows(path, 'big.csv', ',', index, 150, 50);
@@ -197,11 +215,11 @@ describe('results files', () => {
       expect(parse(readFileSync(out, 'utf8'))).toEqual([header, ...expected]);
     }
     // Row numbers are the list's (a quoted line break does not make a row).
-    const sevenths = await indexRows(path, 'big.csv', ',', { code: 525 });
+    const sevenths = await indexRows(path, 'big.csv', ',', rowsSpec({ code: 525 }));
     expect(sevenths.numbers[0]).toBe(3);
     // The same file zipped: pages are read by scanning again.
     const zipped = write('big.zip', zipSync({ 'big.csv': strToU8(text) }));
-    const zipIndex = await indexRows(zipped, 'big.zip', ',', { code: 300 });
+    const zipIndex = await indexRows(zipped, 'big.zip', ',', rowsSpec({ code: 300 }));
     const zipPage = await readIndexedRows(zipped, 'big.zip', ',', zipIndex, 150, 50);
     expect(zipPage.map((row) => row.fields)).toEqual(
       all
