@@ -159,10 +159,7 @@ describe('Results numbers and drill-down', () => {
       const exportedKeys = new Set(exported.slice(1).map((row) => row[0].toLowerCase()));
       // Each left-out row repeats an address the default export wrote.
       const mailed = (row: string[]) =>
-        (statusOf(row) === 'corrected'
-          ? row[header.lastIndexOf('Valid Email')]
-          : row[emailAt]
-        ).toLowerCase();
+        (statusOf(row) === 'corrected' ? row[header.lastIndexOf('Valid Email')] : row[emailAt]).toLowerCase();
       expect(repeats.slice(1).every((row) => exportedKeys.has(mailed(row)))).toBe(true);
       await context.close();
     } finally {
