@@ -30,7 +30,8 @@ import { jobHandlers } from './channels/jobs.js';
 import { lookupHandlers } from './channels/lookup.js';
 import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
-import { HISTORY_DB_FILE, openHistoryDb, type HistoryDb } from './history/db.js';
+import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from './history/db.js';
+import { jobResultsReader } from './jobResults.js';
 import { JobManager } from './jobManager.js';
 import { PROXY_PASSWORD_SECRET } from './checksSetting.js';
 
@@ -73,6 +74,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   const base: CoreBase = { options, home, resultsDir, stagingDir, db, emit };
   const connection = createConnection(base);
   const staging = createStaging(base);
+  const results = jobResultsReader(db, resultsDir);
   const jobs = new JobManager({
     db,
     resultsDir,
@@ -85,9 +87,22 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     },
     onProgress: (progress) => emit('job:progress', progress),
     onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
+    onCompleted: (jobId) => {
+      // The why per row of a local job with online checks, kept with the job (the service runs: it just ran it).
+      const job = getJob(db, jobId);
+      // The Results numbers, counted now rather than when Results first opens (a large list takes seconds).
+      if (job?.resultsPath && job.resultsName && job.options.services.includes('email_validation'))
+        void results.counts(job, { path: job.resultsPath, name: job.resultsName }).catch(() => undefined);
+      const apiKey = connection.embeddedApiKey();
+      if (!job || job.connectionKind !== 'embedded' || apiKey === undefined) return;
+      void connection
+        .ensureEmbedded()
+        .then((service) => results.saveExplanations(job, { baseUrl: service.baseUrl, apiKey }))
+        .catch(() => undefined);
+    },
   });
   connection.setRunningProbe((jobId) => jobs.isRunning(jobId));
-  const ctx: CoreContext = { ...base, connection, staging, jobs, resumed: { ids: [] } };
+  const ctx: CoreContext = { ...base, connection, staging, jobs, resumed: { ids: [] }, results };
 
   const handlers: Handlers = {
     'app:get-info': () => ({

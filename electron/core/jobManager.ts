@@ -54,6 +54,8 @@ export interface JobManagerOptions {
   readonly onChange: (jobId: number) => void;
   /** How long to wait before following a list again after the service could not be reached. */
   readonly retryDelayMs?: number;
+  /** A job's results are in (before it reads completed): e.g. save its why per row beside them. */
+  readonly onCompleted?: (jobId: number) => void;
 }
 
 /** A rate over a sliding window of samples. */
@@ -385,6 +387,7 @@ export class JobManager {
           name: outcome.resultsName,
           duplicates: outcome.summary?.duplicates ?? null,
         });
+        this.options.onCompleted?.(id);
         this.setStatus(id, 'completed', null);
       },
     };

@@ -1,10 +1,24 @@
-// A job's downloaded results file, read offline: the rows of one status (the Results screen's preview).
-// Exports are the exporter's (jobs/exports.ts). The service appends its columns
-// to every row (spec: "Results file"); the row's list status is in `Validation Status`. A job that ran no
-// validation (email append, intelligence only) has no status column: its rows are previewed and exported whole.
-import { statSync } from 'node:fs';
-import { readRecordBatches, splitFields } from './files/records.js';
-import { decodeStream, openListSource } from './files/source.js';
+// A job's downloaded results file, read offline: the Results screen's numbers (counted once, stored with the
+// job: history/counts.ts) and its drill-down (the rows of a status, code, domain type, role accounts or
+// duplicates, a page at a time). Exports are the exporter's (jobs/exports.ts); the headline's Ready to mail is
+// counted by the exporter's own rule for the default export, so the two cannot disagree.
+//
+// Rows are found by the list row scanner (service/lists/scan.ts: quoted line breaks included) over a stream of
+// the results' text, so a 1,000,000-row file is read with bounded memory. A drill-down keeps an index of the
+// matching rows' byte offsets (8 bytes a row) and reads a page by seeking to them; a zipped results file
+// cannot seek, so its pages are read by scanning again.
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import {
+  RowScanner,
+  SCAN_END,
+  SCAN_ERROR,
+  SCAN_NEED_MORE,
+  SCAN_ROW,
+  detectLineBreak,
+} from '../../service/lists/scan.js';
+import { groupOf } from '../../shared/vocabulary.js';
+import { ruleOf, type ExportSpec, type ResultRow } from './jobs/exports.js';
+import { formatOf, openListSource } from './files/source.js';
 
 export const STATUS_COLUMN = 'Validation Status';
 
@@ -12,95 +26,491 @@ export class ResultsProblem extends Error {
   readonly code = 'results-unreadable';
 }
 
-async function* resultRecords(path: string, name: string, onLineBreak?: (sequence: string) => void) {
-  const source = await openListSource(path, name, statSync(path).size);
-  yield* readRecordBatches(decodeStream(await source.open(), 'utf-8'), onLineBreak);
+const MAX_ROW_BYTES = 4 * 1024 * 1024;
+
+/** A data row as the scan hands it: valid only during the visit. */
+export interface ScannedRow {
+  /** 1-based, blank lines not counted (the service's row numbers: explain.csv's `Row`). */
+  readonly number: number;
+  /** Byte offset of the row in the results' text. */
+  readonly offset: number;
+  readonly fieldCount: number;
+  field(index: number): string;
+  fields(): string[];
 }
 
-/** The status column's place counted from the end of the row, or -1 when the file has none. */
-function statusFromEnd(header: readonly string[]): number {
-  const index = header.lastIndexOf(STATUS_COLUMN);
-  return index < 0 ? -1 : header.length - 1 - index;
+function decode(scanner: RowScanner, buf: Buffer, f: number): string {
+  const text = buf.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]);
+  return scanner.fieldQuoted[f] ? text.replaceAll('""', '"') : text;
 }
 
-function statusFromEndOrFail(header: readonly string[]): number {
-  const fromEnd = statusFromEnd(header);
-  if (fromEnd < 0)
-    throw new ResultsProblem(
-      `The results file has no “${STATUS_COLUMN}” column (the job ran no validation): export all rows.`,
-    );
-  return fromEnd;
-}
-
-/**
- * Where the field ending at `end` starts, read backwards. A field that ends in a quote runs back to its opening
- * quote (`""` inside is a quote); any other field runs back to the delimiter before it.
- */
-function fieldStartBefore(raw: string, delimiter: string, end: number): number {
-  if (end > 0 && raw[end - 1] === '"') {
-    let j = end - 2;
-    for (;;) {
-      const q = raw.lastIndexOf('"', j);
-      if (q < 0) break;
-      // Inside a quoted field quotes come in pairs: taken from the back, the one left over opens it.
-      if (q > 0 && raw[q - 1] === '"') j = q - 2;
-      else if (q === 0 || raw.startsWith(delimiter, q - delimiter.length)) return q;
-      else j = q - 1;
-      if (j < 0) break;
-    }
+class ScannedRowView implements ScannedRow {
+  number = 0;
+  offset = 0;
+  buf: Buffer = Buffer.alloc(0);
+  constructor(private readonly scanner: RowScanner) {}
+  get fieldCount(): number {
+    return this.scanner.fields;
   }
-  return raw.lastIndexOf(delimiter, end - 1) + 1;
-}
-
-/**
- * The status of a results row. Appended columns come last and are quoted when a value holds a delimiter (an
- * appended postal address may), so the status is read from the end of the row: robust to a data field with a
- * stray quote or delimiter before them.
- */
-function statusOf(raw: string, delimiter: string, fromEnd: number): string {
-  let end = raw.length;
-  for (let k = 0; k < fromEnd; k++) {
-    const start = fieldStartBefore(raw, delimiter, end);
-    if (start <= 0) return '';
-    end = start - delimiter.length;
+  field(index: number): string {
+    return index >= 0 && index < this.scanner.fields ? decode(this.scanner, this.buf, index) : '';
   }
-  const start = fieldStartBefore(raw, delimiter, end);
-  return raw.slice(start, end).replace(/^"|"$/g, '');
+  fields(): string[] {
+    const out: string[] = [];
+    for (let f = 0; f < this.scanner.fields; f++) out.push(decode(this.scanner, this.buf, f));
+    return out;
+  }
+}
+
+function scanFailure(): ResultsProblem {
+  return new ResultsProblem('The results file is not well-formed delimited text.');
 }
 
 /**
- * The header with the file's own names in front: the file sent may have renamed columns for the service
- * (name and postal columns are found by header synonyms), and the user reads their own names.
+ * Streams the rows of a results file: `onHeader` with its header, then `visit` for each data row (return
+ * false to stop early).
  */
-function withOwnNames(columns: string[], names: readonly string[] | null): string[] {
-  if (!names) return columns;
-  return columns.map((column, i) => (i < names.length ? names[i] : column));
-}
-
-/** Up to `limit` rows whose status is `status` (null: any row, for a job without validation). */
-export async function previewRows(
+export async function scanResults(
   path: string,
   name: string,
   delimiter: string,
-  status: string | null,
-  limit: number,
-  names: readonly string[] | null = null,
-): Promise<{ columns: string[]; rows: string[][]; hasMore: boolean }> {
-  let columns: string[] | undefined;
-  let fromEnd = 0;
-  const rows: string[][] = [];
-  for await (const batch of resultRecords(path, name)) {
-    for (const raw of batch) {
-      if (!columns) {
-        columns = splitFields(raw, delimiter);
-        if (status !== null) fromEnd = statusFromEndOrFail(columns);
-        columns = withOwnNames(columns, names);
+  onHeader: (names: string[]) => void,
+  visit: (row: ScannedRow) => boolean | void,
+): Promise<void> {
+  const source = await openListSource(path, name, statSync(path).size);
+  const stream = await source.open();
+  let scanner: RowScanner | undefined;
+  let view: ScannedRowView | undefined;
+  let rest: Buffer = Buffer.alloc(0);
+  let base = 0; // text offset of rest[0]
+  let isHeaderDone = false;
+  let number = 0;
+  let isStopped = false;
+  const take = (buf: Buffer, isLast: boolean): number => {
+    let pos = 0;
+    if (!scanner) {
+      if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) pos = 3;
+      scanner = new RowScanner(Buffer.from(delimiter, 'utf8'), detectLineBreak(buf.subarray(pos)).mode);
+      view = new ScannedRowView(scanner);
+    }
+    scanner.windowChanged();
+    view!.buf = buf;
+    for (;;) {
+      const result = scanner.scan(buf, pos, buf.length, isLast);
+      if (result === SCAN_END || result === SCAN_NEED_MORE) break;
+      if (result === SCAN_ERROR) throw scanFailure();
+      const start = scanner.start;
+      const isBlank = scanner.fields === 1 && scanner.contentEnd === start;
+      pos = scanner.next;
+      if (isBlank) continue;
+      if (!isHeaderDone) {
+        isHeaderDone = true;
+        const names: string[] = [];
+        for (let f = 0; f < scanner.fields; f++) names.push(decode(scanner, buf, f));
+        onHeader(names);
         continue;
       }
-      if (raw === '' || (status !== null && statusOf(raw, delimiter, fromEnd) !== status)) continue;
-      if (rows.length === limit) return { columns, rows, hasMore: true };
-      rows.push(splitFields(raw, delimiter));
+      view!.number = ++number;
+      view!.offset = base + start;
+      if (visit(view!) === false) {
+        isStopped = true;
+        return pos;
+      }
+    }
+    return pos;
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const buf = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+      // The first chunk waits for enough bytes to tell the line breaks.
+      if (!scanner && buf.length < 64 * 1024) {
+        rest = buf;
+        continue;
+      }
+      const used = take(buf, false);
+      if (isStopped) return;
+      if (buf.length - used > MAX_ROW_BYTES)
+        throw new ResultsProblem('The results file has a row longer than 4 MiB.');
+      rest = buf.subarray(used);
+      base += used;
+    }
+    take(rest, true);
+  } finally {
+    (stream as { destroy?: () => void }).destroy?.();
+  }
+}
+
+/** Index of a column by header name: the last one of that name (the appended columns come last). */
+function columnIndex(header: readonly string[]): Map<string, number> {
+  const columns = new Map<string, number>();
+  header.forEach((name, i) => columns.set(name, i));
+  return columns;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Counts: the Results screen's numbers
+
+/** One line of the status-code table: rows of a code under the status they ended in. */
+export interface CodeCount {
+  readonly code: number;
+  readonly status: string;
+  readonly rows: number;
+}
+
+export interface ResultsCounts {
+  /** Data rows. */
+  readonly rows: number;
+  /** The default export's kind, and the rows it writes with its default choices (the headline's Ready to mail). */
+  readonly exportKind: string;
+  readonly ready: number;
+  readonly invalid: number;
+  readonly risky: number;
+  readonly unknown: number;
+  /** Rows the default export leaves out as repeats of an address it already wrote. */
+  readonly duplicatesLeftOut: number;
+  /** Rows by final status (lower case). */
+  readonly statuses: Readonly<Record<string, number>>;
+  /** (code, final status) pairs, most rows first. */
+  readonly codes: CodeCount[];
+  /** Rows by `Domain Type` (as the results file has it). */
+  readonly domainTypes: Readonly<Record<string, number>>;
+  readonly roleAccounts: number;
+  /** Rows whose `Duplicate` is true (every occurrence). */
+  readonly duplicates: number;
+}
+
+/**
+ * Counts a results file: statuses, (code, final status) pairs, domain types, role and duplicate rows, and
+ * what the default export (`spec`: the desktop's default, jobs/desktopExport.ts) writes and leaves out — by
+ * the exporter's own rule, row by row. `isOffline`: the job ran offline checks (unknown rows are mailable).
+ */
+export async function countResults(
+  path: string,
+  name: string,
+  delimiter: string,
+  spec: ExportSpec,
+  isOffline: boolean,
+): Promise<ResultsCounts> {
+  const rule = ruleOf(spec);
+  let columns = new Map<string, number>();
+  let at = { status: -1, code: -1, domainType: -1, role: -1, duplicate: -1 };
+  const statuses: Record<string, number> = {};
+  const codes = new Map<string, number>();
+  const domainTypes: Record<string, number> = {};
+  let rows = 0;
+  let ready = 0;
+  let roleAccounts = 0;
+  let duplicates = 0;
+  const groups = { ready: 0, invalid: 0, risky: 0, unknown: 0 };
+  let current: ScannedRow | undefined;
+  const row: ResultRow = {
+    status: '',
+    isDuplicate: false,
+    column: (name) => {
+      const index = columns.get(name);
+      return index === undefined ? undefined : current!.field(index);
+    },
+    fields: () => current!.fields(),
+  };
+  const mutable = row as { status: string; isDuplicate: boolean };
+  await scanResults(
+    path,
+    name,
+    delimiter,
+    (header) => {
+      columns = columnIndex(header);
+      const index = (name: string) => columns.get(name) ?? -1;
+      at = {
+        status: index(STATUS_COLUMN),
+        code: index('Validation Code'),
+        domainType: index('Domain Type'),
+        role: index('Role Account'),
+        duplicate: index('Duplicate'),
+      };
+      if (at.status < 0)
+        throw new ResultsProblem(
+          `The results file has no “${STATUS_COLUMN}” column (the job ran no validation).`,
+        );
+      rule.header?.(header);
+    },
+    (scanned) => {
+      current = scanned;
+      rows++;
+      const status = scanned.field(at.status).trim().toLowerCase();
+      const isDuplicate = scanned.field(at.duplicate).trim().toLowerCase() === 'true';
+      mutable.status = status;
+      mutable.isDuplicate = isDuplicate;
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      groups[groupOf(status, isOffline)]++;
+      const code = scanned.field(at.code).trim();
+      if (code !== '') {
+        const key = `${code}\t${status}`;
+        codes.set(key, (codes.get(key) ?? 0) + 1);
+      }
+      const domainType = scanned.field(at.domainType).trim().toLowerCase();
+      if (domainType !== '') domainTypes[domainType] = (domainTypes[domainType] ?? 0) + 1;
+      if (scanned.field(at.role).trim().toLowerCase() === 'true') roleAccounts++;
+      if (isDuplicate) duplicates++;
+      if (rule.row(row) !== false) ready++;
+    },
+  );
+  const duplicatesLeftOut = rule.leftOut?.().duplicates ?? 0;
+  return {
+    rows,
+    exportKind: spec.kind,
+    ready,
+    invalid: groups.invalid,
+    risky: groups.risky,
+    unknown: groups.unknown,
+    duplicatesLeftOut,
+    statuses,
+    codes: [...codes.entries()]
+      .map(([key, count]) => {
+        const [code, status] = key.split('\t');
+        return { code: Number(code), status: status ?? '', rows: count };
+      })
+      .sort((a, b) => b.rows - a.rows || a.code - b.code || a.status.localeCompare(b.status)),
+    domainTypes,
+    roleAccounts,
+    duplicates,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The drill-down: the rows matching a filter, a page at a time
+
+/** The matching rows of a results file: their row numbers and byte offsets, in order. */
+export interface RowIndex {
+  readonly header: readonly string[];
+  readonly length: number;
+  readonly numbers: Int32Array;
+  readonly offsets: Float64Array;
+}
+
+/** A data row as the exporter's rules see it (jobs/exports.ts `ResultRow`), over a scanned row. */
+class ScannedResultRow implements ResultRow {
+  status = '';
+  isDuplicate = false;
+  row: ScannedRow | undefined;
+  constructor(
+    private readonly columns: ReadonlyMap<string, number>,
+    private readonly at: { readonly status: number; readonly duplicate: number },
+  ) {}
+  set(row: ScannedRow): void {
+    this.row = row;
+    this.status = this.at.status < 0 ? '' : row.field(this.at.status).trim().toLowerCase();
+    this.isDuplicate = this.at.duplicate >= 0 && row.field(this.at.duplicate).trim().toLowerCase() === 'true';
+  }
+  column(name: string): string | undefined {
+    const index = this.columns.get(name);
+    return index === undefined ? undefined : this.row!.field(index);
+  }
+  fields(): readonly string[] {
+    return this.row!.fields();
+  }
+}
+
+/**
+ * Indexes the rows an export takes (one pass; 12 bytes per row taken): a drill-down's rows are those its
+ * "Export these rows" writes — the exporter's own rule for `spec` (kind `all` with the drill-down's filter)
+ * decides each row, so the two cannot differ.
+ */
+export async function indexRows(
+  path: string,
+  name: string,
+  delimiter: string,
+  spec: ExportSpec,
+): Promise<RowIndex> {
+  const rule = ruleOf(spec);
+  let header: string[] = [];
+  let view: ScannedResultRow | undefined;
+  let numbers = new Int32Array(1024);
+  let offsets = new Float64Array(1024);
+  let length = 0;
+  await scanResults(
+    path,
+    name,
+    delimiter,
+    (names) => {
+      header = names;
+      const columns = columnIndex(names);
+      if (rule.needsStatus && !columns.has(STATUS_COLUMN))
+        throw new ResultsProblem(
+          `The results file has no “${STATUS_COLUMN}” column (the job ran no validation): show all rows.`,
+        );
+      view = new ScannedResultRow(columns, {
+        status: columns.get(STATUS_COLUMN) ?? -1,
+        duplicate: columns.get('Duplicate') ?? -1,
+      });
+      rule.header?.(names);
+    },
+    (row) => {
+      view!.set(row);
+      if (rule.row(view!) === false) return;
+      if (length === numbers.length) {
+        const grownNumbers = new Int32Array(length * 2);
+        grownNumbers.set(numbers);
+        numbers = grownNumbers;
+        const grownOffsets = new Float64Array(length * 2);
+        grownOffsets.set(offsets);
+        offsets = grownOffsets;
+      }
+      numbers[length] = row.number;
+      offsets[length] = row.offset;
+      length++;
+    },
+  );
+  return { header, length, numbers: numbers.subarray(0, length), offsets: offsets.subarray(0, length) };
+}
+
+/** Reads one row at a byte offset of a plain text file. */
+function readRowAt(fd: number, size: number, offset: number, scanner: RowScanner): string[] {
+  let length = Math.min(16 * 1024, size - offset);
+  for (;;) {
+    const buf = Buffer.allocUnsafe(length);
+    const read = readSync(fd, buf, 0, length, offset);
+    const isLast = offset + read >= size;
+    scanner.windowChanged();
+    const result = scanner.scan(buf, 0, read, isLast);
+    if (result === SCAN_ROW) {
+      const fields: string[] = [];
+      for (let f = 0; f < scanner.fields; f++) fields.push(decode(scanner, buf, f));
+      return fields;
+    }
+    if (result !== SCAN_NEED_MORE || length >= MAX_ROW_BYTES || isLast) throw scanFailure();
+    length = Math.min(length * 4, MAX_ROW_BYTES, size - offset);
+  }
+}
+
+/** The line-break mode of a plain file, from its first bytes. */
+function lineBreakOf(fd: number): ReturnType<typeof detectLineBreak>['mode'] {
+  const head = Buffer.allocUnsafe(64 * 1024);
+  const read = readSync(fd, head, 0, head.length, 0);
+  return detectLineBreak(head.subarray(0, read)).mode;
+}
+
+/** The rows `[from, from + limit)` of an index, with their row numbers. */
+export async function readIndexedRows(
+  path: string,
+  name: string,
+  delimiter: string,
+  index: RowIndex,
+  from: number,
+  limit: number,
+): Promise<{ number: number; fields: string[] }[]> {
+  const end = Math.min(index.length, from + limit);
+  if (from >= end) return [];
+  if (formatOf(name) !== 'zip') {
+    const fd = openSync(path, 'r');
+    try {
+      const size = statSync(path).size;
+      const scanner = new RowScanner(Buffer.from(delimiter, 'utf8'), lineBreakOf(fd));
+      const rows: { number: number; fields: string[] }[] = [];
+      for (let k = from; k < end; k++)
+        rows.push({ number: index.numbers[k], fields: readRowAt(fd, size, index.offsets[k], scanner) });
+      return rows;
+    } finally {
+      closeSync(fd);
     }
   }
-  return { columns: columns ?? [], rows, hasMore: false };
+  // A zip cannot seek: scan again to the page's rows.
+  const wanted = new Set<number>();
+  for (let k = from; k < end; k++) wanted.add(index.numbers[k]);
+  const last = index.numbers[end - 1];
+  const rows: { number: number; fields: string[] }[] = [];
+  await scanResults(
+    path,
+    name,
+    delimiter,
+    () => undefined,
+    (row) => {
+      if (wanted.has(row.number)) rows.push({ number: row.number, fields: row.fields() });
+      return row.number < last;
+    },
+  );
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Why, per row: the list's explain.csv (Row, Email, Status Code, Checked, Why), saved with the job
+
+export interface ExplainIndex {
+  /** Byte offset of each row's line by row number - 1 (-1: none). */
+  readonly offsets: Float64Array;
+}
+
+/** Indexes an explain file by row number. */
+export async function indexExplain(path: string): Promise<ExplainIndex> {
+  let offsets = new Float64Array(1024).fill(-1);
+  let rowAt = -1;
+  await scanResults(
+    path,
+    'explain.csv',
+    ',',
+    (names) => {
+      rowAt = names.indexOf('Row');
+    },
+    (row) => {
+      const number = Number(row.field(rowAt));
+      if (!Number.isInteger(number) || number < 1) return;
+      while (number > offsets.length) {
+        const grown = new Float64Array(offsets.length * 2).fill(-1);
+        grown.set(offsets);
+        offsets = grown;
+      }
+      offsets[number - 1] = row.offset;
+    },
+  );
+  return { offsets };
+}
+
+/** The why of each row number (what was checked and what answered), or '' where the file has none. */
+export function readWhys(path: string, index: ExplainIndex, numbers: readonly number[]): string[] {
+  const fd = openSync(path, 'r');
+  try {
+    const size = statSync(path).size;
+    const scanner = new RowScanner(Buffer.from(',', 'utf8'), lineBreakOf(fd));
+    return numbers.map((number) => {
+      const offset = number >= 1 && number <= index.offsets.length ? index.offsets[number - 1] : -1;
+      if (offset < 0) return '';
+      const fields = readRowAt(fd, size, offset, scanner);
+      return fields[4] ?? '';
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Caches of the core: indexes are kept for the last few drill-downs (bounded memory)
+
+/** A small least-recently-used cache of promises (an index is built once however many pages ask). */
+export class PromiseCache<T> {
+  private readonly entries = new Map<string, Promise<T>>();
+  constructor(private readonly capacity: number) {}
+
+  get(key: string, make: () => Promise<T>): Promise<T> {
+    const found = this.entries.get(key);
+    if (found) {
+      this.entries.delete(key);
+      this.entries.set(key, found);
+      return found;
+    }
+    const made = make();
+    this.entries.set(key, made);
+    made.catch(() => this.entries.delete(key));
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    return made;
+  }
+
+  /** Forgets the entries whose key starts with `prefix` (a deleted job). */
+  forget(prefix: string): void {
+    for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);
+  }
+}
+
+/** The cache key of a file's version: a rewritten results file (a re-check) gets new indexes. */
+export function fileKey(path: string): string {
+  const stats = statSync(path);
+  return `${path}|${stats.size}|${stats.mtimeMs}`;
 }

@@ -366,6 +366,9 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
               ? `${countOf(p.overLimit, 'row')} ${p.overLimit === 1 ? 'is' : 'are'} over the service’s limit of ${formatCount(state.inspection.partLimit)} and would be refused: split the file. `
               : ''}
             The pre-check reads syntax and duplicates only; the service decides each row’s status.
+            {hasEmail && p.invalid > 0
+              ? ' Some invalid addresses may be corrected (a fixable typo): Results counts those as Corrected, not Invalid.'
+              : ''}
           </p>
         </section>
       );

@@ -1,24 +1,24 @@
 import { ChecksNote } from '../components/ChecksNote.js';
-import { useState } from 'react';
-import { statusForCode, type VerificationMode } from '../../shared/api/codes.js';
+import { useEffect, useState } from 'react';
+import type { VerificationMode } from '../../shared/api/codes.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
-import { PURCHASE_MATCH_TYPE_LABELS, fieldLabel, type ResultStatus } from '../../shared/desktop/constants.js';
-import type { JobDetail } from '../../shared/desktop/contract.js';
+import { PURCHASE_MATCH_TYPE_LABELS, fieldLabel } from '../../shared/desktop/constants.js';
+import type { JobDetail, ResultsCounts } from '../../shared/desktop/contract.js';
+import type { RowFilter } from '../../shared/rowFilter.js';
 import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
 import { ExportDialog } from '../components/ExportDialog.js';
 import { RowsPreview } from '../components/RowsPreview.js';
 import { MatchReports } from '../components/MatchReports.js';
+import { countOf, formatBytes, formatCount, formatDate, formatPercent, STATUS_ORDER } from '../format.js';
 import {
-  countOf,
-  formatBytes,
-  formatCount,
-  formatDate,
-  formatPercent,
-  REPORT_KEY_OF_STATUS,
-  STATUS_ORDER,
-} from '../format.js';
-import { codeMeaning, statusMeaning, statusName } from '../../shared/vocabulary.js';
+  DOMAIN_TYPE_REPORT_KEYS,
+  codeMeaning,
+  domainTypeMeaning,
+  invalidExplained,
+  statusMeaning,
+  statusName,
+} from '../../shared/vocabulary.js';
 import { keyModeOf } from '../keyMode.js';
 import { useAppStore } from '../store/index.js';
 
@@ -50,42 +50,264 @@ function Bought({ job }: Readonly<{ job: JobDetail }>) {
   );
 }
 
-export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
-  const showPreview = useAppStore((s) => s.showPreview);
-  const preview = useAppStore((s) => s.preview);
-  const resetExport = useAppStore((s) => s.resetExport);
-  const navigate = useAppStore((s) => s.navigate);
-  const mode: VerificationMode = useAppStore(keyModeOf);
-  const [isExporting, setIsExporting] = useState(false);
-  const reporting = job.reporting ?? {};
-  const statuses = countsOf(reporting.statuses);
-  const total = job.rows ?? sum(statuses);
-  const safe = (statuses.Valid ?? 0) + (statuses.Corrected ?? 0);
+/** What the default export is called in the headline's note. */
+const DEFAULT_EXPORT_WORDS: Readonly<Record<string, string>> = {
+  clean: 'Clean (all but invalid and risky)',
+  safe: 'Safe to send only',
+};
 
+/**
+ * The Results numbers, counted from the results file (electron/core/results.ts): the headline (Ready to mail
+ * is exactly what the default export writes), statuses, codes under the status their rows ended in, domain
+ * types, role accounts and duplicates — each opens its rows.
+ */
+function Numbers({
+  job,
+  counts,
+  mode,
+  selectedKey,
+  drill,
+}: Readonly<{
+  job: JobDetail;
+  counts: ResultsCounts;
+  mode: VerificationMode;
+  selectedKey: string | null;
+  drill: (key: string, filter: RowFilter, title: string) => void;
+}>) {
+  const reporting = job.reporting ?? {};
+  const total = counts.rows;
+  const corrected = counts.statuses.corrected ?? 0;
   const statusRows: BarRow[] = STATUS_ORDER.map((status) => ({
-    key: status,
+    key: `status:${status}`,
     label: statusName(status, mode),
-    value: statuses[REPORT_KEY_OF_STATUS[status]] ?? 0,
+    value: counts.statuses[status] ?? 0,
     tone: `tone-${status}`,
     detail: statusMeaning(status),
   }));
-  const codes = Object.entries(reporting.status_codes ?? {})
-    .map(([code, value]) => ({ code: Number(code), value }))
-    .sort((a, b) => b.value - a.value || a.code - b.code);
   const categories: BarRow[] = Object.entries(countsOf(reporting.invalid_categories)).map(([key, value]) => ({
     key,
     label: key,
     value: value ?? 0,
     tone: 'tone-invalid',
   }));
-  const domainTypes: BarRow[] = Object.entries(countsOf(reporting.domain_type))
-    .map(([key, value]) => ({ key, label: key, value: value ?? 0, tone: 'tone-neutral' }))
-    .filter((row) => row.value > 0)
+  const domainTypes: BarRow[] = Object.entries(counts.domainTypes)
+    .map(([type, value]) => ({
+      key: `domain:${type}`,
+      label: DOMAIN_TYPE_REPORT_KEYS[type] ?? type,
+      value,
+      tone: 'tone-neutral',
+      detail: domainTypeMeaning(type),
+    }))
     .sort((a, b) => b.value - a.value);
-  const invalidTotal = statuses.Invalid ?? 0;
+  const statusOfKey = (key: string) => key.slice('status:'.length);
+  return (
+    <>
+      <dl className="stats cards" aria-label="Summary">
+        <div>
+          <dt>Rows</dt>
+          <dd>{formatCount(total)}</dd>
+        </div>
+        <div>
+          <dt>Ready to mail</dt>
+          <dd>{formatCount(counts.ready)}</dd>
+        </div>
+        <div>
+          <dt>Invalid</dt>
+          <dd>{formatCount(counts.invalid)}</dd>
+        </div>
+        <div>
+          <dt>Risky</dt>
+          <dd>{formatCount(counts.risky)}</dd>
+        </div>
+        <div>
+          <dt>Unknown</dt>
+          <dd>{formatCount(counts.unknown)}</dd>
+        </div>
+        <div>
+          <dt>Duplicates left out</dt>
+          <dd>{formatCount(counts.duplicatesLeftOut)}</dd>
+        </div>
+      </dl>
+      <p className="muted small">
+        Ready to mail is what the default export writes:{' '}
+        {DEFAULT_EXPORT_WORDS[counts.exportKind] ?? counts.exportKind}, duplicates removed
+        {counts.exportKind === 'clean' ? ' (offline checks: rows of unknown status are kept)' : ''}.{' '}
+        {corrected > 0
+          ? `${invalidExplained(counts.statuses.invalid ?? 0, corrected)} (counted as Corrected: mail the corrected address).`
+          : ''}
+      </p>
+      <ul className="drill-list" aria-label="More rows">
+        <li>
+          <button
+            type="button"
+            className="link-button"
+            aria-pressed={selectedKey === 'role'}
+            onClick={() => drill('role', { role: true }, 'Role accounts')}
+          >
+            Role accounts: {formatCount(counts.roleAccounts)}
+          </button>
+        </li>
+        {counts.exportKind === 'clean' || counts.exportKind === 'safe' ? (
+          <li>
+            <button
+              type="button"
+              className="link-button"
+              aria-pressed={selectedKey === 'left-out'}
+              onClick={() =>
+                drill(
+                  'left-out',
+                  { leftOutBy: counts.exportKind as 'clean' | 'safe' },
+                  'Duplicates the default export leaves out',
+                )
+              }
+            >
+              Duplicates left out: {formatCount(counts.duplicatesLeftOut)}
+            </button>
+          </li>
+        ) : null}
+        <li>
+          <button
+            type="button"
+            className="link-button"
+            aria-pressed={selectedKey === 'duplicate'}
+            onClick={() => drill('duplicate', { duplicate: true }, 'Rows marked duplicate')}
+          >
+            Rows marked duplicate (every occurrence): {formatCount(counts.duplicates)}
+          </button>
+        </li>
+      </ul>
+      <div className="two-columns">
+        <div className="panel">
+          <BarTable
+            caption="Statuses"
+            labelHeader="Status"
+            rows={statusRows}
+            total={total}
+            onSelect={(key) =>
+              drill(
+                key,
+                { status: statusOfKey(key) },
+                `Rows with status ${statusName(statusOfKey(key), mode)}`,
+              )
+            }
+            selectedKey={selectedKey}
+            selectLabel={(row) => `${row.label}: show ${countOf(row.value, 'row')}`}
+          />
+          <p className="muted small">Choose a status, code or domain type to see its rows.</p>
+        </div>
+        <div className="panel">
+          <BarTable
+            caption="Invalid categories"
+            labelHeader="Category"
+            rows={categories}
+            total={counts.invalid}
+          />
+          {domainTypes.length > 0 ? (
+            <BarTable
+              caption="Domain types"
+              labelHeader="Domain type"
+              rows={domainTypes}
+              total={total}
+              onSelect={(key) => {
+                const type = key.slice('domain:'.length);
+                drill(
+                  key,
+                  { domainType: type },
+                  `Rows of domain type ${DOMAIN_TYPE_REPORT_KEYS[type] ?? type}`,
+                );
+              }}
+              selectedKey={selectedKey}
+              selectLabel={(row) => `${row.label}: show ${countOf(row.value, 'row')}`}
+            />
+          ) : (
+            <p className="muted small">No domain types were recognised.</p>
+          )}
+        </div>
+      </div>
+      <div className="panel">
+        <table className="bar-table codes" aria-label="Status codes">
+          <caption>Status codes (by the status the rows ended in)</caption>
+          <thead>
+            <tr>
+              <th scope="col">Code</th>
+              <th scope="col">Meaning</th>
+              <th scope="col">Status</th>
+              <th scope="col" className="bar-col">
+                <span className="visually-hidden">Bar</span>
+              </th>
+              <th scope="col" className="num">
+                Rows
+              </th>
+              <th scope="col" className="num">
+                Share
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {counts.codes.map(({ code, status, rows }) => {
+              const key = `code:${code}:${status}`;
+              const name = statusName(status, mode);
+              return (
+                <tr key={key} className={selectedKey === key ? 'is-selected' : undefined}>
+                  <th scope="row" className="num-left">
+                    <button
+                      type="button"
+                      className="link-button"
+                      aria-pressed={selectedKey === key}
+                      aria-label={`Code ${code}, ${name}: show ${countOf(rows, 'row')}`}
+                      onClick={() =>
+                        drill(key, { code, status }, `Rows with code ${code} and status ${name}`)
+                      }
+                    >
+                      {code}
+                    </button>
+                  </th>
+                  <td>
+                    {codeMeaning(
+                      code,
+                      code === 525 && job.connection.kind === 'embedded' ? 'disposable' : null,
+                    )}
+                  </td>
+                  <td>
+                    <span className={`badge tone-${status}`}>{name}</span>
+                  </td>
+                  <td className="bar-col">
+                    <Bar tone={`tone-${status}`} width={total ? Math.max((rows / total) * 100, 0.8) : 0} />
+                  </td>
+                  <td className="num">{formatCount(rows)}</td>
+                  <td className="num">{formatPercent(rows, total)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
+  const showPreview = useAppStore((s) => s.showPreview);
+  const preview = useAppStore((s) => s.preview);
+  const resetExport = useAppStore((s) => s.resetExport);
+  const navigate = useAppStore((s) => s.navigate);
+  const loadCounts = useAppStore((s) => s.loadCounts);
+  const counted = useAppStore((s) => s.counts[job.id]);
+  const mode: VerificationMode = useAppStore(keyModeOf);
+  const [isExporting, setIsExporting] = useState(false);
+  const reporting = job.reporting ?? {};
+  const statuses = countsOf(reporting.statuses);
   const hasValidation = job.options.services.includes('email_validation');
-  // The local service gives code 525 to disposable domains only (service/engine/verify.ts).
-  const isLocal = job.connection.kind === 'embedded';
+  const canCount = hasValidation && job.hasResults && job.status === 'completed';
+  // The numbers are counted from the results file (once: the core keeps them); a new version is counted again.
+  useEffect(() => {
+    if (canCount) void loadCounts(job.id);
+  }, [canCount, job.id, job.resultsName, job.updatedAt, loadCounts]);
+  const counts = counted?.status === 'ready' ? counted.value : null;
+  const total = counts?.rows ?? job.rows ?? sum(statuses);
+  const selectedKey = preview?.jobId === job.id ? preview.key : null;
+  const drill = (key: string, filter: RowFilter, title: string) =>
+    void showPreview(job.id, key, filter, title);
 
   return (
     <section className="screen" aria-labelledby="results-heading">
@@ -124,102 +346,24 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
       {hasValidation ? <ChecksNote job={job} /> : null}
       <Bought job={job} />
       {hasValidation ? (
-        <>
+        counts ? (
+          <Numbers job={job} counts={counts} mode={mode} selectedKey={selectedKey} drill={drill} />
+        ) : counted?.status === 'failed' ? (
+          <p className="error" role="alert">
+            {counted.error}
+          </p>
+        ) : canCount ? (
+          <p className="muted" role="status">
+            Counting the rows of the results…
+          </p>
+        ) : (
           <dl className="stats cards" aria-label="Summary">
             <div>
               <dt>Rows</dt>
               <dd>{formatCount(total)}</dd>
             </div>
-            <div>
-              <dt>Safe to send</dt>
-              <dd>{formatCount(safe)}</dd>
-            </div>
-            <div>
-              <dt>Invalid</dt>
-              <dd>{formatCount(invalidTotal)}</dd>
-            </div>
-            <div>
-              <dt>Role accounts</dt>
-              <dd>{formatCount(reporting.role_accounts ?? 0)}</dd>
-            </div>
-            <div>
-              <dt>Duplicates</dt>
-              <dd>{job.duplicates === null ? '—' : formatCount(job.duplicates)}</dd>
-            </div>
           </dl>
-          <div className="two-columns">
-            <div className="panel">
-              <BarTable
-                caption="Statuses"
-                labelHeader="Status"
-                rows={statusRows}
-                total={total}
-                onSelect={(key) => void showPreview(job.id, key as ResultStatus)}
-                selectedKey={preview?.jobId === job.id ? preview.status : null}
-                selectLabel={(row) => `${row.label}: show ${countOf(row.value, 'row')}`}
-              />
-              <p className="muted small">Choose a status to see its rows.</p>
-            </div>
-            <div className="panel">
-              <BarTable
-                caption="Invalid categories"
-                labelHeader="Category"
-                rows={categories}
-                total={invalidTotal}
-              />
-              {domainTypes.length > 0 ? (
-                <BarTable caption="Domain types" labelHeader="Domain type" rows={domainTypes} total={total} />
-              ) : (
-                <p className="muted small">No domain types were recognised.</p>
-              )}
-            </div>
-          </div>
-          <div className="panel">
-            <table className="bar-table codes" aria-label="Status codes">
-              <caption>Status codes</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Code</th>
-                  <th scope="col">Meaning</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="bar-col">
-                    <span className="visually-hidden">Bar</span>
-                  </th>
-                  <th scope="col" className="num">
-                    Rows
-                  </th>
-                  <th scope="col" className="num">
-                    Share
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {codes.map(({ code, value }) => {
-                  const status = statusForCode(code, 'email_validation');
-                  return (
-                    <tr key={code}>
-                      <th scope="row" className="num-left">
-                        {code}
-                      </th>
-                      <td>{codeMeaning(code, code === 525 && isLocal ? 'disposable' : null)}</td>
-                      <td>
-                        <span className={`badge tone-${status}`}>{statusName(status, mode)}</span>
-                      </td>
-                      <td className="bar-col">
-                        <Bar
-                          tone={`tone-${status}`}
-                          width={total ? Math.max((value / total) * 100, 0.8) : 0}
-                        />
-                      </td>
-                      <td className="num">{formatCount(value)}</td>
-                      <td className="num">{formatPercent(value, total)}</td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-        </>
+        )
       ) : (
         <>
           <dl className="stats cards" aria-label="Summary">
@@ -235,9 +379,9 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
               type="button"
               className="link-button"
               disabled={!job.hasResults}
-              onClick={() => void showPreview(job.id, null)}
+              onClick={() => drill('all', {}, 'All rows')}
             >
-              Show the first rows
+              Show the rows
             </button>
           </p>
         </>

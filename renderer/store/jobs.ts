@@ -66,16 +66,28 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
     void get().loadHistory();
     return true;
   },
-  async showPreview(jobId, status) {
-    set({ preview: { jobId, status, state: { status: 'loading' } } });
-    const reply = await app.previewRows({ jobId, ...(status !== null ? { status } : {}), limit: 100 });
+  async showPreview(jobId, key, filter, title) {
+    set({ preview: { jobId, key, filter, title, state: { status: 'loading' } } });
+    const state = await get().readRows(jobId, filter, 0, 100);
     const current = get().preview;
-    if (!current || current.jobId !== jobId || current.status !== status) return;
+    if (!current || current.jobId !== jobId || current.key !== key) return;
+    set({ preview: { ...current, state } });
+  },
+  async readRows(jobId, filter, offset, limit) {
+    const reply = await app.previewRows({ jobId, filter, offset, limit });
+    return reply.ok
+      ? { status: 'ready', value: reply.value }
+      : { status: 'failed', error: reply.error.message };
+  },
+  counts: {},
+  async loadCounts(jobId) {
+    if (get().counts[jobId]?.status === 'loading') return;
+    set({ counts: { ...get().counts, [jobId]: { status: 'loading' } } });
+    const reply = await app.getJobCounts({ jobId });
     set({
-      preview: {
-        jobId,
-        status,
-        state: reply.ok
+      counts: {
+        ...get().counts,
+        [jobId]: reply.ok
           ? { status: 'ready', value: reply.value }
           : { status: 'failed', error: reply.error.message },
       },
@@ -84,13 +96,14 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   closePreview() {
     set({ preview: null });
   },
-  async exportJob(jobId, kind, statuses, choices) {
+  async exportJob(jobId, kind, statuses, choices, filter) {
     set({ exportState: { status: 'working' } });
     const reply = await app.exportJob({
       jobId,
       kind,
       ...(kind === 'custom' ? { statuses: [...statuses] } : {}),
       ...(choices ? { choices } : {}),
+      ...(filter ? { filter } : {}),
     });
     if (!reply.ok) return set({ exportState: { status: 'failed', error: reply.error.message } });
     const saved = await app.saveExport(reply.value);

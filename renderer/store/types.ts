@@ -1,5 +1,6 @@
 // The shape of the renderer's state. Every asynchronous thing is a discriminated union of its states.
 import type { ExportChoices } from '../../shared/exportChoices.js';
+import type { RowFilter } from '../../shared/rowFilter.js';
 import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
 import type { PurchaseMatchType } from '../../shared/desktop/constants.js';
 import type {
@@ -18,6 +19,7 @@ import type {
   JobStatus,
   Precheck,
   Preview,
+  ResultsCounts,
   RecentFile,
   ResultStatus,
   StagedFile,
@@ -160,12 +162,18 @@ export interface JobsSlice {
   readonly loadActivity: () => Promise<void>;
   readonly jobs: Readonly<Record<number, Loadable<JobDetail>>>;
   readonly progress: Readonly<Record<number, JobProgress>>;
+  /** The drill-down open on Results: which rows (a filter), its title, and its first page. */
   readonly preview: {
     readonly jobId: number;
-    /** null: any row (a job that ran no validation). */
-    readonly status: ResultStatus | null;
+    /** A key for the control that opened it (shows it pressed). */
+    readonly key: string;
+    readonly filter: RowFilter;
+    readonly title: string;
     readonly state: Loadable<Preview>;
   } | null;
+  /** Each job's Results numbers (counted once by the core from its results file). */
+  readonly counts: Readonly<Record<number, Loadable<ResultsCounts>>>;
+  readonly loadCounts: (jobId: number) => Promise<void>;
   readonly exportState: ExportState;
   readonly purchaseState: PurchaseState;
   readonly loadJob: (jobId: number) => Promise<void>;
@@ -174,13 +182,21 @@ export interface JobsSlice {
   /** Runs a cancelled or failed job again, as a new job, and shows it. */
   readonly rerunJob: (jobId: number) => Promise<void>;
   readonly deleteJob: (jobId: number) => Promise<boolean>;
-  readonly showPreview: (jobId: number, status: ResultStatus | null) => Promise<void>;
+  readonly showPreview: (jobId: number, key: string, filter: RowFilter, title: string) => Promise<void>;
+  /** A page of the open drill-down's rows (the virtualised row view asks as it scrolls). */
+  readonly readRows: (
+    jobId: number,
+    filter: RowFilter,
+    offset: number,
+    limit: number,
+  ) => Promise<Loadable<Preview>>;
   readonly closePreview: () => void;
   readonly exportJob: (
     jobId: number,
     kind: ExportChoice,
     statuses: readonly ResultStatus[],
     choices?: ExportChoices,
+    filter?: RowFilter,
   ) => Promise<void>;
   /** Shows a saved export in its folder (Electron only). */
   readonly showInFolder: (path: string) => Promise<void>;

@@ -6,6 +6,7 @@
 // Secrets: no output schema here has a member that can carry an API key. A key travels one way only, in the
 // inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
 import { EXPORT_FORMATS } from '../exportChoices.js';
+import { rowFilterSchema } from '../rowFilter.js';
 import { z } from 'zod';
 import { emailValidationReportingSchema, LIST_SERVICE_KEYS, listResourceSchema } from '../api/list.js';
 import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js';
@@ -416,17 +417,59 @@ export const jobDetailSchema = z.object({
 });
 export type JobDetail = z.infer<typeof jobDetailSchema>;
 
+// Results numbers and the drill-down (issue #12 "one truthful set of numbers", "drill down anywhere"; #11 "why,
+// per row"): the counts of a results file, and the rows matching a filter a page at a time.
+export const resultsCountsSchema = z.object({
+  rows: z.number(),
+  /** The default export's kind and the rows it writes (Ready to mail). */
+  exportKind: z.string(),
+  ready: z.number(),
+  invalid: z.number(),
+  risky: z.number(),
+  unknown: z.number(),
+  duplicatesLeftOut: z.number(),
+  /** Rows by final status (lower case). */
+  statuses: z.record(z.string(), z.number()),
+  /** Rows by (code, final status). */
+  codes: z.array(z.object({ code: z.number(), status: z.string(), rows: z.number() })),
+  domainTypes: z.record(z.string(), z.number()),
+  roleAccounts: z.number(),
+  duplicates: z.number(),
+});
+export type ResultsCounts = z.infer<typeof resultsCountsSchema>;
+
 export const previewInputSchema = z.object({
   jobId: z.number().int(),
-  /** Rows of this status; omitted, any row (a job that ran no validation has no statuses). */
+  /** Rows of this status (kept for older callers; `filter` says more). */
   status: z.enum(RESULT_STATUSES).optional(),
+  /** Which rows: omitted or empty, every row. */
+  filter: rowFilterSchema.optional(),
+  /** The first matching row to answer (0-based) and how many. */
+  offset: z.number().int().min(0).default(0),
   limit: z.number().int().min(1).max(500).default(100),
 });
 export const previewSchema = z.object({
   columns: z.array(z.string()),
   rows: z.array(z.array(z.string())),
-  /** Whether more rows of that status exist beyond `rows`. */
+  /** Whether more matching rows exist beyond `rows`. */
   hasMore: z.boolean(),
+  /** Every matching row, and where `rows` start among them. */
+  total: z.number(),
+  offset: z.number(),
+  /** Each row's number in the list (1-based). */
+  numbers: z.array(z.number()),
+  /** Where the row view's columns are (-1: none): the address, status, code, domain type, correction. */
+  layout: z.object({
+    email: z.number(),
+    status: z.number(),
+    code: z.number(),
+    domainType: z.number(),
+    validEmail: z.number(),
+  }),
+  /** Why, per row (what was checked and what answered), kept with the job; null when the job has none. */
+  whys: z.array(z.string()).nullable(),
+  /** Said of every row when there is no why per row ("Checked offline: syntax only"). */
+  whyNote: z.string().nullable(),
 });
 export type Preview = z.infer<typeof previewSchema>;
 
@@ -435,6 +478,8 @@ export const exportInputSchema = z
     jobId: z.number().int(),
     kind: z.enum(EXPORT_CHOICES),
     statuses: z.array(z.enum(RESULT_STATUSES)).optional(),
+    /** "Export these rows": only the rows a drill-down shows (with kind `all`: as they are in the results). */
+    filter: rowFilterSchema.optional(),
     /**
      * Exports for import (shared/exportChoices.ts): duplicates, role and disposable addresses left out as
      * chosen, in a format. Omitted: each kind's defaults, as CSV.
@@ -603,6 +648,8 @@ export const CHANNELS = {
   'jobs:rerun': { input: jobIdInput, output: z.object({ jobId: z.number().int() }) },
   'jobs:preview': { input: previewInputSchema, output: previewSchema },
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
+  /** The Results screen's numbers of a job (issue #12): counted once from its results file, then kept. */
+  'jobs:counts': { input: jobIdInput, output: resultsCountsSchema },
   'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
   /** Finish now: a job waiting for a retry of temporary failures stops waiting (those rows stay unknown). */
   'jobs:finish-now': { input: jobIdInput, output: jobDetailSchema },

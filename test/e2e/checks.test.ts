@@ -111,6 +111,12 @@ describe('the Checks setting of the local service', () => {
         expect(await note.textContent()).toContain(level === 'dns' ? 'domain checks' : 'mailbox checks');
         expect(await page.getByRole('complementary', { name: 'About offline checks' }).count()).toBe(0);
 
+        // Why, per row (issue #11): the drill-down of a code shows what answered, saved with the job.
+        const view = await results.drill(/^Code 310, Invalid: show/, 'Rows with code 310 and status Invalid');
+        await expect
+          .poll(async () => (await results.drawnRows(view))[0]?.cells.at(-1))
+          .toContain('missing.example.net does not exist');
+
         const exported = await results.export('All rows with results');
         expect(codesOf(exported.text)).toEqual(
           Object.fromEntries(LIST.map(([address, codes]) => [address, codes[level]])),

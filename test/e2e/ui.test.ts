@@ -128,6 +128,14 @@ describe('the app at every size, from the keyboard (issue 15)', () => {
           await page.getByRole('heading', { name: 'Results', level: 1 }).waitFor();
         }
         await check('Results');
+        // The drill-down's virtualised row view (RowsPreview).
+        await page.getByRole('button', { name: /^Invalid: show/ }).click();
+        await page
+          .getByRole('region', { name: 'Table of rows with status Invalid' })
+          .locator('tbody tr:not(.spacer) td')
+          .first()
+          .waitFor();
+        await check('Results, rows of a status');
         const history = new HistoryPage(page);
         await history.open();
         await expect.poll(() => history.count().textContent()).toBe('7 jobs');

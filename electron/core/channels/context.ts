@@ -16,6 +16,7 @@ import type { JobManager } from '../jobManager.js';
 import type { SecretStore } from '../secrets.js';
 import type { Connection } from './connection.js';
 import type { Staging } from './files.js';
+import type { JobResultsReader } from '../jobResults.js';
 
 /** A failure the user reads: the reply's error code and message. */
 export class ReplyFailure extends Error {
@@ -69,4 +70,6 @@ export interface CoreContext extends CoreBase {
   readonly jobs: JobManager;
   /** Jobs taken up at start, left unfinished by the last run (NOTE: set once resume has run). */
   readonly resumed: { ids: number[] };
+  /** A finished job's numbers, rows and why per row, read from its results (../jobResults.ts). */
+  readonly results: JobResultsReader;
 }

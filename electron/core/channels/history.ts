@@ -15,7 +15,8 @@ import {
 import { jobChecksOf } from '../history/checks.js';
 import { deleteJobFiles } from '../jobDeletion.js';
 import { exportJobResults } from '../jobs/desktopExport.js';
-import { previewRows } from '../results.js';
+import { ResultsProblem } from '../results.js';
+import { ResultsFormatError } from '../jobs/exports.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 
 /** Finding a job (or failing in words) and describing it: shared with the jobs domain. */
@@ -84,7 +85,8 @@ export function exportFileOf({ db }: CoreContext, exportId: number) {
   return record && existsSync(record.path) ? { path: record.path, fileName: record.fileName } : undefined;
 }
 
-export type HistoryChannel = 'jobs:list' | 'jobs:get' | 'jobs:delete' | 'jobs:preview' | 'jobs:export';
+export type HistoryChannel =
+  'jobs:list' | 'jobs:get' | 'jobs:delete' | 'jobs:preview' | 'jobs:export' | 'jobs:counts';
 
 export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
   const { db, emit, jobs, resultsDir } = ctx;
@@ -101,6 +103,17 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
     return { path: job.resultsPath, name: job.resultsName };
   }
 
+  /** A results file that cannot be read fails in words. */
+  async function readable<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (error instanceof ResultsProblem || error instanceof ResultsFormatError)
+        throw new ReplyFailure('results-unreadable', error.message);
+      throw error;
+    }
+  }
+
   return {
     'jobs:list': (input) => listJobs(db, input),
     'jobs:get': (input) => detail(jobOrFail(input.jobId)),
@@ -108,6 +121,7 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
       const job = jobOrFail(input.jobId);
       if (jobs.isRunning(job.id)) await jobs.cancel(job.id);
       const deleted = deleteJob(db, job.id);
+      ctx.results.forget(job);
       await deleteJobFiles(job, {
         resultsDir,
         stagingDir: ctx.stagingDir,
@@ -119,14 +133,17 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
     'jobs:preview': async (input) => {
       const job = jobOrFail(input.jobId);
       const results = resultsOf(job);
-      return previewRows(
-        results.path,
-        results.name,
-        job.mapping.delimiter,
-        input.status ?? null,
-        input.limit,
-        job.originalHeader,
-      );
+      const filter = input.filter ?? (input.status ? { status: input.status } : {});
+      return readable(() => ctx.results.page(job, results, filter, input.offset, input.limit));
+    },
+    'jobs:counts': async (input) => {
+      const job = jobOrFail(input.jobId);
+      if (!job.options.services.includes('email_validation'))
+        throw new ReplyFailure(
+          'invalid-input',
+          'This job ran no validation, so its rows have no status to count.',
+        );
+      return readable(() => ctx.results.counts(job, resultsOf(job)));
     },
     'jobs:export': async (input) => {
       const job = jobOrFail(input.jobId);
@@ -137,7 +154,9 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
           'This job ran no validation, so its rows have no status: export all rows.',
         );
       const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
-      const written = await exportJobResults(job, results, input.kind, statuses, resultsDir, input.choices);
+      const written = await readable(() =>
+        exportJobResults(job, results, input.kind, statuses, resultsDir, input.choices, input.filter),
+      );
       const { path, fileName } = written;
       const record = insertExport(db, {
         jobId: job.id,

@@ -10,8 +10,9 @@ import {
   type LeftOut,
 } from '../../../shared/exportChoices.js';
 import type { ExportChoice } from '../../../shared/exports.js';
+import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
 import type { JobRecord } from '../history/db.js';
-import { exportFileName, exportResultsFile } from './exports.js';
+import { exportFileName, exportResultsFile, type ExportSpec } from './exports.js';
 import { removeStaleTemporaries } from './outputs.js';
 
 export interface WrittenExport {
@@ -31,6 +32,31 @@ export function resultsTextExtension(resultsName: string, uploadName: string): s
   return extension;
 }
 
+/**
+ * What a desktop export of `kind` holds (the Results headline counts the default one with the same spec,
+ * electron/core/results.ts): `all` is the results as they are unless choices are given; the other kinds are
+ * shaped for import with their default choices. Needs the mapping's email column to shape.
+ */
+export function desktopExportSpec(
+  job: Pick<JobRecord, 'mapping' | 'originalHeader'>,
+  kind: ExportChoice,
+  statuses: readonly string[],
+  choices?: ExportChoices,
+  filter?: RowFilter,
+): ExportSpec {
+  const emailIndex = job.mapping.roles.indexOf('email');
+  const shaped =
+    emailIndex < 0 ? undefined : (choices ?? (kind === 'all' ? undefined : defaultExportChoices(kind)));
+  return {
+    kind,
+    statuses,
+    columnNames: job.originalHeader,
+    ...(shaped && emailIndex >= 0 ? { choices: shaped } : {}),
+    ...(emailIndex >= 0 ? { emailIndex } : {}),
+    ...(filter && !isEveryRow(filter) ? { filter } : {}),
+  };
+}
+
 export async function exportJobResults(
   job: Pick<JobRecord, 'id' | 'uploadName' | 'mapping' | 'originalHeader'>,
   results: { readonly path: string; readonly name: string },
@@ -39,34 +65,25 @@ export async function exportJobResults(
   resultsDir: string,
   /** Exports for import: the choices (absent: the kind's defaults). Needs the mapping's email column. */
   choices?: ExportChoices,
+  /** A drill-down's rows only ("Export these rows"), named `<stem>-rows`. */
+  filter?: RowFilter,
 ): Promise<WrittenExport> {
-  const emailIndex = job.mapping.roles.indexOf('email');
-  // `all` is the results as they are unless choices are given; the other kinds are shaped for import.
-  const shaped =
-    emailIndex < 0 ? undefined : (choices ?? (kind === 'all' ? undefined : defaultExportChoices(kind)));
+  const spec = desktopExportSpec(job, kind, statuses, choices, filter);
+  const shaped = spec.choices;
   const dir = join(resultsDir, String(job.id), 'exports');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   removeStaleTemporaries(dir);
   const stem = results.name.replace(/\.(csv|txt|zip)$/i, '');
   const fileName = exportFileName(
     stem,
-    kind === 'custom' ? statuses.join('+') : kind,
+    filter ? 'rows' : kind === 'custom' ? statuses.join('+') : kind,
     shaped && shaped.format !== 'csv'
       ? EXPORT_FORMAT_EXTENSIONS[shaped.format]
       : resultsTextExtension(results.name, job.uploadName),
   );
   const path = join(dir, `${Date.now()}-${fileName}`);
   const summary = await exportResultsFile(results.path, results.name, job.mapping.delimiter, [
-    {
-      name: 'export',
-      path,
-      spec: {
-        kind,
-        statuses,
-        columnNames: job.originalHeader,
-        ...(shaped && emailIndex >= 0 ? { choices: shaped, emailIndex } : {}),
-      },
-    },
+    { name: 'export', path, spec },
   ]);
   const leftOut = summary.leftOut?.export;
   return {

@@ -25,7 +25,13 @@ import {
   type LineBreakMode,
 } from '../../../service/lists/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
-import { type ExportChoices, type ExportFormat, type LeftOut } from '../../../shared/exportChoices.js';
+import {
+  defaultExportChoices,
+  type ExportChoices,
+  type ExportFormat,
+  type LeftOut,
+} from '../../../shared/exportChoices.js';
+import { rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { openRowWriter, type RowWriter } from '../exports/formats.js';
 import { RowShaper, resultsLayout } from '../exports/shape.js';
 import { quoteField } from '../files/records.js';
@@ -93,6 +99,8 @@ export interface ExportSpec {
   readonly choices?: ExportChoices;
   /** The list's email column, 0-based (for `choices`). */
   readonly emailIndex?: number;
+  /** Only rows matching this (a drill-down's "Export these rows", shared/rowFilter.ts), before the kind's rule. */
+  readonly filter?: RowFilter;
 }
 
 /** An export to write: its name in the summary, its final path, and what it holds. */
@@ -102,8 +110,39 @@ export interface ExportRequest {
   readonly spec: ExportSpec;
 }
 
-/** The rule of an export: rows kept by their status, copied as they were. */
+/** The rule of an export: rows kept by their status, copied as they were; a filter narrows the rows first. */
 export function ruleOf(spec: ExportSpec): ExportRule {
+  const rule = kindRuleOf(spec);
+  const { filter } = spec;
+  if (!filter) return rule;
+  const matches = (row: ResultRow) => rowMatches(filter, (name) => row.column(name));
+  const by = filter.leftOutBy;
+  if (by === undefined)
+    return { ...rule, needsStatus: true, row: (row) => (matches(row) ? rule.row(row) : false) };
+  // Rows that export of `by` (with its default choices) leaves out as duplicates: run it alongside.
+  const inner = kindRuleOf({
+    kind: by,
+    columnNames: spec.columnNames ?? null,
+    choices: defaultExportChoices(by),
+    ...(spec.emailIndex !== undefined ? { emailIndex: spec.emailIndex } : {}),
+  });
+  const duplicatesLeftOut = () => inner.leftOut?.().duplicates ?? 0;
+  return {
+    ...rule,
+    needsStatus: true,
+    header(columns) {
+      inner.header?.(columns);
+      return rule.header?.(columns);
+    },
+    row(row) {
+      const before = duplicatesLeftOut();
+      inner.row(row);
+      return duplicatesLeftOut() > before && matches(row) ? rule.row(row) : false;
+    },
+  };
+}
+
+function kindRuleOf(spec: ExportSpec): ExportRule {
   const { kind } = spec;
   const statuses = spec.statuses ?? [];
   const names = spec.columnNames;

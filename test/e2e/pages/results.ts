@@ -16,6 +16,8 @@ export class ResultsPage {
   /** Rows per label of one of the bar tables ("Statuses", "Invalid categories", "Domain types", "Status codes"). */
   async table(name: string): Promise<Record<string, number>> {
     const table = this.page.getByRole('table', { name });
+    // The numbers show once counted from the results file.
+    await table.waitFor({ timeout: 60_000 });
     const rows = await table.locator('tbody tr').evaluateAll((trs) =>
       trs.map((tr) => {
         const header = tr.querySelector('th');
@@ -33,6 +35,7 @@ export class ResultsPage {
   }
 
   async summary(): Promise<Record<string, number>> {
+    await this.page.locator('dl[aria-label="Summary"]').waitFor({ timeout: 60_000 });
     const pairs = await this.page
       .locator('dl[aria-label="Summary"] div')
       .evaluateAll((divs) =>
@@ -44,15 +47,75 @@ export class ResultsPage {
     return Object.fromEntries(pairs.map(([label, value]) => [label, toNumber(value)]));
   }
 
-  async previewStatus(label: string): Promise<string[][]> {
-    await this.page.getByRole('button', { name: new RegExp(`^${label}: show`) }).click();
-    const region = this.page.getByRole('region', { name: `Table of rows with status ${label}` });
-    await region.waitFor();
-    return region
+  /** The status-code table's rows: (code, status) pairs with their rows. */
+  async codeRows(): Promise<{ code: number; status: string; rows: number }[]> {
+    await this.page.getByRole('table', { name: 'Status codes' }).waitFor({ timeout: 60_000 });
+    return this.page
+      .getByRole('table', { name: 'Status codes' })
       .locator('tbody tr')
       .evaluateAll((trs) =>
-        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+        trs.map((tr) => ({
+          code: Number(tr.querySelector('th')?.textContent ?? ''),
+          status: tr.querySelector('.badge')?.textContent ?? '',
+          rows: Number((tr.querySelector('td.num')?.textContent ?? '').replace(/[^\d]/g, '')),
+        })),
       );
+  }
+
+  /** The drill-down's row view (a region named after its title). */
+  rowsView(title: string): Locator {
+    return this.page.getByRole('region', {
+      name: `Table of ${title.charAt(0).toLowerCase()}${title.slice(1)}`,
+    });
+  }
+
+  /** Opens a drill-down by its control's name and answers its row view once rows show. */
+  async drill(control: string | RegExp, title: string): Promise<Locator> {
+    await this.page.getByRole('button', { name: control }).click();
+    const view = this.rowsView(title);
+    await view.locator('tbody tr:not(.spacer) td').first().waitFor();
+    return view;
+  }
+
+  /** The rows the view has drawn now: their place (aria-rowindex: 2 is the first row) and cells. */
+  async drawnRows(view: Locator): Promise<{ index: number; cells: string[] }[]> {
+    return view.locator('tbody tr:not(.spacer)').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        index: Number(tr.getAttribute('aria-rowindex')),
+        cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
+      })),
+    );
+  }
+
+  async previewStatus(label: string): Promise<string[][]> {
+    const view = await this.drill(new RegExp(`^${label}: show`), `Rows with status ${label}`);
+    return (await this.drawnRows(view)).map((row) => row.cells);
+  }
+
+  /** "Export these rows" of the open drill-down: the downloaded file's text. */
+  async exportTheseRows(): Promise<{ name: string; text: string }> {
+    const download = this.page.waitForEvent('download');
+    await this.page.getByRole('button', { name: 'Export these rows' }).click();
+    const file = await download;
+    const path = await file.path();
+    await this.page
+      .getByRole('status')
+      .filter({ hasText: /^Exported/ })
+      .waitFor();
+    return { name: file.suggestedFilename(), text: readFileSync(path, 'utf8') };
+  }
+
+  /** Exports with the dialog's defaults (the kind and choices it opens with). */
+  async exportDefault(): Promise<{ name: string; text: string }> {
+    await this.page.getByRole('button', { name: 'Export', exact: true }).click();
+    const dialog = this.page.getByRole('dialog', { name: 'Export' });
+    const download = this.page.waitForEvent('download');
+    await dialog.getByRole('button', { name: 'Save export' }).click();
+    const file = await download;
+    const path = await file.path();
+    await dialog.getByRole('status').filter({ hasText: 'Exported' }).waitFor();
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    return { name: file.suggestedFilename(), text: readFileSync(path, 'utf8') };
   }
 
   /** Exports through the dialog and answers the downloaded file's text. */

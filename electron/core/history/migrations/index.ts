@@ -4,6 +4,7 @@ import { createPresets } from './0020-create-presets.js';
 import { createSettings } from './0030-create-settings.js';
 import { listServices } from './0040-list-services.js';
 import { jobChecks } from './0050-job-checks.js';
+import { jobCounts } from './0060-job-counts.js';
 
 export const HISTORY_MIGRATIONS: readonly Migration[] = [
   createJobs,
@@ -11,4 +12,5 @@ export const HISTORY_MIGRATIONS: readonly Migration[] = [
   createSettings,
   listServices,
   jobChecks,
+  jobCounts,
 ];

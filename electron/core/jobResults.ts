@@ -1,0 +1,170 @@
+// What the Results screen reads of a finished job, offline: its numbers (counted once by results.ts and kept
+// in the history DB), its rows a page at a time for any drill-down, and the why of each row (the list's
+// explain.csv, saved beside the results when the job finishes: `results/<job>/explain.csv`, deleted with the
+// job's folder).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { isEveryRow, type RowFilter } from '../../shared/rowFilter.js';
+import type { Preview, ResultsCounts } from '../../shared/desktop/contract.js';
+import { jobChecksOf } from './history/checks.js';
+import { jobCountsOf, setJobCounts } from './history/counts.js';
+import type { HistoryDb, JobRecord } from './history/db.js';
+import { desktopExportSpec } from './jobs/desktopExport.js';
+import { downloadExplanations } from './listOnline.js';
+import {
+  PromiseCache,
+  countResults,
+  fileKey,
+  indexExplain,
+  indexRows,
+  readIndexedRows,
+  readWhys,
+  type ExplainIndex,
+  type RowIndex,
+} from './results.js';
+
+export const EXPLAIN_FILE = 'explain.csv';
+
+export interface ResultsFile {
+  readonly path: string;
+  readonly name: string;
+}
+
+/** The level a job ran with: recorded since issue #11; older local jobs ran offline. */
+function levelOf(db: HistoryDb, job: JobRecord): string {
+  return jobChecksOf(db, job.id)?.level ?? (job.connectionKind === 'embedded' ? 'offline' : 'provider');
+}
+
+/** The desktop's default export for a job: `clean` after offline checks, else `safe` (the Export dialog's). */
+export function defaultExportKind(db: HistoryDb, job: JobRecord): 'clean' | 'safe' {
+  return levelOf(db, job) === 'offline' ? 'clean' : 'safe';
+}
+
+export interface JobResultsReader {
+  counts(job: JobRecord, results: ResultsFile): Promise<ResultsCounts>;
+  page(
+    job: JobRecord,
+    results: ResultsFile,
+    filter: RowFilter,
+    offset: number,
+    limit: number,
+  ): Promise<Preview>;
+  /** Saves the list's why per row beside the results (a job of the local service with online checks). */
+  saveExplanations(job: JobRecord, service: { baseUrl: string; apiKey: string }): Promise<void>;
+  /** Forgets a deleted job's cached indexes. */
+  forget(job: JobRecord): void;
+}
+
+export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsReader {
+  const counting = new Map<string, Promise<ResultsCounts>>();
+  const indexes = new PromiseCache<RowIndex>(6);
+  const explains = new PromiseCache<ExplainIndex>(2);
+  const saving = new Map<number, Promise<void>>();
+  const explainPathOf = (job: JobRecord) => join(resultsDir, String(job.id), EXPLAIN_FILE);
+
+  async function whysOf(
+    job: JobRecord,
+    numbers: readonly number[],
+  ): Promise<Pick<Preview, 'whys' | 'whyNote'>> {
+    await saving.get(job.id)?.catch(() => undefined);
+    const level = levelOf(db, job);
+    const path = explainPathOf(job);
+    if (existsSync(path)) {
+      const index = await explains.get(fileKey(path), () => indexExplain(path));
+      return { whys: readWhys(path, index, numbers), whyNote: null };
+    }
+    const note =
+      level === 'offline'
+        ? 'Checked offline: syntax only (the code says why).'
+        : level === 'provider'
+          ? 'Checked by the provider: the code says why.'
+          : 'The why of each row was not saved with this job: the code says why.';
+    return { whys: null, whyNote: note };
+  }
+
+  return {
+    counts(job, results) {
+      const stored = jobCountsOf(db, job.id, results.path);
+      if (stored) return Promise.resolve(stored);
+      const key = `${job.id}|${results.path}`;
+      const found = counting.get(key);
+      if (found) return found;
+      {
+        const kind = defaultExportKind(db, job);
+        const running = countResults(
+          results.path,
+          results.name,
+          job.mapping.delimiter,
+          desktopExportSpec(job, kind, []),
+          levelOf(db, job) === 'offline',
+        )
+          .then((counts) => {
+            setJobCounts(db, job.id, results.path, counts);
+            return counts;
+          })
+          .finally(() => counting.delete(key));
+        counting.set(key, running);
+        return running;
+      }
+    },
+
+    async page(job, results, filter, offset, limit) {
+      // The rows "Export these rows" writes for this filter (the same spec: jobs:export with the filter).
+      const spec = desktopExportSpec(job, 'all', [], undefined, filter);
+      const index = await indexes.get(`${job.id}|${fileKey(results.path)}|${JSON.stringify(filter)}`, () =>
+        indexRows(results.path, results.name, job.mapping.delimiter, spec),
+      );
+      const rows = await readIndexedRows(
+        results.path,
+        results.name,
+        job.mapping.delimiter,
+        index,
+        offset,
+        limit,
+      );
+      const header = index.header;
+      const names = job.originalHeader;
+      const columns = names ? header.map((column, i) => names[i] ?? column) : [...header];
+      const at = (name: string) => header.lastIndexOf(name);
+      const status = at('Validation Status');
+      const emailIndex = job.mapping.roles.indexOf('email');
+      const numbers = rows.map((row) => row.number);
+      const why =
+        status >= 0 && job.options.services.includes('email_validation')
+          ? await whysOf(job, numbers)
+          : { whys: null, whyNote: null };
+      return {
+        columns,
+        rows: rows.map((row) => row.fields),
+        hasMore: offset + rows.length < index.length,
+        total: index.length,
+        offset,
+        numbers,
+        layout: {
+          email: status >= 0 && emailIndex < status ? emailIndex : -1,
+          status,
+          code: at('Validation Code'),
+          domainType: at('Domain Type'),
+          validEmail: at('Valid Email'),
+        },
+        ...why,
+        ...(isEveryRow(filter) && status < 0 ? { whys: null, whyNote: null } : {}),
+      };
+    },
+
+    saveExplanations(job, service) {
+      if (job.listId === null || levelOf(db, job) === 'offline' || levelOf(db, job) === 'provider')
+        return Promise.resolve();
+      const listId = job.listId;
+      const saved = downloadExplanations(service.baseUrl, service.apiKey, listId, explainPathOf(job))
+        .then(() => undefined)
+        .finally(() => saving.delete(job.id));
+      saving.set(job.id, saved);
+      return saved;
+    },
+
+    forget(job) {
+      indexes.forget(`${job.id}|`);
+    },
+  };
+}
