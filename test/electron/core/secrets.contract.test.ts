@@ -132,6 +132,8 @@ describe('stored keys stay in the core', () => {
       'jobs:export': { jobId, kind: 'all' },
       'verify:address': { email: 'john@gmial.com' },
       'people:lookup': { by: 'email', email: 'john@example.com' },
+      'people:import': { kind: 'people', path: list },
+      'people:import-cancel': {},
       'jobs:cancel': { jobId },
       'connection:get-services': {},
       'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
@@ -194,6 +196,7 @@ describe('stored keys stay in the core', () => {
         'saveExport',
         'showInFolder',
         'savePagePdf',
+        'pickReferenceFile',
         'on',
       ].sort(),
     );
