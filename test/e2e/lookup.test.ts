@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshHome, launchChromium, openApp, startApp } from '../helpers/browserApp.js';
+import { axeViolations } from '../helpers/axe.js';
 import { runCli } from '../helpers/cli.js';
 import { LookupPage } from './pages/lookup.js';
 
@@ -173,6 +174,8 @@ describe('import reference data from Look up a person', () => {
       const savedText = readFileSync(savedPath, 'utf8');
       expect(savedText).toContain('Rejected rows of my-people.csv (people import): 1');
       expect(savedText).toContain('line 3: the row names no one');
+      // The report, its list and its buttons pass axe-core.
+      expect(await axeViolations(page)).toEqual([]);
 
       // A person of the file answers now, from the local service.
       await lookup.byEmail('ann.lee@example.com');
