@@ -28,6 +28,7 @@ import { createStaging, fileHandlers } from './channels/files.js';
 import { exportFileOf, historyHandlers } from './channels/history.js';
 import { jobHandlers } from './channels/jobs.js';
 import { lookupHandlers } from './channels/lookup.js';
+import { createReferenceImports } from './referenceImport.js';
 import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
 import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from './history/db.js';
@@ -103,6 +104,9 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   });
   connection.setRunningProbe((jobId) => jobs.isRunning(jobId));
   const ctx: CoreContext = { ...base, connection, staging, jobs, resumed: { ids: [] }, results };
+  const referenceImports = createReferenceImports(
+    options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
+  );
 
   const handlers: Handlers = {
     'app:get-info': () => ({
@@ -117,7 +121,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     ...jobHandlers(ctx),
     ...historyHandlers(ctx),
     ...verifyHandlers(ctx),
-    ...lookupHandlers(ctx),
+    ...lookupHandlers(ctx, referenceImports),
   };
 
   /** No reply shows a key: the provider's, nor the embedded service's. */
@@ -189,6 +193,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     resumeJobs: () => (ctx.resumed.ids = jobs.resume()),
     async close() {
       await staging.checks.close();
+      await referenceImports.close();
       await jobs.close();
       await connection.close();
       db.close();

@@ -21,6 +21,8 @@ export const EMBEDDED_KEY_FILE = 'embedded.key';
 export interface EmbeddedService {
   readonly baseUrl: string;
   readonly apiKey: string;
+  /** The folder of its database (reference data imported from the app goes there). */
+  readonly dataDir: string;
   readonly service: RunningService;
   /** The checks level this service runs lists and E1 with, and why. */
   readonly checks: ChecksDecision;
@@ -31,7 +33,7 @@ export interface EmbeddedService {
 
 /** What the desktop core needs of its embedded service (tests may give one of their own). */
 export type EmbeddedHandle = Pick<EmbeddedService, 'baseUrl' | 'apiKey' | 'close'> &
-  Partial<Pick<EmbeddedService, 'deleteList' | 'checks'>>;
+  Partial<Pick<EmbeddedService, 'deleteList' | 'checks' | 'dataDir'>>;
 
 export interface EmbeddedServiceOptions {
   /**
@@ -115,6 +117,7 @@ export async function startEmbeddedService(
     return {
       baseUrl: service.url,
       apiKey,
+      dataDir,
       service,
       checks,
       deleteList: (listId) => deleteStoredList(db, dataDir, listId),

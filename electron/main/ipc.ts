@@ -1,14 +1,14 @@
 // IPC wiring: every channel of the desktop contract to the core, each call checked to come from the main
 // window's own page, plus the two shell channels (the native open and save dialogs).
 import { copyFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { app, dialog, ipcMain, shell, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
 import { z } from 'zod';
 import type { Reply } from '../../shared/desktop/contract.js';
 import { METHOD_OF_CHANNEL, SHELL_CHANNELS } from '../../shared/desktop/methods.js';
 import type { DesktopCore } from '../core/desktop.js';
 import { isAppFrameUrl } from '../core/senderOrigin.js';
-import { pickListFile } from './dialogs.js';
+import { pickListFile, pickReferenceFile } from './dialogs.js';
 import { APP_ORIGIN } from './window.js';
 
 function fail(code: string, message: string): Reply<never> {
@@ -18,6 +18,7 @@ function fail(code: string, message: string): Reply<never> {
 const saveExportInput = z.object({ exportId: z.number().int() });
 const showInFolderInput = z.object({ path: z.string().min(1) });
 const savePagePdfInput = z.object({ fileName: z.string().min(1).max(200) });
+const pickReferenceInput = z.object({ kind: z.enum(['people', 'activity']) });
 /** Files the user saved in this session: the only ones Show in folder reveals. */
 const savedPaths = new Set<string>();
 
@@ -39,6 +40,15 @@ export function registerIpc(desktop: DesktopCore, mainWindow: () => BrowserWindo
     const path = await pickListFile(window);
     if (!path) return { ok: true, value: null };
     return desktop.handle('files:add-path', { path });
+  });
+  // Import reference data from Look up a person (issue #15): the page then imports the path picked.
+  ipcMain.handle(SHELL_CHANNELS.pickReferenceFile, async (event, input: unknown) => {
+    const window = mainWindow();
+    if (!isTrusted(event) || !window) return fail('forbidden', 'Refused: not the Mailsieve window.');
+    const parsed = pickReferenceInput.safeParse(input);
+    if (!parsed.success) return fail('invalid-input', 'kind: expected people or activity');
+    const path = await pickReferenceFile(window, parsed.data.kind);
+    return { ok: true, value: path ? { path, name: basename(path) } : null };
   });
   ipcMain.handle(SHELL_CHANNELS.saveExportDialog, async (event, input: unknown) => {
     const window = mainWindow();

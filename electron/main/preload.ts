@@ -37,6 +37,7 @@ api.openListDialog = () => ipcRenderer.invoke(SHELL_CHANNELS.openListDialog);
 api.saveExport = (info: { id: number }) =>
   ipcRenderer.invoke(SHELL_CHANNELS.saveExportDialog, { exportId: info.id });
 api.showInFolder = (path: string) => ipcRenderer.invoke(SHELL_CHANNELS.showInFolder, { path });
+api.pickReferenceFile = (kind: string) => ipcRenderer.invoke(SHELL_CHANNELS.pickReferenceFile, { kind });
 api.savePagePdf = (fileName: string) => ipcRenderer.invoke(SHELL_CHANNELS.savePagePdf, { fileName });
 api.on = (event: string, listener: Listener) => {
   if (!(EVENT_CHANNELS as readonly string[]).includes(event)) throw new Error(`Unknown event: ${event}`);

@@ -1,5 +1,11 @@
-import { useState } from 'react';
-import type { PersonAnswer, PersonLookupInput } from '../../shared/desktop/contract.js';
+import { useRef, useState } from 'react';
+import type {
+  PersonAnswer,
+  PersonLookupInput,
+  ReferenceImport,
+  ReferenceKind,
+} from '../../shared/desktop/contract.js';
+import { countOf, formatBytes, formatCount } from '../format.js';
 import { activityLines, detailLines, queryWords, summaryOf } from '../personWords.js';
 import { useAppStore } from '../store/index.js';
 
@@ -63,7 +69,7 @@ export function PersonAnswerView({
           {answer.connection === 'embedded' ? (
             <span className="muted">
               {' '}
-              The local service knows only the people imported with <code>mailsieve data import people</code>.
+              The local service knows only the people you import: use Import people file below.
             </span>
           ) : null}
         </p>
@@ -96,6 +102,184 @@ export function PersonAnswerView({
       <p className="muted small">
         Answered by the {answer.connection === 'embedded' ? 'local service' : 'provider’s service'}.
       </p>
+    </section>
+  );
+}
+
+const KIND_WORDS: Readonly<Record<ReferenceKind, { button: string; rows: string }>> = {
+  people: { button: 'Import people file', rows: 'people' },
+  activity: { button: 'Import activity file', rows: 'activity' },
+};
+
+/** The report's rejected rows, one a line, as the CLI prints them: `line 12: …`. */
+export function rejectionLines(report: ReferenceImport): string[] {
+  const lines = report.errors.map((error) => `line ${error.line}: ${error.message}`);
+  const unlisted = report.rejected - report.errors.length;
+  if (unlisted > 0) lines.push(`… and ${formatCount(unlisted)} more`);
+  return lines;
+}
+
+/** Saves the rejected rows as a text file (a download: the desktop app asks where). */
+function saveRejections(report: ReferenceImport): void {
+  const text = [
+    `Rejected rows of ${report.fileName} (${report.kind} import): ${formatCount(report.rejected)}`,
+    ...rejectionLines(report),
+    '',
+  ].join('\n');
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = `${report.fileName.replace(/\.[^.]*$/, '')}-rejected-rows.txt`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function importedWords(report: ReferenceImport): string {
+  const what =
+    report.kind === 'people'
+      ? `${countOf(report.added, 'person', 'people')} added, ${formatCount(report.updated)} updated`
+      : `${countOf(report.added, 'event')} added, ${formatCount(report.updated)} already stored`;
+  if (report.status === 'cancelled')
+    return `Import of ${report.fileName} cancelled after ${countOf(report.rows, 'row')} read: the ${countOf(report.imported, 'row')} written before it stopped stay in the local service.`;
+  return `Imported ${formatCount(report.imported)} of ${countOf(report.rows, 'row')} from ${report.fileName} (${what}).`;
+}
+
+function ImportReportView({ report }: Readonly<{ report: ReferenceImport }>) {
+  const lines = rejectionLines(report);
+  return (
+    <div className="import-report" aria-label="Import report" role="region">
+      <p>{importedWords(report)}</p>
+      {report.status === 'done' && report.rows > 0 && report.imported === 0 ? (
+        <p className="error">Nothing was imported: every row was rejected.</p>
+      ) : null}
+      {report.status === 'done' && report.rows === 0 ? (
+        <p className="error">Nothing was imported: the file has a header but no data rows.</p>
+      ) : null}
+      {report.rejected > 0 ? (
+        <>
+          <h3 id="rejected-heading">Rejected {countOf(report.rejected, 'row')}</h3>
+          <ul aria-labelledby="rejected-heading" className="rejections">
+            {lines.map((line) => (
+              <li key={line}>{line}</li>
+            ))}
+          </ul>
+          <button type="button" onClick={() => saveRejections(report)}>
+            Save rejected rows
+          </button>
+        </>
+      ) : null}
+      {report.warnings.map((warning) => (
+        <p key={warning} className="muted small">
+          Note: {warning}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+/** Import a people or activity file into the local service: the same import as `mailsieve data import`. */
+function ReferenceData() {
+  const state = useAppStore((s) => s.referenceImport);
+  const importReferenceFile = useAppStore((s) => s.importReferenceFile);
+  const cancelReferenceImport = useAppStore((s) => s.cancelReferenceImport);
+  const hasNativeDialogs = useAppStore((s) => s.appInfo?.hasNativeDialogs ?? false);
+  const isProvider = useAppStore((s) => s.connection?.kind === 'provider');
+  const inputs = { people: useRef<HTMLInputElement>(null), activity: useRef<HTMLInputElement>(null) };
+  const isBusy = state.status === 'uploading' || state.status === 'importing';
+  const progress =
+    state.status === 'uploading'
+      ? state.progress && { bytesRead: state.progress.bytesRead, totalBytes: state.progress.totalBytes }
+      : state.status === 'importing'
+        ? state.progress
+        : null;
+  const share =
+    progress && progress.totalBytes > 0 ? Math.min(1, progress.bytesRead / progress.totalBytes) : null;
+  const label =
+    state.status === 'uploading'
+      ? `Copying ${state.fileName} to the app`
+      : state.status === 'importing'
+        ? `Importing ${state.fileName}`
+        : '';
+  const figures =
+    state.status === 'uploading'
+      ? state.progress
+        ? `${formatBytes(state.progress.bytesRead)} of ${formatBytes(state.progress.totalBytes)}`
+        : 'Starting…'
+      : state.status === 'importing'
+        ? state.progress
+          ? `${countOf(state.progress.rows, 'row')} read, ${formatCount(state.progress.imported)} imported, ${formatCount(state.progress.rejected)} rejected`
+          : 'Starting…'
+        : '';
+  return (
+    <section className="reference-data panel" aria-labelledby="reference-heading">
+      <h2 id="reference-heading">Reference data</h2>
+      <p className="muted">
+        The local service answers from the people and activity files you import (CSV with a header row; the
+        columns are in docs/identity.md). Importing a person again updates them.
+      </p>
+      {isProvider ? (
+        <p className="muted small">
+          Your connection is the provider’s service: Look up asks it, not the local service these files go
+          into.
+        </p>
+      ) : null}
+      <div className="button-row">
+        {(['people', 'activity'] as const).map((kind) => (
+          <span key={kind}>
+            <button
+              type="button"
+              disabled={isBusy}
+              onClick={() =>
+                hasNativeDialogs ? void importReferenceFile(kind) : inputs[kind].current?.click()
+              }
+            >
+              {KIND_WORDS[kind].button}
+            </button>
+            <input
+              ref={inputs[kind]}
+              type="file"
+              accept=".csv,.txt,text/csv,text/plain"
+              className="visually-hidden"
+              tabIndex={-1}
+              aria-hidden="true"
+              onChange={(event) => {
+                const file = event.target.files?.[0];
+                event.target.value = '';
+                if (file) void importReferenceFile(kind, file);
+              }}
+            />
+          </span>
+        ))}
+      </div>
+      <div aria-live="polite">
+        {isBusy ? (
+          <div className="file-work" role="status">
+            <span>{label}</span>
+            <progress
+              aria-label={label}
+              max={100}
+              {...(share !== null ? { value: Math.round(share * 100) } : {})}
+            />
+            <span className="muted small">{figures}</span>
+            <button
+              type="button"
+              disabled={state.status === 'importing' && state.isCancelling}
+              onClick={() => void cancelReferenceImport()}
+            >
+              {state.status === 'importing' && state.isCancelling ? 'Cancelling…' : 'Cancel'}
+            </button>
+          </div>
+        ) : null}
+        {state.status === 'failed' ? (
+          <p className="error" role="alert">
+            {state.fileName ? `${state.fileName}: ` : ''}
+            {state.error}
+          </p>
+        ) : null}
+        {state.status === 'done' ? <ImportReportView report={state.report} /> : null}
+      </div>
     </section>
   );
 }
@@ -208,6 +392,7 @@ export function LookupScreen() {
         ) : null}
         {lookup.status === 'done' ? <PersonAnswerView query={lookup.query} answer={lookup.answer} /> : null}
       </div>
+      <ReferenceData />
     </section>
   );
 }

@@ -12,6 +12,7 @@ export function wireEvents(): () => void {
     app.on('connection:changed', (info) => store.getState().setConnectionInfo(info)),
     app.on('files:opened', (file) => void store.getState().openStaged(file)),
     app.on('files:progress', (progress) => store.getState().setFileProgress(progress)),
+    app.on('people:import-progress', (progress) => store.getState().setReferenceImportProgress(progress)),
     app.on('jobs:changed', ({ jobIds }) => {
       const state = store.getState();
       for (const id of jobIds) if (state.jobs[id]) void state.loadJob(id);

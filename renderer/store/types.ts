@@ -26,6 +26,9 @@ import type {
   VerifyAnswer,
   PersonAnswer,
   PersonLookupInput,
+  ReferenceImport,
+  ReferenceImportProgress,
+  ReferenceKind,
 } from '../../shared/desktop/contract.js';
 import type { HistorySort } from '../../shared/desktop/constants.js';
 
@@ -248,7 +251,36 @@ export interface LookupSlice {
   readonly lookUpPerson: (query: PersonLookupInput) => Promise<void>;
   /** Clears the answer on screen (the lookup mode changed). */
   readonly clearLookup: () => void;
+  /** Importing a people or activity file into the local service (issue #15). */
+  readonly referenceImport: ReferenceImportState;
+  /** Imports `file` (browser mode: uploaded first), or the one the native dialog picks (the desktop app). */
+  readonly importReferenceFile: (kind: ReferenceKind, file?: File) => Promise<void>;
+  readonly cancelReferenceImport: () => Promise<void>;
+  readonly setReferenceImportProgress: (progress: ReferenceImportProgress) => void;
 }
+
+export type ReferenceImportState =
+  | { readonly status: 'idle' }
+  | {
+      readonly status: 'uploading';
+      readonly kind: ReferenceKind;
+      readonly fileName: string;
+      readonly progress: { readonly bytesRead: number; readonly totalBytes: number } | null;
+    }
+  | {
+      readonly status: 'importing';
+      readonly kind: ReferenceKind;
+      readonly fileName: string;
+      readonly progress: ReferenceImportProgress | null;
+      readonly isCancelling: boolean;
+    }
+  | { readonly status: 'done'; readonly report: ReferenceImport }
+  | {
+      readonly status: 'failed';
+      readonly kind: ReferenceKind;
+      readonly fileName: string;
+      readonly error: string;
+    };
 
 export type AppState = NavigationSlice &
   ConnectionSlice &

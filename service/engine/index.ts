@@ -1,6 +1,6 @@
 // The offline verification engine: one address in, a status code and what was learnt on the way out.
 // See docs/verification.md for the checks, their order and the decisions behind them.
-export { verifyOffline } from './verify.js';
+export { syntaxVerdict, verifyOffline } from './verify.js';
 export { standardise, checkSyntax, type SyntaxCheck } from './syntax.js';
 export { domainTypeOf } from './domainType.js';
 export { isRoleAccount, isUnacceptedUsername } from './roles.js';

@@ -5,7 +5,7 @@
 import { CODE } from './codes.js';
 import { correctDomain, correctionCandidate } from './corrections.js';
 import { domainTypeOf } from './domainType.js';
-import { usernameKey, usernameKind } from './roles.js';
+import { isUnacceptedUsername, usernameKey, usernameKind } from './roles.js';
 import { checkSyntax, standardise } from './syntax.js';
 import type { Verdict, VerifyPolicy } from './types.js';
 
@@ -63,4 +63,21 @@ export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
     }
   }
   return verdict;
+}
+
+/**
+ * The part of verifyOffline that decides an invalid verdict when no client lists apply (NO_POLICY): the
+ * syntax check (100–215) and the unaccepted usernames (500), without the domain-type and correction lookups
+ * (the rest only ever gives 10 or 525, neither invalid). Its address is verifyOffline's. For counting, at
+ * list scale: the app's pre-check of a million rows (test/service/engine/verify.syntaxVerdict.test.ts keeps
+ * the two in agreement).
+ */
+export function syntaxVerdict(input: string): { readonly address: string; readonly code: number } {
+  const address = standardise(input);
+  const syntax = checkSyntax(address);
+  if (!syntax.ok) return { address, code: syntax.code };
+  return {
+    address,
+    code: isUnacceptedUsername(syntax.local) ? CODE.unacceptedUsername : CODE.syntaxOk,
+  };
 }

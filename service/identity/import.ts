@@ -45,8 +45,11 @@ export interface ImportReport {
 export interface ImportOptions {
   /** Rejected rows listed in the report (all are counted). Default 20. */
   readonly maxErrors?: number;
-  /** Called after each batch with the data rows read so far. */
-  readonly onProgress?: (rows: number) => void;
+  /**
+   * Called after each batch, and at most every PROGRESS_MS while reading, with the data rows read so far and
+   * how far the import is (bytes of the file read, rows written, rows rejected).
+   */
+  readonly onProgress?: (rows: number, progress: ImportProgress) => void;
   /** Rows per transaction. Default 10,000. */
   readonly batchSize?: number;
   /** Unix seconds that bound activity times (future events are refused). Default now. */
@@ -55,7 +58,17 @@ export interface ImportOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface ImportProgress {
+  readonly rows: number;
+  readonly imported: number;
+  readonly rejected: number;
+  readonly bytesRead: number;
+  readonly totalBytes: number;
+}
+
 export const DEFAULT_MAX_ERRORS = 20;
+/** The longest wait between two progress calls while a file is read. */
+const PROGRESS_MS = 100;
 
 /**
  * Streams a CSV file through papaparse, handing each parsed chunk's rows to `onRow` with the row's first
@@ -66,6 +79,7 @@ function readCsv(
   file: string,
   onRow: (line: number, row: string[]) => void,
   signal?: AbortSignal,
+  onChunk?: (bytesRead: number, totalBytes: number) => void,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     stat(file).then(
@@ -87,6 +101,7 @@ function readCsv(
                 if (row.length === 1 && row[0].trim() === '') continue;
                 onRow(start, row);
               }
+              onChunk?.(input.bytesRead, info.size);
             } catch (error) {
               failure = error instanceof Error ? error : new Error(String(error));
               parser.abort();
@@ -173,12 +188,19 @@ async function importRows<T>(
   let rows = 0;
   let imported = 0;
   let rejected = 0;
+  let bytesRead = 0;
+  let totalBytes = 0;
+  let reported = 0;
+  const report = () => {
+    reported = performance.now();
+    options.onProgress?.(rows, { rows, imported, rejected, bytesRead, totalBytes });
+  };
   const flush = () => {
     if (!sink || batch.length === 0) return;
     sink.write(batch);
     imported += batch.length;
     batch = [];
-    options.onProgress?.(rows);
+    report();
   };
   await readCsv(
     file,
@@ -198,6 +220,11 @@ async function importRows<T>(
       }
     },
     options.signal,
+    (read, total) => {
+      bytesRead = read;
+      totalBytes = total;
+      if (performance.now() - reported >= PROGRESS_MS) report();
+    },
   );
   if (!sink) throw new ImportFileError(`${file} is empty: expected a header row and data rows.`);
   flush();

@@ -8,6 +8,7 @@ import type {
   ChannelOutput,
   EventPayload,
   ExportInfo,
+  ReferenceKind,
   Reply,
   StagedFile,
 } from './contract.js';
@@ -41,6 +42,11 @@ export interface ShellMethods<F> {
    * page's print (window.print), whose dialog saves as PDF.
    */
   readonly savePagePdf?: (fileName: string) => Promise<Reply<{ saved: boolean; path: string | null }>>;
+  /**
+   * The native open dialog for a people or activity file to import (Look up a person); `null` when
+   * cancelled. Browser mode has none: the page uploads the file it picked with `addFile`.
+   */
+  readonly pickReferenceFile?: (kind: ReferenceKind) => Promise<Reply<{ path: string; name: string } | null>>;
   readonly on: <E extends AppEvent>(event: E, listener: (payload: EventPayload<E>) => void) => () => void;
 }
 

@@ -598,6 +598,55 @@ export const personAnswerSchema = z.object({
 export type PersonAnswer = z.infer<typeof personAnswerSchema>;
 
 // ---------------------------------------------------------------------------------------------------------
+// Import reference data from Look up a person (issue #15): a people or activity file, the same import as
+// `mailsieve data import people|activity`, into the local service's store.
+
+export const REFERENCE_KINDS = ['people', 'activity'] as const;
+export type ReferenceKind = (typeof REFERENCE_KINDS)[number];
+
+/** The file to import: one staged in browser mode (`fileId`), or one the native dialog picked (`path`). */
+export const referenceImportInputSchema = z
+  .object({
+    kind: z.enum(REFERENCE_KINDS),
+    fileId: z.string().min(1).optional(),
+    path: z.string().min(1).optional(),
+  })
+  .refine((input) => (input.fileId === undefined) !== (input.path === undefined), {
+    message: 'Give the file to import',
+  });
+export type ReferenceImportInput = z.input<typeof referenceImportInputSchema>;
+
+/** An import's outcome, as the CLI reports it: rows read, imported, rejected (the first ones by line). */
+export const referenceImportSchema = z.object({
+  kind: z.enum(REFERENCE_KINDS),
+  fileName: z.string(),
+  /** `cancelled`: stopped by the user; the rows written before it stopped stay. */
+  status: z.enum(['done', 'cancelled']),
+  rows: z.number(),
+  imported: z.number(),
+  rejected: z.number(),
+  /** The first rejected rows (all are counted in `rejected`). */
+  errors: z.array(z.object({ line: z.number(), message: z.string() })),
+  warnings: z.array(z.string()),
+  /** people: people added and updated. activity: events added, and events already stored. */
+  added: z.number(),
+  updated: z.number(),
+  seconds: z.number(),
+});
+export type ReferenceImport = z.infer<typeof referenceImportSchema>;
+
+export const referenceImportProgressSchema = z.object({
+  kind: z.enum(REFERENCE_KINDS),
+  fileName: z.string(),
+  rows: z.number(),
+  imported: z.number(),
+  rejected: z.number(),
+  bytesRead: z.number(),
+  totalBytes: z.number(),
+});
+export type ReferenceImportProgress = z.infer<typeof referenceImportProgressSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
 // Channels
 
 const none = z.object({}).strict();
@@ -655,6 +704,10 @@ export const CHANNELS = {
   'jobs:finish-now': { input: jobIdInput, output: jobDetailSchema },
   'verify:address': { input: verifyInputSchema, output: verifyAnswerSchema },
   'people:lookup': { input: personLookupInputSchema, output: personAnswerSchema },
+  // Import reference data from Look up a person (issue #15).
+  'people:import': { input: referenceImportInputSchema, output: referenceImportSchema },
+  /** Cancels the import under way (the rows written so far stay). */
+  'people:import-cancel': { input: none, output: z.object({ cancelled: z.boolean() }) },
 } as const;
 
 export type Channel = keyof typeof CHANNELS;
@@ -684,6 +737,8 @@ export const EVENTS = {
     totalBytes: z.number(),
     rows: z.number(),
   }),
+  // Import reference data from Look up a person (issue #15): how far the import is.
+  'people:import-progress': referenceImportProgressSchema,
 } as const;
 
 export type AppEvent = keyof typeof EVENTS;

@@ -31,6 +31,9 @@ export const METHOD_OF_CHANNEL = {
   'jobs:finish-now': 'finishJobNow',
   'verify:address': 'verifyAddress',
   'people:lookup': 'lookUpPerson',
+  // Import reference data from Look up a person (issue #15).
+  'people:import': 'importReferenceFile',
+  'people:import-cancel': 'cancelReferenceImport',
 } as const;
 
 /** Operations only the Electron shell performs (native dialogs); browser mode does them in the page. */
@@ -41,6 +44,8 @@ export const SHELL_CHANNELS = {
   showInFolder: 'shell:show-in-folder',
   /** Saves the window's page as PDF (Electron's printToPDF): the printable summary of a job. */
   savePagePdf: 'dialog:save-page-pdf',
+  /** Picks a people or activity file to import (Look up a person, issue #15). */
+  pickReferenceFile: 'dialog:pick-reference',
 } as const;
 
 /** Events the core pushes; `on(event, cb)` accepts these and no others. */
@@ -50,6 +55,7 @@ export const EVENT_CHANNELS = [
   'connection:changed',
   'files:opened',
   'files:progress',
+  'people:import-progress',
 ] as const;
 
 /** IPC channel that carries core events to the window (one channel, the event name inside). */

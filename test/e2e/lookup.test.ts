@@ -2,11 +2,12 @@
 // fresh MAILSIEVE_HOME, then a known address, its hash and its name + postal address answer in words; an
 // unknown address reads "No match"; a malformed one shows the service's per-record error.
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshHome, launchChromium, openApp, startApp } from '../helpers/browserApp.js';
+import { axeViolations } from '../helpers/axe.js';
 import { runCli } from '../helpers/cli.js';
 import { LookupPage } from './pages/lookup.js';
 
@@ -111,6 +112,90 @@ describe('look up a person', () => {
       // A per-record error reads the service's message.
       await lookup.byEmail('not an address');
       await expect.poll(() => lookup.error().textContent()).toMatch(/invalid/i);
+    } finally {
+      await app.stop();
+      home.remove();
+    }
+  });
+});
+
+describe('import reference data from Look up a person', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('imports a people file with one bad line, lists the rejection by line, and finds a person in it', async () => {
+    const home = freshHome();
+    const csv = join(home.path, 'my-people.csv');
+    // Line 3 names no one (no email, no name with a postal address); line 4 has a bad state.
+    writeFileSync(
+      csv,
+      [
+        'email,first name,last name,street,city,state,zip,age',
+        'ann.lee@example.com,Ann,Lee,5 Oak Rd,Austin,TX,73301-0001,25-34',
+        ',,,,,,,45-54',
+        'carl.ito@example.com,Carl,Ito,9 Pine St,Boise,ID,83702,35-44',
+        '',
+      ].join('\n'),
+    );
+    const app = await startApp(home.path);
+    try {
+      const { page } = await openApp(browser, app);
+      const lookup = new LookupPage(page);
+      await lookup.open();
+
+      // Nobody is known before the import; the answer says how to import.
+      await lookup.byEmail('ann.lee@example.com');
+      const before = lookup.answer('ann.lee@example.com');
+      await before.waitFor();
+      expect(await before.textContent()).toContain('use Import people file below');
+
+      await lookup.importFile('people', csv);
+      const report = lookup.importReport();
+      await report.waitFor();
+      const text = await report.textContent();
+      expect(text).toContain('Imported 2 of 3 rows from my-people.csv (2 people added, 0 updated).');
+      expect(text).toContain('Rejected 1 row');
+      expect(text).toContain(
+        'line 3: the row names no one: give an email, or a first and last name with a postal address',
+      );
+
+      // The rejections saved as a text file.
+      const download = page.waitForEvent('download');
+      await report.getByRole('button', { name: 'Save rejected rows' }).click();
+      const saved = await download;
+      expect(saved.suggestedFilename()).toBe('my-people-rejected-rows.txt');
+      const savedPath = join(home.path, 'rejected.txt');
+      await saved.saveAs(savedPath);
+      const savedText = readFileSync(savedPath, 'utf8');
+      expect(savedText).toContain('Rejected rows of my-people.csv (people import): 1');
+      expect(savedText).toContain('line 3: the row names no one');
+      // The report, its list and its buttons pass axe-core.
+      expect(await axeViolations(page)).toEqual([]);
+
+      // A person of the file answers now, from the local service.
+      await lookup.byEmail('ann.lee@example.com');
+      await lookup
+        .answer('ann.lee@example.com')
+        .filter({ hasText: 'Postal address: Ann Lee, 5 Oak Rd, Austin, TX 73301-0001.' })
+        .waitFor();
+      expect(await lookup.answer('ann.lee@example.com').textContent()).not.toContain('No match');
+
+      // Switching the way of looking up clears the old answer.
+      await page.getByRole('radio', { name: /^Hash/ }).check();
+      expect(await lookup.answer('ann.lee@example.com').count()).toBe(0);
+
+      // A file that is not a people file: its header is refused in words, nothing imported.
+      const wrong = join(home.path, 'wrong.csv');
+      writeFileSync(wrong, 'colour,size\nred,9\n');
+      await lookup.importFile('people', wrong);
+      await expect
+        .poll(() => lookup.error().textContent())
+        .toContain('wrong.csv: The header names no email column');
     } finally {
       await app.stop();
       home.remove();

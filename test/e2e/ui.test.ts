@@ -2,8 +2,7 @@
 // cleaning and every History column are in view; History and Ctrl+O work from the keyboard alone; a
 // 300,000-row file shows its pre-check moving and can be cancelled; Cancel asks first and a cancelled job
 // runs again.
-import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -17,35 +16,11 @@ import {
   startApp,
   type RunningApp,
 } from '../helpers/browserApp.js';
+import { axeViolations } from '../helpers/axe.js';
 import { HistoryPage } from './pages/history.js';
 import { NewJobPage } from './pages/newJob.js';
 
 const SAMPLE = join(ROOT, 'test', 'fixtures', 'lists', 'sample.csv');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  readonly id: string;
-  readonly impact: string | null;
-  readonly help: string;
-  readonly nodes: { readonly target: unknown[]; readonly failureSummary?: string }[];
-}
-
-/** axe-core's WCAG 2.2 A/AA violations on the page as it is, one line each. */
-async function axeViolations(page: Page): Promise<string[]> {
-  // Evaluated rather than added as a <script>: the app's Content-Security-Policy (script-src 'self') rightly
-  // refuses inline scripts, and the test keeps it on.
-  if (!(await page.evaluate<boolean>('typeof window.axe === "object"')))
-    await page.evaluate(`${AXE_SOURCE}\n;0`);
-  const violations = await page.evaluate<AxeViolation[]>(
-    `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } })
-       .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
-         nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`,
-  );
-  return violations.flatMap((v) =>
-    v.nodes.map((node) => `${v.id}: ${v.help} — ${JSON.stringify(node.target)} ${node.failureSummary ?? ''}`),
-  );
-}
-
 function seedHistory(home: string, count: number): void {
   const db = openHistoryDb(join(home, HISTORY_DB_FILE));
   const statuses = ['completed', 'failed', 'cancelled'] as const;

@@ -1,11 +1,36 @@
-// Lookup: one person through E5 (by address, hash, or name and postal address) on the current connection.
+// Lookup: one person through E5 (by address, hash, or name and postal address) on the current connection;
+// and importing the people and activity files the local service answers from (issue #15).
+import { basename } from 'node:path';
 import { isRecordError } from '../../../shared/api/errors.js';
 import type { IntelligenceResponse } from '../../../shared/api/intelligence.js';
 import type { ChannelParsedInput, PersonAnswer } from '../../../shared/desktop/contract.js';
+import { serviceDataDir } from '../home.js';
+import { isInside, type ReferenceImports } from '../referenceImport.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 
-export function lookupHandlers(ctx: CoreContext): Handlers<'people:lookup'> {
+export type LookupChannel = 'people:lookup' | 'people:import' | 'people:import-cancel';
+
+export function lookupHandlers(ctx: CoreContext, imports: ReferenceImports): Handlers<LookupChannel> {
   const { currentClient } = ctx.connection;
+
+  /**
+   * Imports a people or activity file into the local service's store (started if need be, so its
+   * database exists and is migrated): a file staged by a browser-mode upload, or one the native dialog picked.
+   */
+  async function importFile(input: ChannelParsedInput<'people:import'>) {
+    const file =
+      input.fileId !== undefined
+        ? ctx.staging.stagedOrFail(input.fileId)
+        : { path: input.path!, name: basename(input.path!) };
+    const embedded = await ctx.connection.ensureEmbedded();
+    const dataDir = embedded.dataDir ?? serviceDataDir(ctx.home);
+    return imports.run(
+      input.kind,
+      { path: file.path, name: file.name, isCopy: isInside(file.path, ctx.stagingDir) },
+      dataDir,
+      (progress) => ctx.emit('people:import-progress', progress),
+    );
+  }
 
   async function lookUpPerson(input: ChannelParsedInput<'people:lookup'>): Promise<PersonAnswer> {
     const { client, kind } = await currentClient();
@@ -44,7 +69,11 @@ export function lookupHandlers(ctx: CoreContext): Handlers<'people:lookup'> {
     return personAnswerOf(result.value, kind);
   }
 
-  return { 'people:lookup': lookUpPerson };
+  return {
+    'people:lookup': lookUpPerson,
+    'people:import': importFile,
+    'people:import-cancel': () => ({ cancelled: imports.cancel() }),
+  };
 }
 /** The E5 answer as the screen reads it: scalar fields by name, true interests, EAM and postal address. */
 function personAnswerOf(value: IntelligenceResponse, connection: 'embedded' | 'provider'): PersonAnswer {

@@ -45,4 +45,16 @@ export class LookupPage {
   error(): Locator {
     return this.page.getByRole('alert');
   }
+
+  /** "Import people file" (or activity) and the file chooser it opens (browser mode). */
+  async importFile(kind: 'people' | 'activity', path: string): Promise<void> {
+    const chooser = this.page.waitForEvent('filechooser');
+    await this.page.getByRole('button', { name: `Import ${kind} file` }).click();
+    await (await chooser).setFiles(path);
+  }
+
+  /** The outcome of the last import: counts, rejected rows by line, Save rejected rows. */
+  importReport(): Locator {
+    return this.page.getByRole('region', { name: 'Import report' });
+  }
 }

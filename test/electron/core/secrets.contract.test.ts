@@ -133,6 +133,8 @@ describe('stored keys stay in the core', () => {
       'jobs:counts': { jobId },
       'verify:address': { email: 'john@gmial.com' },
       'people:lookup': { by: 'email', email: 'john@example.com' },
+      'people:import': { kind: 'people', path: list },
+      'people:import-cancel': {},
       'jobs:cancel': { jobId },
       'connection:get-services': {},
       'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
@@ -195,6 +197,7 @@ describe('stored keys stay in the core', () => {
         'saveExport',
         'showInFolder',
         'savePagePdf',
+        'pickReferenceFile',
         'on',
       ].sort(),
     );
