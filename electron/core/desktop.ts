@@ -30,6 +30,7 @@ import { jobHandlers } from './channels/jobs.js';
 import { lookupHandlers } from './channels/lookup.js';
 import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
+import { JobRechecks } from './jobRecheck.js';
 import { HISTORY_DB_FILE, openHistoryDb, type HistoryDb } from './history/db.js';
 import { JobManager } from './jobManager.js';
 import { PROXY_PASSWORD_SECRET } from './checksSetting.js';
@@ -87,7 +88,14 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
   });
   connection.setRunningProbe((jobId) => jobs.isRunning(jobId));
-  const ctx: CoreContext = { ...base, connection, staging, jobs, resumed: { ids: [] } };
+  const rechecks = new JobRechecks({
+    db,
+    connection,
+    localPollIntervalMs: options.localPollIntervalMs ?? 250,
+    onProgress: (progress) => emit('job:progress', progress),
+    onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
+  });
+  const ctx: CoreContext = { ...base, connection, staging, jobs, rechecks, resumed: { ids: [] } };
 
   const handlers: Handlers = {
     'app:get-info': () => ({
@@ -175,6 +183,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     async close() {
       await staging.checks.close();
       await jobs.close();
+      await rechecks.close();
       await connection.close();
       db.close();
     },

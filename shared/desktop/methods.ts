@@ -28,6 +28,9 @@ export const METHOD_OF_CHANNEL = {
   'jobs:export': 'exportJob',
   'jobs:purchase': 'purchaseJob',
   'jobs:finish-now': 'finishJobNow',
+  // Re-check unknown rows (issue #11)
+  'jobs:recheck': 'recheckJob',
+  'jobs:recheck-cancel': 'cancelRecheck',
   'verify:address': 'verifyAddress',
   'people:lookup': 'lookUpPerson',
 } as const;
