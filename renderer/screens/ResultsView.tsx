@@ -8,6 +8,7 @@ import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
 import { ExportDialog } from '../components/ExportDialog.js';
 import { RowsPreview } from '../components/RowsPreview.js';
+import { RecheckButton, RecheckPanel } from '../components/Recheck.js';
 import { MatchReports } from '../components/MatchReports.js';
 import {
   countOf,
@@ -103,6 +104,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
           <button type="button" onClick={() => navigate({ name: 'history' })}>
             History
           </button>
+          {hasValidation ? <RecheckButton job={job} /> : null}
           <button
             type="button"
             className="primary"
@@ -122,6 +124,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
         </p>
       ) : null}
       {hasValidation ? <ChecksNote job={job} /> : null}
+      {hasValidation ? <RecheckPanel job={job} /> : null}
       <Bought job={job} />
       {hasValidation ? (
         <>

@@ -78,8 +78,8 @@ export function insertJobVersion(
 
 /**
  * A re-check's new version becomes the job's results: recorded in `job_versions` (the first results as
- * version 1 when no version is recorded yet), and the job's results file and reporting are the new
- * version's — the History's Safe and Invalid columns and the last status document's reporting with them, so
+ * version 1 when no version is recorded yet), and the job's results file, reporting and checks level are the
+ * new version's — the History's Safe and Invalid columns and the last status document's reporting with them, so
  * Results, previews and exports read it. One transaction: the history never holds half of it.
  */
 export function recordJobVersion(
@@ -102,6 +102,7 @@ export function recordJobVersion(
     const statuses = next.reporting.statuses ?? {};
     db.prepare(
       `UPDATE jobs SET results_path = @path, results_name = @name, reporting = @reporting,
+         checks_level = @level, checks_reason = @reason,
          safe_count = @safe, invalid_count = @invalid,
          last_document = CASE WHEN json_type(last_document, '$.services.email_validation') = 'object'
            THEN json_set(last_document, '$.services.email_validation.reporting', json(@reporting))
@@ -112,6 +113,8 @@ export function recordJobVersion(
       path: next.resultsPath,
       name: next.resultsName,
       reporting: JSON.stringify(next.reporting),
+      level: next.checks.level,
+      reason: next.checks.reason,
       safe: (statuses.Valid ?? 0) + (statuses.Corrected ?? 0),
       invalid: statuses.Invalid ?? 0,
       at: new Date().toISOString(),
