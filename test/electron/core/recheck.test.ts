@@ -141,6 +141,8 @@ describe('Re-check unknown rows (desktop core)', () => {
     expect(versions[1].change).toBe('5 unknown → 2 unknown, 2 invalid, 1 still unknown');
     expect(after.resultsName).toBe(versions[1].resultsName);
     expect(after.resultsName).toMatch(/-v2\.csv$/);
+    // The job's level is its current results': Results' note and History's column say domain checks.
+    expect(after.checksRun?.level).toBe('dns');
 
     // The new version: same rows, same order, only the re-checked rows' verdict columns changed.
     const v2Path = join(jobDir, after.resultsName!);
