@@ -95,6 +95,8 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     onProgress: (progress) => emit('job:progress', progress),
     onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
   });
+  // A new Checks setting waits for local re-checks as for local jobs (the service restarts to take it).
+  connection.setLocalWorkProbe(() => rechecks.hasLocalRunning());
   const ctx: CoreContext = { ...base, connection, staging, jobs, rechecks, resumed: { ids: [] } };
 
   const handlers: Handlers = {

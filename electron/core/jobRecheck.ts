@@ -38,6 +38,8 @@ export interface JobRechecksOptions {
 
 interface Running {
   readonly controller: AbortController;
+  /** It runs on the local service (known once the connection is). */
+  isLocal: boolean;
   readonly done: Promise<void>;
   words: string;
   progress: JobProgress;
@@ -76,6 +78,11 @@ export class JobRechecks {
     return this.running.has(jobId);
   }
 
+  /** Whether a re-check runs on the local service (a new Checks setting then waits for it). */
+  hasLocalRunning(): boolean {
+    return [...this.running.values()].some((entry) => entry.isLocal);
+  }
+
   /** What JobDetail shows of the re-checks of `job`. */
   state(job: JobRecord): JobRecheck {
     const versions = jobVersions(this.options.db, job.id);
@@ -106,6 +113,7 @@ export class JobRechecks {
     const controller = new AbortController();
     const entry: Running = {
       controller,
+      isLocal: false,
       done: Promise.resolve(),
       words: 'Starting the re-check…',
       progress: {
@@ -165,6 +173,7 @@ export class JobRechecks {
     const { db, connection } = this.options;
     const signal = entry.controller.signal;
     const { client, kind } = await connection.currentClient();
+    entry.isLocal = kind === 'embedded';
     const ranWith = await connection.currentJobChecks(kind);
     const known = jobVersions(db, job.id);
     const firstName = known[0]?.resultsName ?? job.resultsName!;
