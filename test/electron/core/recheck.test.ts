@@ -4,7 +4,7 @@
 // (DNS) the re-check updates them in place — same rows, same order, every other field byte for byte — records
 // version 2 beside version 1, makes it the job's results (numbers, preview, History columns), and deleting
 // the job removes both versions' files.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Papa from 'papaparse';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -201,5 +201,36 @@ describe('Re-check unknown rows (desktop core)', () => {
     expect(existsSync(v1Path)).toBe(false);
     expect(existsSync(v2Path)).toBe(false);
     expect(existsSync(jobDir)).toBe(false);
+  }, 120_000);
+
+  it('a re-check stopped under way leaves the results, the numbers and the versions as they were', async () => {
+    await call(core, 'checks:set', { choice: 'offline' });
+    const target = core.stagingPathFor('slow.csv');
+    // Mailboxes behind a server that never answers: the re-check is still asking when it is stopped.
+    writeFileSync(target.path, 'email\nann@stall.example.net\nbob@stall.example.net\n');
+    core.registerStaged(target.fileId, target.path, 'slow.csv');
+    const started = await call<{ jobIds: number[] }>(core, 'jobs:start', {
+      fileId: target.fileId,
+      mapping: { delimiter: ',', header: true, roles: ['email'] },
+      options: { reportOnly: false, split: false },
+    });
+    const jobId = started.jobIds[0];
+    const first = await until(core, jobId, (job) => job.status === 'completed' || job.status === 'failed');
+    expect(first.recheck?.unknownRows).toBe(2);
+    await call(core, 'checks:set', { choice: 'smtp', heloName: 'probe.mailsieve.test' });
+    await call(core, 'jobs:recheck', { jobId });
+    await until(core, jobId, (job) => /^Checking/.test(job.recheck?.running ?? ''));
+    const stopped = await call<JobDetail>(core, 'jobs:recheck-cancel', { jobId });
+    expect(stopped.recheck).toMatchObject({
+      running: null,
+      error: 'The re-check was stopped: the results are as they were.',
+      versions: [],
+      unknownRows: 2,
+    });
+    expect(stopped.resultsName).toBe(first.resultsName);
+    expect(stopped.reporting).toEqual(first.reporting);
+    // Nothing half-written is left in the job's folder: no new version, no temporary, no work folder.
+    const jobDir = join(home.path, 'results', String(jobId));
+    expect(readdirSync(jobDir).filter((name) => name !== 'input')).toEqual([first.resultsName]);
   }, 120_000);
 });
