@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import type { ListResource } from '../../shared/api/list.js';
 import { parseSocksProxy } from '../../service/engine/online/index.js';
 import { CHECKS_CHOICES, isChecksChoice, type ChecksChoice, type NetworkSettings } from '../core/checks.js';
-import type { EmbeddedServiceOptions } from '../core/embedded.js';
+import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from '../core/embedded.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 
@@ -86,6 +86,27 @@ export function embeddedChecksOptions(options: ChecksCliOptions): EmbeddedServic
     ...(online.smtpConcurrency !== undefined ? { online: { smtpConcurrency: online.smtpConcurrency } } : {}),
     ...(Object.keys(retry).length > 0 ? { retry } : {}),
   };
+}
+
+/**
+ * The embedded service of `clean` and `recheck`, started with the checks options, its level said in a line
+ * ("Checks: auto: DNS answers, checking domains"); undefined with --base-url, where the key decides and the
+ * checks options are refused.
+ */
+export async function startChecksService(
+  options: ChecksCliOptions & { readonly baseUrl?: string; readonly dataDir: string },
+  info: (line: string) => void,
+): Promise<EmbeddedService | undefined> {
+  if (options.baseUrl) {
+    if (hasListCheckOptions(options) || (options.checks ?? 'auto') !== 'auto')
+      throw new CliError(
+        '--checks and the options of online checks set up the embedded service; with --base-url the key decides.',
+      );
+    return undefined;
+  }
+  const embedded = await startEmbeddedService(options.dataDir, embeddedChecksOptions(options));
+  info(`Checks: ${embedded.checks.reason}`);
+  return embedded;
 }
 
 const clock = (iso: string) => {

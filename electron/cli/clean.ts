@@ -32,7 +32,7 @@ import {
   type DetectedLayout,
 } from '../../shared/columns.js';
 import { serviceDataDir } from '../core/home.js';
-import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
+import type { EmbeddedService } from '../core/embedded.js';
 import { EXPORT_KINDS, isExportKind, type ExportKind, type ResultsSummary } from '../core/jobs/exports.js';
 import { runListJob, type JobEvent } from '../core/jobs/runner.js';
 import { readHead } from '../core/files/source.js';
@@ -40,9 +40,8 @@ import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/zip.js
 import { clientFor } from './connect.js';
 import {
   downloadExplanations,
-  embeddedChecksOptions,
-  hasListCheckOptions,
   onlineNotes,
+  startChecksService,
   type ChecksCliOptions,
 } from './checksOptions.js';
 import { exportFormatOption, exportShapeOf, xlsxAsCsv, type ExportCliOptions } from './exportOptions.js';
@@ -512,17 +511,9 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     ...(isReportOnly ? { report: true } : {}),
   };
 
-  if (options.baseUrl && (hasListCheckOptions(options) || (options.checks ?? 'auto') !== 'auto'))
-    throw new CliError(
-      '--checks and the options of online checks set up the embedded service; with --base-url the key decides.',
-    );
-  const checksOptions = options.baseUrl ? undefined : embeddedChecksOptions(options);
   let embedded: EmbeddedService | undefined;
   try {
-    if (checksOptions) {
-      embedded = await startEmbeddedService(options.dataDir, checksOptions);
-      info(`Checks: ${embedded.checks.reason}`);
-    }
+    embedded = await startChecksService(options, info);
     const client = clientFor(embedded, options.baseUrl, apiKey);
     const progress = new Progress(process.stderr, false);
     const notes = onlineNotes((line) => {

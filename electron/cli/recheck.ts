@@ -4,9 +4,9 @@
 // does the work; this is the command line around it.
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
+import type { EmbeddedService } from '../core/embedded.js';
 import { downloadListResults, recheckResults, RecheckError } from '../core/recheck.js';
-import { embeddedChecksOptions, hasListCheckOptions, type ChecksCliOptions } from './checksOptions.js';
+import { startChecksService, type ChecksCliOptions } from './checksOptions.js';
 import { Progress, pollIntervalFor, showProgress } from './clean.js';
 import { clientFor } from './connect.js';
 import { CliError } from './errors.js';
@@ -23,21 +23,13 @@ export async function recheck(target: string, options: RecheckCliOptions): Promi
   const apiKey = options.apiKey ?? process.env.MAILSIEVE_API_KEY;
   if (options.baseUrl && !apiKey) throw new CliError('--base-url needs --api-key (or MAILSIEVE_API_KEY).');
   if (!options.baseUrl && options.apiKey) throw new CliError('--api-key goes with --base-url.');
-  if (options.baseUrl && (hasListCheckOptions(options) || (options.checks ?? 'auto') !== 'auto'))
-    throw new CliError(
-      '--checks and the options of online checks set up the embedded service; with --base-url the key decides.',
-    );
   const isFile = existsSync(target) && statSync(target).isFile();
   if (!isFile && !/^\d{1,15}$/.test(target))
     throw new CliError(`No such results file: ${target} (give a results file, or the id of a list).`);
   const info = (line: string) => (options.json ? process.stderr : process.stdout).write(`${line}\n`);
-  const checksOptions = options.baseUrl ? undefined : embeddedChecksOptions(options);
   let embedded: EmbeddedService | undefined;
   try {
-    if (checksOptions) {
-      embedded = await startEmbeddedService(options.dataDir, checksOptions);
-      info(`Checks: ${embedded.checks.reason}`);
-    }
+    embedded = await startChecksService(options, info);
     const client = clientFor(embedded, options.baseUrl, apiKey);
     let resultsFile = resolve(target);
     if (!isFile) {

@@ -33,6 +33,7 @@ import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
 import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from './history/db.js';
 import { jobResultsReader } from './jobResults.js';
+import { JobRechecks } from './jobRecheck.js';
 import { JobManager } from './jobManager.js';
 import { PROXY_PASSWORD_SECRET } from './checksSetting.js';
 
@@ -103,7 +104,16 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     },
   });
   connection.setRunningProbe((jobId) => jobs.isRunning(jobId));
-  const ctx: CoreContext = { ...base, connection, staging, jobs, resumed: { ids: [] }, results };
+  const rechecks = new JobRechecks({
+    db,
+    connection,
+    localPollIntervalMs: options.localPollIntervalMs ?? 250,
+    onProgress: (progress) => emit('job:progress', progress),
+    onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
+  });
+  // A new Checks setting waits for local re-checks as for local jobs (the service restarts to take it).
+  connection.setLocalWorkProbe(() => rechecks.hasLocalRunning());
+  const ctx: CoreContext = { ...base, connection, staging, jobs, rechecks, resumed: { ids: [] }, results };
   const referenceImports = createReferenceImports(
     options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},
   );
@@ -195,6 +205,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       await staging.checks.close();
       await referenceImports.close();
       await jobs.close();
+      await rechecks.close();
       await connection.close();
       db.close();
     },

@@ -12,6 +12,8 @@ export interface DeletedJob {
   readonly fileSha256: string | null;
   readonly listId: number | null;
   readonly connectionKind: 'embedded' | 'provider';
+  /** The results files of every version of the job (re-checks write new ones: jobRecheck.ts). */
+  readonly versionPaths?: readonly string[];
 }
 
 export interface DeletionPlaces {
@@ -73,6 +75,7 @@ export async function deleteJobFiles(job: DeletedJob, places: DeletionPlaces): P
   const staged = await stagedCopiesOf(job, places.stagingDir);
   for (const dir of staged) rmSync(dir, { recursive: true, force: true });
   rmSync(join(places.resultsDir, String(job.id)), { recursive: true, force: true });
+  for (const path of job.versionPaths ?? []) rmSync(path, { force: true });
   if (job.connectionKind === 'embedded' && job.listId !== null)
     (await places.embedded()).deleteList?.(job.listId);
 }

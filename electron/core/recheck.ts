@@ -21,7 +21,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Client } from '../../shared/api/client.js';
 import Papa from 'papaparse';
+import type { EmailValidationReporting } from '../../shared/api/list.js';
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
+import { DOMAIN_TYPES } from '../../shared/api/verification.js';
+import { ReportCounter } from '../../service/lists/report.js';
+import { FLAG_DOMAIN_SHIFT, FLAG_ROLE, STATUS_INDEX } from '../../service/lists/rowFlags.js';
+import { temporaryPathOf } from './jobs/outputs.js';
 import { runListJob, type JobEvent, type ListJobOptions } from './jobs/runner.js';
 
 /** Codes a re-check sends again: unknown (5), and syntax OK checked offline only (10). */
@@ -36,6 +41,8 @@ export interface RecheckOptions {
   readonly pollIntervalMs?: number;
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: JobEvent) => void;
+  /** The steps around the list's run: its rows sent (`checking`), the new version being written (`writing`). */
+  readonly onStage?: (stage: 'checking' | 'writing', facts: { rechecked: number; addresses: number }) => void;
 }
 
 export interface RecheckOutcome {
@@ -51,6 +58,11 @@ export interface RecheckOutcome {
   /** The list that ran the re-check. */
   readonly listId?: number;
   readonly checks?: string;
+  /**
+   * The email_validation reporting of the new version, counted from its rows as the service counts them
+   * (service/lists/report.ts); absent when nothing was re-checked.
+   */
+  readonly reporting?: EmailValidationReporting;
 }
 
 export class RecheckError extends Error {}
@@ -63,6 +75,8 @@ interface Layout {
   codeIndex: number;
   /** The validation columns a re-check replaces (not Duplicate: that is of the whole list). */
   replaced: number[];
+  domainTypeIndex: number;
+  roleIndex: number;
 }
 
 /** Streams the rows of a delimited file (header first), synchronously per chunk, which paces the stream. */
@@ -115,13 +129,33 @@ function layoutOf(file: string, header: readonly string[], delimiter: string): L
   const replaced = VALIDATION_COLUMNS.filter((name) => name !== 'Duplicate')
     .map(at)
     .filter((i) => i >= 0);
-  return { delimiter, header: [...header], emailIndex, statusIndex, codeIndex, replaced };
+  return {
+    delimiter,
+    header: [...header],
+    emailIndex,
+    statusIndex,
+    codeIndex,
+    replaced,
+    domainTypeIndex: at(VALIDATION_COLUMNS[2]),
+    roleIndex: at(VALIDATION_COLUMNS[3]),
+  };
 }
 
 function defaultOutFile(resultsFile: string): string {
   const ext = extname(resultsFile);
   const stem = resultsFile.slice(0, resultsFile.length - ext.length).replace(/-recheck(-\d+)?$/, '');
   return `${stem}-recheck${ext}`;
+}
+
+/** Counts a results row into `counter` as the service counted it when it wrote the row (its packed flags). */
+function countRow(counter: ReportCounter, layout: Layout, row: readonly string[]): void {
+  const status =
+    STATUS_INDEX.get((row[layout.statusIndex] ?? '').toLowerCase()) ?? STATUS_INDEX.get('unknown')!;
+  const type = DOMAIN_TYPES.indexOf((row[layout.domainTypeIndex] ?? '') as (typeof DOMAIN_TYPES)[number]);
+  const flags =
+    status | ((type + 1) << FLAG_DOMAIN_SHIFT) | (row[layout.roleIndex] === 'true' ? FLAG_ROLE : 0);
+  const code = Number.parseInt(row[layout.codeIndex] ?? '', 10);
+  counter.add(Number.isNaN(code) ? 999 : code, flags);
 }
 
 /** "412 unknown → 380 valid, 25 invalid, 7 still unknown" */
@@ -173,6 +207,7 @@ export async function recheckResults(options: RecheckOptions): Promise<RecheckOu
   if (addresses.size === 0)
     return { outFile, rows, rechecked: 0, after: {}, summary: describeRecheck(0, {}) };
 
+  options.onStage?.('checking', { rechecked, addresses: addresses.size });
   // The distinct addresses as a one-column list, run as any list.
   const work = mkdtempSync(join(dirname(outFile), '.recheck-'));
   try {
@@ -230,9 +265,11 @@ export async function recheckResults(options: RecheckOptions): Promise<RecheckOu
       signal,
     );
 
-    // Pass 2: the new version, row by row in the same order.
+    // Pass 2: the new version, row by row in the same order, its rows counted for its reporting.
+    options.onStage?.('writing', { rechecked, addresses: addresses.size });
     const after: Record<string, number> = {};
-    const partFile = `${outFile}.${process.pid}.tmp`;
+    const counter = new ReportCounter();
+    const partFile = temporaryPathOf(outFile);
     const out = openSync(partFile, 'w', 0o600);
     let isOpen = true;
     try {
@@ -259,6 +296,7 @@ export async function recheckResults(options: RecheckOptions): Promise<RecheckOu
               after[status] = (after[status] ?? 0) + 1;
             } else if (at !== undefined) after['still unknown'] = (after['still unknown'] ?? 0) + 1;
           }
+          if (index > 0) countRow(counter, l, row);
           chunk.push(unparse(row), linebreak);
           if (chunk.length >= 20_000) flush();
         },
@@ -281,6 +319,7 @@ export async function recheckResults(options: RecheckOptions): Promise<RecheckOu
       summary: describeRecheck(rechecked, after),
       listId: list.list_id,
       ...(list.checks ? { checks: list.checks } : {}),
+      reporting: counter.reporting(),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -4,11 +4,15 @@ import { JOB_STATUSES, type HistorySort } from '../../shared/desktop/constants.j
 import type { JobSummary } from '../../shared/desktop/contract.js';
 import { formatCount, formatDate, JOB_STATUS_LABELS } from '../format.js';
 import { focusHeading } from '../focus.js';
+import { RECHECK_LABEL, recheckBlocker } from '../components/Recheck.js';
 import { useAppStore } from '../store/index.js';
 
 /** Rows are of one height, so only those in view (and a few around) are in the DOM. */
 export const HISTORY_ROW_HEIGHT = 44;
 const OVERSCAN = 6;
+/** The controls of a row, by column: Open, Re-check unknown rows, Delete. */
+type Column = 0 | 1 | 2;
+const LAST_COLUMN: Column = 2;
 
 const COLUMNS: readonly { key: HistorySort | null; label: string; className: string }[] = [
   { key: 'name', label: 'File', className: 'col-file' },
@@ -78,15 +82,19 @@ const Row = memo(function Row({
   index,
   activeColumn,
   onOpen,
+  onRecheck,
   onDelete,
 }: Readonly<{
   job: JobSummary;
   index: number;
-  /** The control of this row that takes Tab (roving tabindex): 0 Open, 1 Delete; null: none. */
-  activeColumn: 0 | 1 | null;
+  /** The control of this row that takes Tab (roving tabindex): 0 Open, 1 Re-check, 2 Delete; null: none. */
+  activeColumn: Column | null;
   onOpen: (jobId: number) => void;
+  onRecheck: (jobId: number) => void;
   onDelete: (job: JobSummary) => void;
 }>) {
+  // Focusable even when it cannot run (aria-disabled), so the grid's arrows reach it and it says why.
+  const blocker = recheckBlocker({ ...job, hasValidation: job.unknown !== null });
   return (
     <div
       role="row"
@@ -133,6 +141,24 @@ const Row = memo(function Row({
           className="small-button"
           tabIndex={activeColumn === 1 ? 0 : -1}
           data-column={1}
+          aria-label={RECHECK_LABEL}
+          aria-disabled={blocker !== null}
+          aria-describedby={`recheck-about-${job.id}`}
+          title={blocker ?? `Re-check the unknown rows of job ${job.id}`}
+          onClick={() => {
+            if (blocker === null) onRecheck(job.id);
+          }}
+        >
+          Re-check
+          <span id={`recheck-about-${job.id}`} className="visually-hidden">
+            {blocker ?? `Job ${job.id} (${job.fileName}): ${formatCount(job.unknown ?? 0)} unknown rows`}
+          </span>
+        </button>{' '}
+        <button
+          type="button"
+          className="small-button"
+          tabIndex={activeColumn === 2 ? 0 : -1}
+          data-column={2}
           aria-label={`Delete job ${job.id} (${job.fileName})`}
           onClick={() => onDelete(job)}
         >
@@ -184,12 +210,18 @@ export function HistoryScreen() {
   const loadHistory = useAppStore((s) => s.loadHistory);
   const navigate = useAppStore((s) => s.navigate);
   const openJob = useCallback((jobId: number) => navigate({ name: 'job', jobId }), [navigate]);
+  const recheckJob = useAppStore((s) => s.recheckJob);
+  // The re-check's progress and what it changed show on the job's Results.
+  const recheckAndOpen = useCallback(
+    (jobId: number) => void recheckJob(jobId).then((isStarted) => isStarted && openJob(jobId)),
+    [recheckJob, openJob],
+  );
   const viewport = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
   const [toDelete, setToDelete] = useState<JobSummary | null>(null);
   // The one row control in the Tab order (roving tabindex): arrows move it, focus follows.
-  const [active, setActive] = useState<{ index: number; column: 0 | 1 }>({ index: 0, column: 0 });
+  const [active, setActive] = useState<{ index: number; column: Column }>({ index: 0, column: 0 });
   const shouldFocus = useRef(false);
 
   useEffect(() => {
@@ -248,9 +280,10 @@ export function HistoryScreen() {
     let next = { index: activeIndex, column: active.column };
     if (event.key in moves) next.index = activeIndex + moves[event.key];
     else if (event.key === 'Home') next = { index: event.ctrlKey ? 0 : activeIndex, column: 0 };
-    else if (event.key === 'End') next = { index: event.ctrlKey ? items.length - 1 : activeIndex, column: 1 };
-    else if (event.key === 'ArrowRight') next.column = 1;
-    else if (event.key === 'ArrowLeft') next.column = 0;
+    else if (event.key === 'End')
+      next = { index: event.ctrlKey ? items.length - 1 : activeIndex, column: LAST_COLUMN };
+    else if (event.key === 'ArrowRight') next.column = Math.min(LAST_COLUMN, active.column + 1) as Column;
+    else if (event.key === 'ArrowLeft') next.column = Math.max(0, active.column - 1) as Column;
     else if (event.key === 'Delete') {
       event.preventDefault();
       const job = items[activeIndex];
@@ -335,7 +368,7 @@ export function HistoryScreen() {
             const row = control?.closest<HTMLElement>('[data-index]');
             if (!control || !row) return;
             const index = Number(row.dataset.index);
-            const column = Number(control.dataset.column) === 1 ? 1 : 0;
+            const column = Math.min(LAST_COLUMN, Math.max(0, Number(control.dataset.column) || 0)) as Column;
             if (index !== activeIndex || column !== active.column) setActive({ index, column });
           }}
         >
@@ -347,6 +380,7 @@ export function HistoryScreen() {
                 index={first + i}
                 activeColumn={first + i === activeIndex ? active.column : null}
                 onOpen={openJob}
+                onRecheck={recheckAndOpen}
                 onDelete={setToDelete}
               />
             ))}

@@ -9,6 +9,7 @@ import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
 import { ExportDialog } from '../components/ExportDialog.js';
 import { RowsPreview } from '../components/RowsPreview.js';
+import { RecheckButton, RecheckPanel } from '../components/Recheck.js';
 import { MatchReports } from '../components/MatchReports.js';
 import { countOf, formatBytes, formatCount, formatDate, formatPercent, STATUS_ORDER } from '../format.js';
 import {
@@ -325,6 +326,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
           <button type="button" onClick={() => navigate({ name: 'history' })}>
             History
           </button>
+          {hasValidation ? <RecheckButton job={job} /> : null}
           <button
             type="button"
             className="primary"
@@ -344,6 +346,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
         </p>
       ) : null}
       {hasValidation ? <ChecksNote job={job} /> : null}
+      {hasValidation ? <RecheckPanel job={job} /> : null}
       <Bought job={job} />
       {hasValidation ? (
         counts ? (

@@ -136,4 +136,18 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   resetPurchase() {
     set({ purchaseState: { status: 'idle' } });
   },
+  async recheckJob(jobId) {
+    const reply = await app.recheckJob({ jobId });
+    if (!reply.ok) {
+      get().notify(reply.error.message, 'error');
+      return false;
+    }
+    set({ jobs: { ...get().jobs, [jobId]: { status: 'ready', value: reply.value } } });
+    return true;
+  },
+  async cancelRecheck(jobId) {
+    const reply = await app.cancelRecheck({ jobId });
+    if (!reply.ok) return get().notify(reply.error.message, 'error');
+    set({ jobs: { ...get().jobs, [jobId]: { status: 'ready', value: reply.value } } });
+  },
 });

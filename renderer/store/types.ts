@@ -210,6 +210,9 @@ export interface JobsSlice {
     matchType: PurchaseMatchType,
   ) => Promise<boolean>;
   readonly resetPurchase: () => void;
+  /** Re-check unknown rows (issue #11): starts one (its progress comes as job:progress) or stops it. */
+  readonly recheckJob: (jobId: number) => Promise<boolean>;
+  readonly cancelRecheck: (jobId: number) => Promise<void>;
 }
 
 export type PurchaseState =

@@ -308,6 +308,8 @@ export const jobProgressSchema = z.object({
   services: z.array(serviceProgressSchema),
   /** The online phase, for a list with DNS or SMTP checks. */
   online: onlineProgressSchema.nullable().optional(),
+  /** A re-check of the job's unknown rows under way: how far it is, in words (issue #11). */
+  recheck: z.object({ words: z.string() }).optional(),
 });
 export type JobProgress = z.infer<typeof jobProgressSchema>;
 
@@ -338,6 +340,9 @@ export const jobSummarySchema = z.object({
   connection: z.string(),
   /** The checks level the job ran with (null: not recorded, a job from before). */
   checks: jobChecksSchema.shape.level.nullable().default(null),
+  /** Rows its results could not check, codes 5 and 10 (null: no validation reporting): Re-check (issue #11). */
+  unknown: z.number().nullable().default(null),
+  hasResults: z.boolean().default(false),
 });
 export type JobSummary = z.infer<typeof jobSummarySchema>;
 
@@ -375,6 +380,33 @@ export const timelineEntrySchema = z.object({
   message: z.string().nullable(),
 });
 
+// ---------------------------------------------------------------------------------------------------------
+// Re-check unknown rows (issue #11): the versions of a job's results, and a re-check under way.
+
+/** A version of a job's results: 1 the first results, then one per re-check with what it changed. */
+export const jobVersionSchema = z.object({
+  version: z.number().int(),
+  createdAt: z.string(),
+  resultsName: z.string(),
+  checks: jobChecksSchema,
+  /** "412 unknown → 380 valid, 25 invalid, 7 still unknown"; null for version 1. */
+  change: z.string().nullable(),
+  isCurrent: z.boolean(),
+});
+export type JobVersion = z.infer<typeof jobVersionSchema>;
+
+export const jobRecheckSchema = z.object({
+  /** Rows the current results could not check (codes 5 and 10); null when the job has no validation. */
+  unknownRows: z.number().nullable(),
+  /** How far a re-check under way is, in words; null when none runs. */
+  running: z.string().nullable(),
+  /** How the last re-check of this run of the app ended when it did not complete (stopped, failed). */
+  error: z.string().nullable(),
+  /** Empty until the first re-check. */
+  versions: z.array(jobVersionSchema),
+});
+export type JobRecheck = z.infer<typeof jobRecheckSchema>;
+
 export const jobDetailSchema = z.object({
   id: z.number().int(),
   createdAt: z.string(),
@@ -405,6 +437,8 @@ export const jobDetailSchema = z.object({
   purchase: jobPurchaseSchema.nullable(),
   /** Whether the results file is on disk (re-export works offline from it). */
   hasResults: z.boolean(),
+  /** Re-check unknown rows: the versions of the results and a re-check under way (issue #11). */
+  recheck: jobRecheckSchema.optional(),
   /** Rows marked `Duplicate` in the results (every occurrence). */
   duplicates: z.number().nullable(),
   resultsName: z.string().nullable(),
@@ -702,6 +736,10 @@ export const CHANNELS = {
   'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
   /** Finish now: a job waiting for a retry of temporary failures stops waiting (those rows stay unknown). */
   'jobs:finish-now': { input: jobIdInput, output: jobDetailSchema },
+  // Re-check unknown rows (issue #11): starts a re-check (progress on job:progress, the end on jobs:changed);
+  // stops one under way (the results stay as they were).
+  'jobs:recheck': { input: jobIdInput, output: jobDetailSchema },
+  'jobs:recheck-cancel': { input: jobIdInput, output: jobDetailSchema },
   'verify:address': { input: verifyInputSchema, output: verifyAnswerSchema },
   'people:lookup': { input: personLookupInputSchema, output: personAnswerSchema },
   // Import reference data from Look up a person (issue #15).

@@ -29,6 +29,9 @@ export const METHOD_OF_CHANNEL = {
   'jobs:counts': 'getJobCounts',
   'jobs:purchase': 'purchaseJob',
   'jobs:finish-now': 'finishJobNow',
+  // Re-check unknown rows (issue #11)
+  'jobs:recheck': 'recheckJob',
+  'jobs:recheck-cancel': 'cancelRecheck',
   'verify:address': 'verifyAddress',
   'people:lookup': 'lookUpPerson',
   // Import reference data from Look up a person (issue #15).

@@ -197,7 +197,14 @@ describe('the app at every size, from the keyboard (issue 15)', () => {
       await page.keyboard.press('ArrowDown');
       expect(await focused()).toBe('Open customers-003.csv, job 4');
       await page.keyboard.press('ArrowRight');
+      // Re-check unknown rows: focusable with its reason when it cannot run (this job failed).
+      expect(await focused()).toBe('Re-check unknown rows');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-disabled') ?? '')).toBe(
+        'true',
+      );
+      await page.keyboard.press('ArrowRight');
       expect(await focused()).toBe('Delete job 4 (customers-003.csv)');
+      await page.keyboard.press('ArrowLeft');
       await page.keyboard.press('ArrowLeft');
       await page.keyboard.press('ArrowUp');
       expect(await focused()).toBe('Open customers-004.csv, job 5');

@@ -70,6 +70,8 @@ export interface Connection {
   ) => Promise<{ level: 'offline' | 'dns' | 'smtp' | 'provider'; reason: string }>;
   /** Tells the connection which jobs really run (the scheduler exists after it). */
   readonly setRunningProbe: (isRunning: (jobId: number) => boolean) => void;
+  /** Tells the connection whether other work uses the local service (a re-check of unknown rows). */
+  readonly setLocalWorkProbe: (isBusy: () => boolean) => void;
   /** Stops the embedded service if it was started. */
   readonly close: () => Promise<void>;
 }
@@ -87,6 +89,7 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
   let isRestartPending = false;
   let embeddedClosing: Promise<unknown> | undefined;
   let isJobRunning: (jobId: number) => boolean = () => true;
+  let isLocalWorkRunning: () => boolean = () => false;
   // Loaded when first needed: the service's modules take a good part of a second to load, and the window
   // should be usable before that.
   const startEmbedded =
@@ -105,6 +108,7 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     });
 
   function hasLocalJobsRunning(): boolean {
+    if (isLocalWorkRunning()) return true;
     return jobsWithStatus(db, ACTIVE_JOB_STATUSES).some(
       (job) => job.connectionKind === 'embedded' && isJobRunning(job.id),
     );
@@ -306,6 +310,9 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     currentJobChecks,
     setRunningProbe(isRunning) {
       isJobRunning = isRunning;
+    },
+    setLocalWorkProbe(isBusy) {
+      isLocalWorkRunning = isBusy;
     },
     embeddedApiKey: () => embedded?.apiKey,
     async close() {

@@ -13,6 +13,7 @@ import type {
 import type { EmbeddedHandle } from '../embedded.js';
 import type { HistoryDb } from '../history/db.js';
 import type { JobManager } from '../jobManager.js';
+import type { JobRechecks } from '../jobRecheck.js';
 import type { SecretStore } from '../secrets.js';
 import type { Connection } from './connection.js';
 import type { Staging } from './files.js';
@@ -68,6 +69,8 @@ export interface CoreContext extends CoreBase {
   readonly connection: Connection;
   readonly staging: Staging;
   readonly jobs: JobManager;
+  /** Re-checks of finished jobs' unknown rows under way (issue #11). */
+  readonly rechecks: JobRechecks;
   /** Jobs taken up at start, left unfinished by the last run (NOTE: set once resume has run). */
   readonly resumed: { ids: number[] };
   /** A finished job's numbers, rows and why per row, read from its results (../jobResults.ts). */

@@ -12,7 +12,7 @@ import {
   listJobs,
   type JobRecord,
 } from '../history/db.js';
-import { jobChecksOf } from '../history/checks.js';
+import { jobChecksOf, jobVersions } from '../history/checks.js';
 import { deleteJobFiles } from '../jobDeletion.js';
 import { exportJobResults } from '../jobs/desktopExport.js';
 import { ResultsProblem } from '../results.js';
@@ -20,7 +20,7 @@ import { ResultsFormatError } from '../jobs/exports.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 
 /** Finding a job (or failing in words) and describing it: shared with the jobs domain. */
-export function jobLookup({ db, jobs }: CoreContext) {
+export function jobLookup({ db, jobs, rechecks }: CoreContext) {
   function jobOrFail(jobId: number): JobRecord {
     const job = getJob(db, jobId);
     if (!job)
@@ -63,6 +63,7 @@ export function jobLookup({ db, jobs }: CoreContext) {
       exports: jobExports(db, job.id).map(({ path: _path, ...info }) => info),
       progress: jobs.progress(job.id) ?? null,
       ...jobChecksDetail(job),
+      recheck: rechecks.state(job),
     };
   }
 
@@ -120,13 +121,19 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
     'jobs:delete': async (input) => {
       const job = jobOrFail(input.jobId);
       if (jobs.isRunning(job.id)) await jobs.cancel(job.id);
+      await ctx.rechecks.cancel(job.id);
+      // Every version's results file (they are in the job's folder; one kept elsewhere goes too).
+      const versionPaths = jobVersions(db, job.id).map((version) => version.resultsPath);
       const deleted = deleteJob(db, job.id);
       ctx.results.forget(job);
-      await deleteJobFiles(job, {
-        resultsDir,
-        stagingDir: ctx.stagingDir,
-        embedded: ctx.connection.ensureEmbedded,
-      });
+      await deleteJobFiles(
+        { ...job, versionPaths },
+        {
+          resultsDir,
+          stagingDir: ctx.stagingDir,
+          embedded: ctx.connection.ensureEmbedded,
+        },
+      );
       emit('jobs:changed', { jobIds: [job.id] });
       return { deleted };
     },

@@ -16,6 +16,7 @@ import {
   type JobRecord,
 } from '../history/db.js';
 import { PurchaseFailure } from '../jobManager.js';
+import { RecheckRefused } from '../jobRecheck.js';
 import { rerunJob, RerunRefused } from '../rerun.js';
 import { setJobChecks } from '../history/checks.js';
 import { finishListWait, ListOnlineError } from '../listOnline.js';
@@ -24,7 +25,14 @@ import { preparation } from './files.js';
 import { jobLookup } from './history.js';
 
 export type JobsChannel =
-  'jobs:start' | 'jobs:cancel' | 'jobs:purchase' | 'jobs:activity' | 'jobs:rerun' | 'jobs:finish-now';
+  | 'jobs:start'
+  | 'jobs:cancel'
+  | 'jobs:purchase'
+  | 'jobs:activity'
+  | 'jobs:rerun'
+  | 'jobs:finish-now'
+  | 'jobs:recheck'
+  | 'jobs:recheck-cancel';
 
 export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
   const { db, emit, jobs, resultsDir, stagingDir } = ctx;
@@ -173,6 +181,20 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
         throw error;
       }
       return detail(jobOrFail(job.id));
+    },
+    'jobs:recheck': (input) => {
+      try {
+        ctx.rechecks.start(jobOrFail(input.jobId).id);
+      } catch (error) {
+        if (error instanceof RecheckRefused) throw new ReplyFailure(error.code, error.message);
+        throw error;
+      }
+      return detail(jobOrFail(input.jobId));
+    },
+    'jobs:recheck-cancel': async (input) => {
+      jobOrFail(input.jobId);
+      await ctx.rechecks.cancel(input.jobId);
+      return detail(jobOrFail(input.jobId));
     },
     'jobs:purchase': async (input) => {
       const job = jobOrFail(input.jobId);

@@ -1,5 +1,6 @@
 // The checks level each job ran with, and the versions of its results (a re-check of unknown rows writes a
 // new version: migrations/0050-job-checks.ts).
+import type { EmailValidationReporting } from '../../../shared/api/list.js';
 import type { JobChecks } from '../../../shared/desktop/checks.js';
 import type { HistoryDb } from './db.js';
 
@@ -73,4 +74,52 @@ export function insertJobVersion(
     version.checks.reason,
     version.change === null ? null : JSON.stringify(version.change),
   );
+}
+
+/**
+ * A re-check's new version becomes the job's results: recorded in `job_versions` (the first results as
+ * version 1 when no version is recorded yet), and the job's results file, reporting and checks level are the
+ * new version's — the History's Safe and Invalid columns and the last status document's reporting with them, so
+ * Results, previews and exports read it. One transaction: the history never holds half of it.
+ */
+export function recordJobVersion(
+  db: HistoryDb,
+  jobId: number,
+  first: Omit<JobVersion, 'version' | 'createdAt' | 'change'> & { createdAt: string },
+  next: Omit<JobVersion, 'version' | 'createdAt'> & { reporting: EmailValidationReporting },
+): number {
+  return db.transaction(() => {
+    const known = jobVersions(db, jobId);
+    if (known.length === 0) insertJobVersion(db, jobId, { ...first, version: 1, change: null });
+    const version = (known.at(-1)?.version ?? 1) + 1;
+    insertJobVersion(db, jobId, {
+      version,
+      resultsPath: next.resultsPath,
+      resultsName: next.resultsName,
+      checks: next.checks,
+      change: next.change,
+    });
+    const statuses = next.reporting.statuses ?? {};
+    db.prepare(
+      `UPDATE jobs SET results_path = @path, results_name = @name, reporting = @reporting,
+         checks_level = @level, checks_reason = @reason,
+         safe_count = @safe, invalid_count = @invalid,
+         last_document = CASE WHEN json_type(last_document, '$.services.email_validation') = 'object'
+           THEN json_set(last_document, '$.services.email_validation.reporting', json(@reporting))
+           ELSE last_document END,
+         updated_at = @at
+       WHERE id = @id`,
+    ).run({
+      path: next.resultsPath,
+      name: next.resultsName,
+      reporting: JSON.stringify(next.reporting),
+      level: next.checks.level,
+      reason: next.checks.reason,
+      safe: (statuses.Valid ?? 0) + (statuses.Corrected ?? 0),
+      invalid: statuses.Invalid ?? 0,
+      at: new Date().toISOString(),
+      id: jobId,
+    });
+    return version;
+  })();
 }

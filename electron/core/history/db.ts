@@ -401,7 +401,12 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
   const rows = stmt(
     db,
     `SELECT id, created_at, file_name, status, rows, safe_count, invalid_count, connection_kind, connection_url,
-            checks_level
+            checks_level,
+            -- Rows a re-check would send (codes 5 and 10), and whether results were downloaded (issue #11).
+            CASE WHEN reporting IS NULL OR json_extract(reporting, '$.status_codes') IS NULL THEN NULL
+              ELSE coalesce(json_extract(reporting, '$.status_codes."5"'), 0)
+                 + coalesce(json_extract(reporting, '$.status_codes."10"'), 0) END AS unknown_count,
+            results_path IS NOT NULL AS has_results
        FROM jobs
       WHERE (@search IS NULL OR file_name LIKE @search ESCAPE '\\' COLLATE NOCASE OR CAST(list_id AS TEXT) = @plain)
         AND (@status IS NULL OR status = @status)
@@ -425,6 +430,8 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
     connection_kind: string;
     connection_url: string | null;
     checks_level: JobSummary['checks'];
+    unknown_count: number | null;
+    has_results: number;
   }[];
   const items = rows.map((row): JobSummary => ({
     id: row.id,
@@ -436,6 +443,8 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
     invalid: row.invalid_count,
     connection: row.connection_kind === 'embedded' ? 'Local service' : hostOf(row.connection_url),
     checks: row.checks_level,
+    unknown: row.unknown_count,
+    hasResults: row.has_results === 1,
   }));
   return { total: items.length, items };
 }

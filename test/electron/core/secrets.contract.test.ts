@@ -149,6 +149,8 @@ describe('stored keys stay in the core', () => {
       'jobs:purchase': { jobId, fields: ['age'] },
       'jobs:rerun': { jobId },
       'jobs:finish-now': { jobId: 999_999 },
+      'jobs:recheck': { jobId: 999_999 },
+      'jobs:recheck-cancel': { jobId: 999_999 },
       'checks:preflight': {},
     };
     expect([...Object.keys(inputs), ...Object.keys(refusals)].sort()).toEqual([...CHANNEL_NAMES].sort());
