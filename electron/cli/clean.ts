@@ -519,12 +519,19 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   const checksOptions = options.baseUrl ? undefined : embeddedChecksOptions(options);
   let embedded: EmbeddedService | undefined;
   try {
-    if (checksOptions) {
-      embedded = await startEmbeddedService(options.dataDir, checksOptions);
-      info(`Checks: ${embedded.checks.reason}`);
-    }
+    // Automatic's preflight runs while the list uploads (the list waits for its decision before it runs):
+    // without a network it may take seconds.
+    if (checksOptions)
+      embedded = await startEmbeddedService(options.dataDir, {
+        ...checksOptions,
+        isDecidedWhileStarting: true,
+      });
     const client = clientFor(embedded, options.baseUrl, apiKey);
     const progress = new Progress(process.stderr, false);
+    void embedded?.decided.then((decision) => {
+      progress.end();
+      info(`Checks: ${decision.reason}`);
+    });
     const notes = onlineNotes((line) => {
       progress.end();
       process.stderr.write(`${line}\n`);
@@ -549,6 +556,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
         info(`Taking up list ${listId}, submitted by an earlier run that was interrupted.`),
     });
     progress.end();
+    await embedded?.decided;
     if (!result.ok) throw new CliError(result.error.message);
     const outcome = result.value;
     const isOffline = embedded !== undefined && embedded.checks.level === 'offline';
