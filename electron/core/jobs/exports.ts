@@ -10,7 +10,8 @@
 //
 // Every export is written under a temporary name (outputs.ts) and renamed when complete; `abort` removes them.
 import { renameSync, rmSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
+import { outputNameFor } from '../../../shared/fileName.js';
 import type { Readable } from 'node:stream';
 import {
   CR,
@@ -767,10 +768,12 @@ export async function exportResultsFile(
 }
 
 /**
- * An export's file name: `<stem>-<suffix><extension>`, the extension that of the results' text (`.csv` or
- * `.txt`; a zipped list's exports are its text). `mailsieve clean` names exports after the list file
- * (`big-safe.csv`), the desktop after the results file.
+ * An export's file name, the one rule of `mailsieve clean` and the desktop: `<list stem>-<suffix><extension>`
+ * — the stem of the list's file name (shortened so that the name fits, outputNameFor), the export's kind (or
+ * its statuses), the extension of the results' text (`.csv` or `.txt`; a zipped list's exports are its
+ * text) or of the export format. `big.csv`'s clean export is `big-clean.csv`.
  */
-export function exportFileName(stem: string, suffix: string, textExtension: string): string {
-  return `${stem}-${suffix}${textExtension}`;
+export function exportFileName(listName: string, suffix: string, extension: string): string {
+  const name = outputNameFor(basename(listName));
+  return `${basename(name, extname(name))}-${suffix}${extension}`;
 }
