@@ -6,6 +6,7 @@ import { rmSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type ExcelJS from 'exceljs';
 import type { ExportFormat } from '../../../shared/exportChoices.js';
+import { quoteField } from '../../../service/lists/scan.js';
 import { BufferedFile } from '../jobs/outputs.js';
 
 export interface RowWriter {
@@ -13,7 +14,7 @@ export interface RowWriter {
   /**
    * Writes a row of results text as its bytes, `buf[start, end)`, then the fields of `append`, when that
    * gives the bytes `writeRow` would give for its fields; answers false, writing nothing, when it would not.
-   * The caller gives only a row of `delimiter` whose fields are quoted exactly where `delimitedField`
+   * The caller gives only a row of `delimiter` whose fields are quoted exactly where `quoteField`
    * would quote them.
    */
   copyRow?(
@@ -27,13 +28,6 @@ export interface RowWriter {
   close(): Promise<{ bytes: number }>;
   /** Removes what was written. */
   abort(): Promise<void>;
-}
-
-/** A field quoted for delimited text when it holds the delimiter, a quote or a line break. */
-export function delimitedField(value: string, delimiter: string): string {
-  return value.includes(delimiter) || value.includes('"') || value.includes('\n') || value.includes('\r')
-    ? `"${value.replaceAll('"', '""')}"`
-    : value;
 }
 
 const TEXT_FORMATS: Record<
@@ -65,8 +59,7 @@ class TextRowWriter implements RowWriter {
     if (!this.isStarted) await this.start();
     const { delimiter, newline } = this.style;
     let line = '';
-    for (let i = 0; i < fields.length; i++)
-      line += (i ? delimiter : '') + delimitedField(fields[i], delimiter);
+    for (let i = 0; i < fields.length; i++) line += (i ? delimiter : '') + quoteField(fields[i], delimiter);
     await this.file.writeText(line + newline);
   }
 
@@ -80,7 +73,7 @@ class TextRowWriter implements RowWriter {
     const own = this.style.delimiter;
     if (!this.isStarted || delimiter !== own) return false;
     let tail = '';
-    for (const field of append) tail += own + delimitedField(field, own);
+    for (const field of append) tail += own + quoteField(field, own);
     if (tail === own && this.file.tryAppend(buf, start, end, this.withDelimiter)) return true;
     return this.file.append(buf, start, end, EMPTY).then(async () => {
       await this.file.writeText(tail + this.style.newline);

@@ -5,7 +5,7 @@ import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type ExcelJS from 'exceljs';
-import { quoteField } from './records.js';
+import { quoteField } from '../../../service/lists/scan.js';
 
 export class SheetProblem extends Error {
   readonly code = 'file-unreadable';

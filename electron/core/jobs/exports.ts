@@ -22,6 +22,7 @@ import {
   SCAN_ERROR,
   SCAN_NEED_MORE,
   detectLineBreak,
+  quoteField,
   type LineBreakMode,
 } from '../../../service/lists/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
@@ -29,7 +30,6 @@ import { type ExportChoices, type ExportFormat, type LeftOut } from '../../../sh
 import { openRowWriter, type RowWriter } from '../exports/formats.js';
 import { keyHashOf, RowShaper, resultsLayout, type ShapeRow } from '../exports/shape.js';
 import { hashAsciiLowerInto } from '../../../service/lists/dupTable.js';
-import { quoteField } from '../files/records.js';
 import { openListSource } from '../files/source.js';
 import { BufferedFile, temporaryPathOf } from './outputs.js';
 
@@ -314,8 +314,8 @@ class RowView implements ResultRow {
   }
 
   /**
-   * Whether the row's bytes are what a writer of its delimiter gives for its fields (formats.ts
-   * `delimitedField`): a field quoted exactly when it holds the delimiter, a quote or a line break. Nearly
+   * Whether the row's bytes are what a writer of its delimiter gives for its fields (scan.ts
+   * `quoteField`): a field quoted exactly when it holds the delimiter, a quote or a line break. Nearly
    * every row is, and is then copied as it was instead of being decoded and written again.
    */
   get isCanonical(): boolean {
