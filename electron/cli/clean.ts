@@ -528,10 +528,14 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       });
     const client = clientFor(embedded, options.baseUrl, apiKey);
     const progress = new Progress(process.stderr, false);
-    void embedded?.decided.then((decision) => {
-      progress.end();
-      info(`Checks: ${decision.reason}`);
-    });
+    // (A failed decision is the run's error: `await embedded?.decided` below throws it.)
+    void embedded?.decided.then(
+      (decision) => {
+        progress.end();
+        info(`Checks: ${decision.reason}`);
+      },
+      () => undefined,
+    );
     const notes = onlineNotes((line) => {
       progress.end();
       process.stderr.write(`${line}\n`);
