@@ -96,6 +96,11 @@ export function embeddedChecksOptions(options: ChecksCliOptions): EmbeddedServic
 export async function startChecksService(
   options: ChecksCliOptions & { readonly baseUrl?: string; readonly dataDir: string },
   info: (line: string) => void,
+  /**
+   * Automatic's preflight runs while the service starts and the list uploads (the list waits for the decision
+   * before it runs; without a network it may take seconds): the caller says the level when `decided` settles.
+   */
+  isDecidedWhileStarting = false,
 ): Promise<EmbeddedService | undefined> {
   if (options.baseUrl) {
     if (hasListCheckOptions(options) || (options.checks ?? 'auto') !== 'auto')
@@ -104,8 +109,11 @@ export async function startChecksService(
       );
     return undefined;
   }
-  const embedded = await startEmbeddedService(options.dataDir, embeddedChecksOptions(options));
-  info(`Checks: ${embedded.checks.reason}`);
+  const embedded = await startEmbeddedService(options.dataDir, {
+    ...embeddedChecksOptions(options),
+    ...(isDecidedWhileStarting ? { isDecidedWhileStarting } : {}),
+  });
+  if (!isDecidedWhileStarting) info(`Checks: ${embedded.checks.reason}`);
   return embedded;
 }
 

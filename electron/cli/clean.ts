@@ -513,9 +513,18 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
 
   let embedded: EmbeddedService | undefined;
   try {
-    embedded = await startChecksService(options, info);
+    // Automatic's preflight runs while the list uploads (the list waits for its decision before it runs).
+    embedded = await startChecksService(options, info, true);
     const client = clientFor(embedded, options.baseUrl, apiKey);
     const progress = new Progress(process.stderr, false);
+    // (A failed decision is the run's error: `await embedded?.decided` below throws it.)
+    void embedded?.decided.then(
+      (decision) => {
+        progress.end();
+        info(`Checks: ${decision.reason}`);
+      },
+      () => undefined,
+    );
     const notes = onlineNotes((line) => {
       progress.end();
       process.stderr.write(`${line}\n`);
@@ -540,6 +549,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
         info(`Taking up list ${listId}, submitted by an earlier run that was interrupted.`),
     });
     progress.end();
+    await embedded?.decided;
     if (!result.ok) throw new CliError(result.error.message);
     const outcome = result.value;
     const isOffline = embedded !== undefined && embedded.checks.level === 'offline';

@@ -24,8 +24,13 @@ export interface EmbeddedService {
   /** The folder of its database (reference data imported from the app goes there). */
   readonly dataDir: string;
   readonly service: RunningService;
-  /** The checks level this service runs lists and E1 with, and why. */
+  /**
+   * The checks level this service runs lists and E1 with, and why. While an Automatic decision is being made
+   * (`isDecidedWhileStarting`): offline, "deciding".
+   */
   readonly checks: ChecksDecision;
+  /** The checks decision, once made. */
+  readonly decided: Promise<ChecksDecision>;
   /** Deletes a list's row and stored files (the user deleted its job). */
   deleteList(listId: number): void;
   close(): Promise<void>;
@@ -47,6 +52,11 @@ export interface EmbeddedServiceOptions {
   readonly online?: OnlineServiceOptions;
   /** Retries of temporary failures: first delay and the longest a list waits (ms; 0: no retries). */
   readonly retry?: { readonly delayMs?: number; readonly maxWaitMs?: number };
+  /**
+   * Start the service while Automatic's preflight runs instead of after it (a list job: the decision is made
+   * while the list uploads, and lists wait for it before they run; single checks run offline meanwhile).
+   */
+  readonly isDecidedWhileStarting?: boolean;
   readonly nativeBinding?: string;
 }
 
@@ -92,13 +102,20 @@ export async function startEmbeddedService(
 ): Promise<EmbeddedService> {
   const network = effectiveNetwork({ ...options.network });
   const { checks: onlineChecks, ...onlineRest } = options.online ?? {};
-  const checks: ChecksDecision = options.checks
-    ? await decideChecks(options.checks, { ...network, ...onlineRest })
-    : {
+  const deciding: Promise<ChecksDecision> = options.checks
+    ? decideChecks(options.checks, { ...network, ...onlineRest })
+    : Promise.resolve({
         choice: onlineChecks ?? 'offline',
         level: onlineChecks ?? 'offline',
         reason: onlineChecks ? `${onlineChecks}: chosen` : 'offline: the default of this command',
-      };
+      });
+  let checks: ChecksDecision = {
+    choice: options.checks ?? 'offline',
+    level: 'offline',
+    reason: `${options.checks ?? 'offline'}: deciding`,
+  };
+  const decided = deciding.then((decision) => (checks = decision));
+  if (!options.isDecidedWhileStarting) await decided;
   const db = openServiceDb(dataDir, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
   try {
     const apiKey = provisionEmbeddedKey(db, dataDir);
@@ -111,7 +128,14 @@ export async function startEmbeddedService(
       db,
       host: '127.0.0.1',
       port: 0,
-      online: { ...network, ...onlineRest, checks: checks.level },
+      online: {
+        ...network,
+        ...onlineRest,
+        checks: checks.level,
+        ...(options.isDecidedWhileStarting
+          ? { checksDecided: decided.then((decision) => decision.level) }
+          : {}),
+      },
       ...(Object.keys(lists).length > 0 ? { lists } : {}),
     });
     return {
@@ -119,7 +143,10 @@ export async function startEmbeddedService(
       apiKey,
       dataDir,
       service,
-      checks,
+      get checks() {
+        return checks;
+      },
+      decided,
       deleteList: (listId) => deleteStoredList(db, dataDir, listId),
       async close() {
         await service.close();

@@ -19,6 +19,7 @@ import {
 import { groupOf } from '../../shared/vocabulary.js';
 import { ruleOf, type ExportSpec, type ResultRow } from './jobs/exports.js';
 import { formatOf, openListSource } from './files/source.js';
+import { keyHashOf } from './exports/shape.js';
 
 export const STATUS_COLUMN = 'Validation Status';
 
@@ -211,6 +212,11 @@ export async function countResults(
       return index === undefined ? undefined : current!.field(index);
     },
     fields: () => current!.fields(),
+    field: (index) => current!.field(index),
+    get fieldCount() {
+      return current!.fieldCount;
+    },
+    fieldKeyHash: (index, out) => keyHashOf(current!.field(index), out),
   };
   const mutable = row as { status: string; isDuplicate: boolean };
   await scanResults(
@@ -307,6 +313,15 @@ class ScannedResultRow implements ResultRow {
   }
   fields(): readonly string[] {
     return this.row!.fields();
+  }
+  field(index: number): string {
+    return this.row!.field(index);
+  }
+  get fieldCount(): number {
+    return this.row!.fieldCount;
+  }
+  fieldKeyHash(index: number, out: Uint32Array): boolean {
+    return keyHashOf(this.row!.field(index), out);
   }
 }
 

@@ -24,6 +24,11 @@ import {
 export interface OnlineServiceOptions extends OnlineOptions {
   /** The ceiling of every key's checks level (`serve --checks`; default smtp: as far as each key allows). */
   readonly checks?: ChecksLevel;
+  /**
+   * The ceiling is being decided (the embedded service's Automatic preflight): until this settles, lists
+   * wait and single checks run at `checks`; then the level it gives is the ceiling.
+   */
+  readonly checksDecided?: Promise<ChecksLevel>;
 }
 
 export interface ServiceOptions {
@@ -111,8 +116,15 @@ export function buildService(options: ServiceOptions): Service {
     else done();
   });
 
-  const { checks: ceiling = 'smtp', ...onlineOptions } = options.online ?? {};
-  const online = { verifier: createOnlineVerifier(onlineOptions), ceiling };
+  const { checks: ceiling = 'smtp', checksDecided, ...onlineOptions } = options.online ?? {};
+  const online: { verifier: OnlineVerifier; ceiling: ChecksLevel } = {
+    verifier: createOnlineVerifier(onlineOptions),
+    ceiling,
+  };
+  const decided = checksDecided?.then(
+    (level) => void (online.ceiling = level),
+    () => undefined,
+  );
   app.addHook('onClose', () => online.verifier.close());
   const identity = registerIdentityRoutes(app, auth, options.db, {
     nativeBinding: options.lists?.nativeBinding,
@@ -122,7 +134,12 @@ export function buildService(options: ServiceOptions): Service {
   registerKeyInfo(app, auth);
   let lists: ListProcessor | undefined;
   if (options.dataDir !== undefined) {
-    const processor = new ListProcessor(options.db, options.dataDir, options.lists, online);
+    const processor = new ListProcessor(
+      options.db,
+      options.dataDir,
+      { ...options.lists, ...(decided ? { ready: decided } : {}) },
+      online,
+    );
     app.addHook('onClose', () => processor.close());
     registerLists(app, auth, { db: options.db, dataDir: options.dataDir, processor });
     lists = processor;

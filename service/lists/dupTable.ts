@@ -5,6 +5,9 @@
 // the pipeline keeps each row's slot (4 bytes a row) and reads its count back in pass 2 without hashing or
 // probing again. Keys sit interleaved (two Uint32 words a slot) so that a probe touches one cache line.
 // ~18 bytes per slot at a load of at most one half, against ~100 bytes per address for a Set of strings.
+//
+// HashSet64 is the same table for a stream whose length is not known ahead (the exports' Remove duplicates,
+// electron/core/exports/shape.ts): it doubles as it fills, since no one keeps its slots.
 
 /** The slot of a row without an address. */
 export const NO_SLOT = 0xffffffff;
@@ -53,5 +56,93 @@ export class DuplicateTable {
   /** Whether the address in `slot` was added more than once. */
   isDuplicate(slot: number): boolean {
     return slot !== NO_SLOT && this.counts[slot] > 1;
+  }
+}
+
+/**
+ * Two independent 32-bit hashes of a string (FNV-1a and a multiply-xorshift), written to `out[at]` and
+ * `out[at + 1]`. 64 bits make a false "duplicate" between two different addresses of a 1,000,000-row list
+ * about a one-in-thirty-million chance. (0, 0) is reserved for "no address".
+ */
+export function hashInto(text: string, out: Uint32Array, at: number): void {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
+  }
+  finishHash(h1, h2, out, at);
+}
+
+/**
+ * hashInto of the lower-case text of `bytes[start, end)` when those bytes are ASCII (and so their own
+ * characters), without making a string. Answers false, writing nothing, at the first byte that is not ASCII.
+ */
+export function hashAsciiLowerInto(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  out: Uint32Array,
+  at: number,
+): boolean {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c ^ (end - start);
+  for (let i = start; i < end; i++) {
+    let c = bytes[i];
+    if (c >= 0x80) return false;
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
+  }
+  finishHash(h1, h2, out, at);
+  return true;
+}
+
+function finishHash(h1: number, h2: number, out: Uint32Array, at: number): void {
+  h1 ^= h1 >>> 16;
+  h1 = Math.imul(h1, 0x85ebca6b);
+  h1 ^= h1 >>> 13;
+  h2 = Math.imul(h2 ^ (h2 >>> 15), 0xc2b2ae35);
+  h2 ^= h2 >>> 16;
+  out[at] = h1 >>> 0;
+  out[at + 1] = (h1 === 0 && h2 === 0 ? 1 : h2) >>> 0;
+}
+
+/** A set of 64-bit hashes (see hashInto) that grows as it fills. */
+export class HashSet64 {
+  private keys = new Uint32Array(2048 * 2);
+  private used = new Uint8Array(2048);
+  private mask = 2047;
+  private size = 0;
+
+  /** Adds (h1, h2); answers whether it was in the set already. */
+  add(h1: number, h2: number): boolean {
+    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    const { keys, used, mask } = this;
+    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
+    for (;;) {
+      if (used[i] === 0) {
+        keys[2 * i] = h1;
+        keys[2 * i + 1] = h2;
+        used[i] = 1;
+        this.size++;
+        return false;
+      }
+      if (keys[2 * i] === h1 && keys[2 * i + 1] === h2) return true;
+      i = (i + 1) & mask;
+    }
+  }
+
+  private grow(): void {
+    const { keys, used } = this;
+    const capacity = used.length * 2;
+    this.keys = new Uint32Array(capacity * 2);
+    this.used = new Uint8Array(capacity);
+    this.mask = capacity - 1;
+    this.size = 0;
+    for (let i = 0; i < used.length; i++) if (used[i] === 1) this.add(keys[2 * i], keys[2 * i + 1]);
   }
 }

@@ -32,6 +32,7 @@ import {
   isBlank,
   LF,
   QUOTE,
+  quoteField,
   RowScanner,
   SCAN_END,
   SCAN_ERROR,
@@ -165,13 +166,6 @@ class RowStore {
     this.flags = grown(this.flags, (n) => new Uint16Array(n), capacity);
     this.slots = grown(this.slots, (n) => new Uint32Array(n), capacity);
   }
-}
-
-/** A value as a field of the results: quoted only when it holds the delimiter, a quote or a line break. */
-export function quoteField(value: string, delimiter: string): string {
-  if (!value.includes(delimiter) && !value.includes('"') && !value.includes('\n') && !value.includes('\r'))
-    return value;
-  return `"${value.replaceAll('"', '""')}"`;
 }
 
 /**

@@ -45,6 +45,8 @@ import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
 import { ZIP_LIMITS } from './zip.js';
 
 export interface ListServiceOptions {
+  /** Lists start once this settles (the service's checks level being decided). */
+  readonly ready?: Promise<unknown>;
   /** Bytes an upload may have. Default 1 GiB. */
   readonly maxUploadBytes?: number;
   readonly limits?: Partial<ListLimits>;
@@ -126,6 +128,9 @@ export class ListProcessor {
   private readonly deliveries = new Set<Promise<unknown>>();
   private readonly stopping = new AbortController();
   private isClosed = false;
+  /** Until `options.ready` settles, lists wait in the queue. */
+  private waitsForReady: boolean;
+  private isWaitingForReady = false;
 
   constructor(
     private readonly db: ServiceDb,
@@ -135,6 +140,7 @@ export class ListProcessor {
   ) {
     this.limits = { ...DEFAULT_LIST_LIMITS, ...options.limits };
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+    this.waitsForReady = options.ready !== undefined;
     mkdirSync(listsRoot(dataDir), { recursive: true, mode: 0o700 });
   }
 
@@ -225,6 +231,17 @@ export class ListProcessor {
 
   private pump(): void {
     if (this.isClosed || this.current !== undefined) return;
+    if (this.waitsForReady) {
+      if (this.queue.length > 0 && !this.isWaitingForReady) {
+        this.isWaitingForReady = true;
+        const go = () => {
+          this.waitsForReady = false;
+          this.pump();
+        };
+        this.options.ready!.then(go, go);
+      }
+      return;
+    }
     const listId = this.queue.shift();
     if (listId === undefined) {
       this.worker?.unref();

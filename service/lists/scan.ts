@@ -14,6 +14,17 @@ export const QUOTE = 0x22;
 export const LF = 0x0a;
 export const CR = 0x0d;
 
+/**
+ * A value as a field of delimited text, the one quoting rule of what is written (results, exports, upload
+ * copies): quoted only when it holds the delimiter, a quote or a line break, a quote inside doubled. The
+ * scanner reads it back as it was.
+ */
+export function quoteField(value: string, delimiter: string): string {
+  if (!value.includes(delimiter) && !value.includes('"') && !value.includes('\n') && !value.includes('\r'))
+    return value;
+  return `"${value.replaceAll('"', '""')}"`;
+}
+
 /** What one call of {@link RowScanner.scan} found. */
 export const SCAN_ROW = 1;
 export const SCAN_NEED_MORE = 0;

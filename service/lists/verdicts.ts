@@ -8,6 +8,7 @@ import type { Verdict, VerifyPolicy } from '../engine/types.js';
 import { verifyOffline } from '../engine/index.js';
 import { FLAG_DOMAIN_SHIFT, FLAG_HAS_KEY, FLAG_ROLE, STATUS_INDEX, type ListRowStatus } from './rowFlags.js';
 import type { ListPolicy } from './types.js';
+import { hashInto } from './dupTable.js';
 
 /**
  * The list status of a verdict. `corrected` when the key has corrections and the engine offers exactly one
@@ -21,29 +22,6 @@ export function listStatusOf(
 ): ListRowStatus {
   // One rule for list rows and single answers (shared/vocabulary.ts), so Verify and Results agree.
   return answerListStatus(verdict.code, verdict.corrections, policy);
-}
-
-/**
- * Two independent 32-bit hashes of a string (FNV-1a and a multiply-xorshift), written to `out[at]` and
- * `out[at + 1]`. 64 bits make a false "duplicate" between two different addresses of a 1,000,000-row list
- * about a one-in-thirty-million chance. (0, 0) is reserved for "no address".
- */
-export function hashInto(text: string, out: Uint32Array, at: number): void {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
-  }
-  h1 ^= h1 >>> 16;
-  h1 = Math.imul(h1, 0x85ebca6b);
-  h1 ^= h1 >>> 13;
-  h2 = Math.imul(h2 ^ (h2 >>> 15), 0xc2b2ae35);
-  h2 ^= h2 >>> 16;
-  out[at] = h1 >>> 0;
-  out[at + 1] = (h1 === 0 && h2 === 0 ? 1 : h2) >>> 0;
 }
 
 export interface BatchVerdicts {

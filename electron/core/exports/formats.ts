@@ -2,25 +2,32 @@
 // CRLF, so Excel reads accents right), tab-separated text, or .xlsx (exceljs's streaming writer). The
 // exporter (jobs/exports.ts) hands each writer its temporary name and renames it when whole. The same rows
 // and choices give the same bytes, whichever front end asked (CLI or desktop).
-import { createWriteStream, rmSync, statSync, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { rmSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import type { ExportFormat } from '../../../shared/exportChoices.js';
+import { quoteField } from '../../../service/lists/scan.js';
+import { BufferedFile } from '../jobs/outputs.js';
 
 export interface RowWriter {
   writeRow(fields: readonly string[]): Promise<void>;
+  /**
+   * Writes a row of results text as its bytes, `buf[start, end)`, then the fields of `append`, when that
+   * gives the bytes `writeRow` would give for its fields; answers false, writing nothing, when it would not.
+   * The caller gives only a row of `delimiter` whose fields are quoted exactly where `quoteField`
+   * would quote them.
+   */
+  copyRow?(
+    buf: Buffer,
+    start: number,
+    end: number,
+    delimiter: string,
+    append: readonly string[],
+  ): Promise<boolean> | boolean;
   /** Finishes the file; answers its size. */
   close(): Promise<{ bytes: number }>;
   /** Removes what was written. */
   abort(): Promise<void>;
-}
-
-/** A field quoted for delimited text when it holds the delimiter, a quote or a line break. */
-export function delimitedField(value: string, delimiter: string): string {
-  return value.includes(delimiter) || value.includes('"') || value.includes('\n') || value.includes('\r')
-    ? `"${value.replaceAll('"', '""')}"`
-    : value;
 }
 
 const TEXT_FORMATS: Record<
@@ -32,46 +39,67 @@ const TEXT_FORMATS: Record<
   tsv: { delimiter: '\t', newline: '\n', bom: '' },
 };
 
-/** Text chunks written at about this size. */
-const CHUNK_CHARS = 256 * 1024;
-
 class TextRowWriter implements RowWriter {
-  private pending: string;
+  private isStarted = false;
+  private readonly newline: Buffer;
   constructor(
-    private readonly out: WriteStream,
+    private readonly file: BufferedFile,
     private readonly path: string,
     private readonly style: { delimiter: string; newline: string; bom: string },
   ) {
-    this.pending = style.bom;
+    this.newline = Buffer.from(style.newline);
+  }
+
+  private async start(): Promise<void> {
+    this.isStarted = true;
+    if (this.style.bom) await this.file.writeText(this.style.bom);
   }
 
   async writeRow(fields: readonly string[]): Promise<void> {
+    if (!this.isStarted) await this.start();
     const { delimiter, newline } = this.style;
     let line = '';
-    for (let i = 0; i < fields.length; i++)
-      line += (i ? delimiter : '') + delimitedField(fields[i], delimiter);
-    this.pending += line + newline;
-    if (this.pending.length >= CHUNK_CHARS) {
-      const chunk = this.pending;
-      this.pending = '';
-      if (!this.out.write(chunk)) await once(this.out, 'drain');
-    }
+    for (let i = 0; i < fields.length; i++) line += (i ? delimiter : '') + quoteField(fields[i], delimiter);
+    await this.file.writeText(line + newline);
   }
 
+  copyRow(
+    buf: Buffer,
+    start: number,
+    end: number,
+    delimiter: string,
+    append: readonly string[],
+  ): Promise<boolean> | boolean {
+    const own = this.style.delimiter;
+    if (!this.isStarted || delimiter !== own) return false;
+    let tail = '';
+    for (const field of append) tail += own + quoteField(field, own);
+    if (tail === own && this.file.tryAppend(buf, start, end, this.withDelimiter)) return true;
+    return this.file.append(buf, start, end, EMPTY).then(async () => {
+      await this.file.writeText(tail + this.style.newline);
+      return true;
+    });
+  }
+
+  /** The delimiter then the line break: what follows a copied row whose one appended field is empty. */
+  private get withDelimiter(): Buffer {
+    return (this.delimiterNewline ??= Buffer.concat([Buffer.from(this.style.delimiter), this.newline]));
+  }
+  private delimiterNewline: Buffer | undefined;
+
   async close(): Promise<{ bytes: number }> {
-    if (this.pending) this.out.write(this.pending);
-    this.pending = '';
-    this.out.end();
-    await once(this.out, 'finish');
+    if (!this.isStarted) await this.start();
+    await this.file.close();
     return { bytes: statSync(this.path).size };
   }
 
-  abort(): Promise<void> {
-    this.out.destroy();
+  async abort(): Promise<void> {
+    await this.file.close().catch(() => undefined);
     rmSync(this.path, { force: true });
-    return Promise.resolve();
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** A fixed date for the workbook's properties, so the same export gives the same file. */
 const WORKBOOK_DATE = new Date(Date.UTC(2000, 0, 1));
@@ -80,10 +108,11 @@ class XlsxRowWriter implements RowWriter {
   private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
   private readonly sheet: ExcelJS.Worksheet;
   constructor(
+    excel: typeof ExcelJS,
     private readonly path: string,
     sheetName: string,
   ) {
-    this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+    this.workbook = new excel.stream.xlsx.WorkbookWriter({
       filename: path,
       useSharedStrings: false,
       useStyles: false,
@@ -118,9 +147,18 @@ function sheetNameOf(name: string): string {
   return name.replace(/[[\]:*?/\\]/g, '_').slice(0, 31) || 'Sheet1';
 }
 
-/** Opens a file at `path` for rows. `sheetName`: the .xlsx sheet's name (default: the file's stem). */
-export function openRowWriter(path: string, format: ExportFormat, sheetName?: string): RowWriter {
-  if (format === 'xlsx')
-    return new XlsxRowWriter(path, sheetNameOf(sheetName ?? basename(path).replace(/\.[^.]+$/, '')));
-  return new TextRowWriter(createWriteStream(path, { mode: 0o600 }), path, TEXT_FORMATS[format]);
+/**
+ * Opens a file at `path` for rows. `sheetName`: the .xlsx sheet's name (default: the file's stem). exceljs is
+ * loaded only for an .xlsx export (it takes a good part of a second to load).
+ */
+export async function openRowWriter(
+  path: string,
+  format: ExportFormat,
+  sheetName?: string,
+): Promise<RowWriter> {
+  if (format === 'xlsx') {
+    const excel = (await import('exceljs')).default;
+    return new XlsxRowWriter(excel, path, sheetNameOf(sheetName ?? basename(path).replace(/\.[^.]+$/, '')));
+  }
+  return new TextRowWriter(await BufferedFile.create(path, 0o600), path, TEXT_FORMATS[format]);
 }

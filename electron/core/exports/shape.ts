@@ -10,6 +10,7 @@ import {
   type ExportChoices,
   type LeftOut,
 } from '../../../shared/exportChoices.js';
+import { HashSet64, hashInto } from '../../../service/lists/dupTable.js';
 
 export class ShapeProblem extends Error {
   readonly code = 'results-unreadable';
@@ -49,14 +50,45 @@ export function resultsLayout(header: readonly string[], emailIndex: number): Re
   return layout;
 }
 
+/** A row of a results file as a shaper reads it. */
+export interface ShapeRow {
+  /** The row's Validation Status, lower case. */
+  readonly status: string;
+  /** Field `index`, decoded ('' past the row's last field). */
+  field(index: number): string;
+  /**
+   * Writes the 64-bit hash (hashInto) of field `index`'s address key (`addressKey`) to `out[0]`, `out[1]`;
+   * answers false, writing nothing, when the key is empty.
+   */
+  fieldKeyHash(index: number, out: Uint32Array): boolean;
+}
+
+/** hashInto of a field's address key, for a row read as strings. */
+export function keyHashOf(field: string, out: Uint32Array): boolean {
+  const key = addressKey(field);
+  if (key === '') return false;
+  hashInto(key, out, 0);
+  return true;
+}
+
 /**
- * Shapes rows for one export. `shape` answers the row to write, or null when the choices leave it out
- * (counted in `leftOut`). NOTE: `shape` keeps the key of every address written, for duplicates: one string
- * per written row.
+ * What a shaper does with a row: leave it out (false), write it mailed at its own address (true), or mailed
+ * at this correction of it.
+ */
+export type Shaped = boolean | string;
+
+/**
+ * Shapes rows for one export. `decide` answers whether a row is written, and the address it is mailed at
+ * (leaving it out is counted in `leftOut`); `build` makes the row written. Remove duplicates keeps a 64-bit
+ * hash of every address written (HashSet64: about 18 bytes each, not a string), as the service's
+ * `Duplicate` column does.
  */
 export class RowShaper {
   readonly header: readonly string[];
-  private readonly seen = new Set<string>();
+  /** Fields of a results row: the header's, without `Original Email`. */
+  readonly width: number;
+  private readonly seen = new HashSet64();
+  private readonly hash = new Uint32Array(2);
   private counts = { duplicates: 0, role: 0, disposable: 0 };
   written = 0;
 
@@ -66,53 +98,56 @@ export class RowShaper {
     private readonly choices: Pick<ExportChoices, 'dedupe' | 'dropRole' | 'dropDisposable'>,
   ) {
     this.header = [...header, ORIGINAL_EMAIL_COLUMN];
+    this.width = header.length;
   }
 
   get leftOut(): LeftOut {
     return { ...this.counts };
   }
 
-  /** The address a row is mailed at: the correction for a corrected row, else the row's own. */
-  addressToMail(row: readonly string[]): string {
-    const own = row[this.layout.email] ?? '';
-    if ((row[this.layout.status] ?? '').toLowerCase() === 'corrected') {
-      const corrected = this.layout.validEmail >= 0 ? (row[this.layout.validEmail] ?? '') : '';
-      if (corrected !== '') return corrected;
-    }
-    return own;
-  }
-
-  shape(row: readonly string[]): string[] | null {
+  /**
+   * Whether the row is written and at which address: a corrected row is mailed at its correction (its
+   * `Valid Email`), any other at its own address.
+   */
+  decide(row: ShapeRow): Shaped {
     const { layout, choices } = this;
-    if (choices.dropRole && layout.role >= 0 && (row[layout.role] ?? '').toLowerCase() === 'true') {
+    if (choices.dropRole && layout.role >= 0 && row.field(layout.role).toLowerCase() === 'true') {
       this.counts.role++;
-      return null;
+      return false;
     }
     if (
       choices.dropDisposable &&
       layout.domainType >= 0 &&
-      (row[layout.domainType] ?? '').toLowerCase() === 'disposable'
+      row.field(layout.domainType).toLowerCase() === 'disposable'
     ) {
       this.counts.disposable++;
-      return null;
+      return false;
     }
-    const own = row[layout.email] ?? '';
-    const address = this.addressToMail(row);
+    const correction =
+      row.status === 'corrected' && layout.validEmail >= 0 ? row.field(layout.validEmail) : '';
     if (choices.dedupe) {
-      const key = addressKey(address);
-      if (key !== '') {
-        if (this.seen.has(key)) {
-          this.counts.duplicates++;
-          return null;
-        }
-        this.seen.add(key);
+      const at = correction !== '' ? layout.validEmail : layout.email;
+      if (row.fieldKeyHash(at, this.hash) && this.seen.add(this.hash[0], this.hash[1])) {
+        this.counts.duplicates++;
+        return false;
       }
     }
-    const out = row.slice(0, this.header.length - 1);
-    while (out.length < this.header.length - 1) out.push('');
-    out[layout.email] = address;
-    out.push(address !== own ? own : '');
     this.written++;
+    return correction !== '' && correction !== row.field(layout.email) ? correction : true;
+  }
+
+  /**
+   * The row written for a row `decide` kept: its fields cut or padded to the header's, the address to mail
+   * in the address column, and the original address (when it differs) in `Original Email`.
+   */
+  build(row: readonly string[], shaped: true | string): string[] {
+    const out = row.slice(0, this.width);
+    while (out.length < this.width) out.push('');
+    if (shaped === true) out.push('');
+    else {
+      out.push(out[this.layout.email]);
+      out[this.layout.email] = shaped;
+    }
     return out;
   }
 }

@@ -21,7 +21,9 @@ import {
 } from '../../../shared/desktop/contract.js';
 import { readsNamedColumns } from '../../../shared/desktop/listServices.js';
 import { syntaxVerdict } from '../../../service/engine/index.js';
-import { quoteField, readRecordBatches, splitFields } from './records.js';
+import { quoteField } from '../../../service/lists/scan.js';
+import { hashInto } from '../../../service/lists/dupTable.js';
+import { readRecordBatches, splitFields } from './records.js';
 import { decodeStream, detectEncoding, openListSource, readHead, type ListSource } from './source.js';
 
 export interface FileRef {
@@ -80,17 +82,12 @@ function fieldAt(raw: string, delimiter: string, index: number): string {
   return quote < 0 || quote >= end ? raw.slice(start, end) : (splitFields(raw, delimiter)[index] ?? '');
 }
 
-/** A 52-bit hash of a string, for counting duplicates without holding a million strings. */
+const hashes = new Uint32Array(2);
+
+/** A 52-bit hash of a string (of hashInto's 64), for counting duplicates without holding a million strings. */
 function hash52(text: string): number {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
-  }
-  return (h1 >>> 0) * 0x100000 + ((h2 >>> 0) & 0xfffff);
+  hashInto(text, hashes, 0);
+  return hashes[0] * 0x100000 + (hashes[1] & 0xfffff);
 }
 
 /** The offline pre-check: what the service will be sent, and what the syntax check already says of it. */

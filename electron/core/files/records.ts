@@ -49,13 +49,6 @@ export function splitFields(raw: string, delimiter: string): string[] {
   return fields;
 }
 
-/** Quotes a field for writing when it needs it. */
-export function quoteField(value: string, delimiter: string): string {
-  return value.includes(delimiter) || value.includes('"') || value.includes('\n') || value.includes('\r')
-    ? `"${value.replace(/"/g, '""')}"`
-    : value;
-}
-
 /**
  * Batches of records from text chunks. The line break is learnt from the first chunk (`\r` alone only when
  * no `\n` appears). A record ends at a line break outside quotes: where the count of `"` since its start is

@@ -4,8 +4,8 @@
 import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import ExcelJS from 'exceljs';
-import { quoteField } from './records.js';
+import type ExcelJS from 'exceljs';
+import { quoteField } from '../../../service/lists/scan.js';
 
 export class SheetProblem extends Error {
   readonly code = 'file-unreadable';
@@ -42,8 +42,10 @@ export function cellText(value: CellValue): string {
   return '';
 }
 
-function openReader(path: string): ExcelJS.stream.xlsx.WorkbookReader {
-  return new ExcelJS.stream.xlsx.WorkbookReader(path, {
+/** A streaming reader of the workbook; exceljs is loaded on first use (it takes a good part of a second). */
+async function openReader(path: string): Promise<ExcelJS.stream.xlsx.WorkbookReader> {
+  const excel = (await import('exceljs')).default;
+  return new excel.stream.xlsx.WorkbookReader(path, {
     worksheets: 'emit',
     sharedStrings: 'cache',
     // Styles tell dates from numbers.
@@ -62,7 +64,7 @@ function wrap(error: unknown, name: string): SheetProblem {
 export async function sheetNames(path: string, name = path): Promise<string[]> {
   const names: string[] = [];
   try {
-    for await (const sheet of openReader(path)) {
+    for await (const sheet of await openReader(path)) {
       names.push((sheet as unknown as { name: string }).name);
       // Drain the sheet: the reader moves on only when it is read.
       for await (const row of sheet) void row;
@@ -82,7 +84,7 @@ export async function* sheetCsv(path: string, sheet?: string, name = path): Asyn
   let found = false;
   const seen: string[] = [];
   try {
-    for await (const worksheet of openReader(path)) {
+    for await (const worksheet of await openReader(path)) {
       const sheetName = (worksheet as unknown as { name: string }).name;
       seen.push(sheetName);
       const isChosen = !found && (sheet === undefined || sheetName === sheet);

@@ -1,6 +1,6 @@
 // The desktop's export of a job's stored results (the Results screen, History's re-export): the exporter run
 // over the results file, into `results/<job>/exports/`.
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { listFileExtension } from '../../../shared/api/list.js';
 import {
@@ -72,16 +72,17 @@ export async function exportJobResults(
   const shaped = spec.choices;
   const dir = join(resultsDir, String(job.id), 'exports');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  removeStaleTemporaries(dir);
-  const stem = results.name.replace(/\.(csv|txt|zip)$/i, '');
+  for (const folder of readdirSync(dir, { withFileTypes: true }))
+    if (folder.isDirectory()) removeStaleTemporaries(join(dir, folder.name));
   const fileName = exportFileName(
-    stem,
+    job.uploadName,
     filter ? 'rows' : kind === 'custom' ? statuses.join('+') : kind,
     shaped && shaped.format !== 'csv'
       ? EXPORT_FORMAT_EXTENSIONS[shaped.format]
       : resultsTextExtension(results.name, job.uploadName),
   );
-  const path = join(dir, `${Date.now()}-${fileName}`);
+  // Each export in a folder of its own (History keeps every export, several of one kind), under its name.
+  const path = join(mkdtempSync(join(dir, `${Date.now()}-`)), fileName);
   const summary = await exportResultsFile(results.path, results.name, job.mapping.delimiter, [
     { name: 'export', path, spec },
   ]);

@@ -24,15 +24,9 @@ import {
   type PurchaseRequest,
   type SubmitListParams,
 } from '../../../shared/api/list.js';
-import {
-  BufferedFile,
-  ResultsFormatError,
-  exportResultsFile,
-  type ExportRequest,
-  type ResultsSummary,
-} from './exports.js';
+import { ResultsFormatError, exportResultsFile, type ExportRequest, type ResultsSummary } from './exports.js';
 import { openListSource } from '../files/source.js';
-import { removeStaleTemporaries, temporaryPathOf } from './outputs.js';
+import { BufferedFile, removeStaleTemporaries, temporaryPathOf } from './outputs.js';
 import { ResultsFormatFailure, ResultsSink } from './resultsSink.js';
 
 export type EngineClient = Pick<Client, 'baseUrl' | 'submitList' | 'listStatus' | 'purchase' | 'results'>;

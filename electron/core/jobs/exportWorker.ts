@@ -3,8 +3,8 @@
 // service, the service that sends the file) only hands it buffers. On two cores the download and the export
 // pass then run side by side instead of one after the other.
 import { parentPort } from 'node:worker_threads';
+import { BufferedFile } from './outputs.js';
 import {
-  BufferedFile,
   ResultsExporter,
   ResultsFormatError,
   targetOf,

@@ -10,8 +10,8 @@
 //
 // Every export is written under a temporary name (outputs.ts) and renamed when complete; `abort` removes them.
 import { renameSync, rmSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
-import { open, type FileHandle } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { outputNameFor } from '../../../shared/fileName.js';
 import type { Readable } from 'node:stream';
 import {
   CR,
@@ -22,6 +22,7 @@ import {
   SCAN_ERROR,
   SCAN_NEED_MORE,
   detectLineBreak,
+  quoteField,
   type LineBreakMode,
 } from '../../../service/lists/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
@@ -33,10 +34,10 @@ import {
 } from '../../../shared/exportChoices.js';
 import { rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { openRowWriter, type RowWriter } from '../exports/formats.js';
-import { RowShaper, resultsLayout } from '../exports/shape.js';
-import { quoteField } from '../files/records.js';
+import { keyHashOf, RowShaper, resultsLayout, type ShapeRow } from '../exports/shape.js';
+import { hashAsciiLowerInto } from '../../../service/lists/dupTable.js';
 import { openListSource } from '../files/source.js';
-import { temporaryPathOf } from './outputs.js';
+import { BufferedFile, temporaryPathOf } from './outputs.js';
 
 export { EXPORT_KINDS, isExportKind, type ExportKind } from '../../../shared/exports.js';
 
@@ -45,7 +46,7 @@ export const STATUS_COLUMN = 'Validation Status';
 export const DUPLICATE_COLUMN = 'Duplicate';
 
 /** A row of the results, as a rule sees it. Valid only during the rule's call. */
-export interface ResultRow {
+export interface ResultRow extends ShapeRow {
   /** The row's `Validation Status`, lower case ('' when the results have no such column). */
   readonly status: string;
   /** Whether its `Duplicate` reads true (the address appeared earlier in the list). */
@@ -54,10 +55,22 @@ export interface ResultRow {
   column(name: string): string | undefined;
   /** Every field of the row, decoded. */
   fields(): readonly string[];
+  /** Field `index` of the row, decoded ('' past its last field). */
+  field(index: number): string;
+  /** How many fields the row has. */
+  readonly fieldCount: number;
 }
 
-/** What an export does with a row: leave it out, copy it as it was, or write these fields in its place. */
-export type RowOutcome = boolean | readonly string[];
+/** The row as it was, followed by these fields. */
+export interface AppendedRow {
+  readonly append: readonly string[];
+}
+
+/**
+ * What an export does with a row: leave it out, copy it as it was, write these fields in its place, or write
+ * it with fields appended (copied as its bytes when the writer can: no field decoded or quoted again).
+ */
+export type RowOutcome = boolean | readonly string[] | AppendedRow;
 
 export interface ExportRule {
   /** The rule reads the status: results without a `Validation Status` column are refused. */
@@ -168,11 +181,17 @@ function shapedRule(spec: ExportSpec, choices: ExportChoices): ExportRule {
     },
     row(row) {
       if (!exportKeepsStatus(spec.kind, row.status, statuses)) return false;
-      return shaper!.shape(row.fields()) ?? false;
+      const shaped = shaper!.decide(row);
+      if (shaped === false) return false;
+      // Nearly every row: its own address mailed, so the row as it was with an empty `Original Email`.
+      if (shaped === true && row.fieldCount === shaper!.width) return NOTHING_CORRECTED;
+      return shaper!.build(row.fields(), shaped);
     },
     leftOut: () => shaper?.leftOut ?? { duplicates: 0, role: 0, disposable: 0 },
   };
 }
+
+const NOTHING_CORRECTED: AppendedRow = { append: [''] };
 
 export const targetOf = (request: ExportRequest): ExportTarget => ({
   name: request.name,
@@ -191,70 +210,8 @@ export interface ResultsSummary {
   readonly leftOut?: Readonly<Record<string, LeftOut>>;
 }
 
-const OUT_BYTES = 2 * 1024 * 1024;
 const WINDOW_BYTES = 4 * 1024 * 1024;
 const MAX_ROW_BYTES = 4 * 1024 * 1024;
-
-/** A file written through a buffer, one write in flight at a time while the next buffer fills. */
-export class BufferedFile {
-  private buf = Buffer.allocUnsafe(OUT_BYTES);
-  private spare = Buffer.allocUnsafe(OUT_BYTES);
-  private at = 0;
-  private inFlight: Promise<unknown> = Promise.resolve();
-  constructor(private readonly file: FileHandle) {}
-
-  static async create(path: string): Promise<BufferedFile> {
-    return new BufferedFile(await open(path, 'w'));
-  }
-
-  /** Appends a chunk (copied: the caller may reuse it). */
-  async write(chunk: Uint8Array): Promise<void> {
-    if (this.at + chunk.length > this.buf.length) await this.flush();
-    if (chunk.length > this.buf.length) {
-      await this.inFlight;
-      await this.file.write(chunk);
-      return;
-    }
-    this.buf.set(chunk, this.at);
-    this.at += chunk.length;
-  }
-
-  /** Copies a row and its line break when they fit (no await on the common path); false when they do not. */
-  tryAppend(source: Buffer, start: number, end: number, newline: Buffer): boolean {
-    const length = end - start;
-    if (this.at + length + newline.length > this.buf.length) return false;
-    source.copy(this.buf, this.at, start, end);
-    this.at += length;
-    for (let i = 0; i < newline.length; i++) this.buf[this.at++] = newline[i]!;
-    return true;
-  }
-
-  async append(source: Buffer, start: number, end: number, newline: Buffer): Promise<void> {
-    if (this.tryAppend(source, start, end, newline)) return;
-    await this.flush();
-    if (this.tryAppend(source, start, end, newline)) return;
-    await this.inFlight;
-    await this.file.write(source.subarray(start, end));
-    await this.file.write(newline);
-  }
-
-  async flush(): Promise<void> {
-    if (this.at === 0) return;
-    await this.inFlight;
-    const full = this.buf;
-    const length = this.at;
-    this.inFlight = this.file.write(full, 0, length);
-    this.buf = this.spare;
-    this.spare = full;
-    this.at = 0;
-  }
-
-  async close(): Promise<void> {
-    await this.flush();
-    await this.inFlight;
-    await this.file.close();
-  }
-}
 
 export class ResultsFormatError extends Error {
   readonly code = 'results-unreadable';
@@ -295,46 +252,165 @@ function isTrueAt(buf: Buffer, start: number, end: number): boolean {
   );
 }
 
-/** The row handed to rules: its bytes, and its fields decoded on demand by a scanner of its own. */
+/** The row handed to rules: its bytes, and its fields found and decoded on demand. */
 class RowView implements ResultRow {
   status = '';
   isDuplicate = false;
+  /** The row holds no quote: its fields are split at every delimiter byte. */
+  private isQuoteFree = false;
+  /** Whether the row's text is as a writer would write its fields (1), is not (0), or not known yet (-1). */
+  private canonical = -1;
   private buf: Buffer = EMPTY;
   private start = 0;
   private end = 0;
+  private count = -1;
+  /** The fields of a quote-free row, split here. */
+  private plainStarts = new Int32Array(64);
+  private plainEnds = new Int32Array(64);
+  private unquoted = new Uint8Array(64);
+  /** The fields found: the plain split's arrays, or the scanner's. */
+  private starts: Int32Array = this.plainStarts;
+  private ends: Int32Array = this.plainEnds;
+  private quoted: Uint8Array = this.unquoted;
   private decoded: string[] | undefined;
 
   constructor(
     private readonly scanner: RowScanner,
     private readonly columns: ReadonlyMap<string, number>,
+    /** The one-byte delimiter of quote-free rows (-1: none, every row goes through the scanner). */
+    private readonly d0: number,
   ) {}
 
-  set(buf: Buffer, start: number, end: number, status: string, isDuplicate: boolean): void {
+  /** `isQuoteFree`: the caller saw no quote in the row (false: not known). */
+  set(
+    buf: Buffer,
+    start: number,
+    end: number,
+    status: string,
+    isDuplicate: boolean,
+    isQuoteFree: boolean,
+  ): void {
     this.buf = buf;
     this.start = start;
     this.end = end;
     this.status = status;
     this.isDuplicate = isDuplicate;
+    this.isQuoteFree = isQuoteFree && this.d0 >= 0;
+    this.canonical = -1;
+    this.count = -1;
     this.decoded = undefined;
+  }
+
+  /** Finds the row's fields: a quote-free row split at every delimiter byte, any other by the scanner. */
+  private scan(): number {
+    if (this.count >= 0) return this.count;
+    const { buf, d0 } = this;
+    if (this.isQuoteFree) {
+      this.starts = this.plainStarts;
+      this.ends = this.plainEnds;
+      this.quoted = this.unquoted;
+      let f = 0;
+      let from = this.start;
+      for (let i = this.start; i < this.end; i++) {
+        const c = buf[i];
+        if (c === CR) this.canonical = 0;
+        if (c !== d0) continue;
+        f = this.push(f, from, i);
+        from = i + 1;
+      }
+      // Without quotes, a row is as a writer would write it unless a lone \r is in it.
+      if (this.canonical < 0) this.canonical = 1;
+      return (this.count = this.push(f, from, this.end));
+    }
+    const scanner = this.scanner;
+    scanner.windowChanged();
+    const isRow = scanner.scan(buf, this.start, this.end, true) === 1;
+    this.starts = scanner.fieldStart;
+    this.ends = scanner.fieldEnd;
+    this.quoted = scanner.fieldQuoted;
+    return (this.count = isRow ? scanner.fields : 0);
+  }
+
+  /** Field `f` of the plain split; answers the count. */
+  private push(f: number, start: number, end: number): number {
+    if (f === this.plainStarts.length) {
+      const grow = (array: Int32Array) => {
+        const grown = new Int32Array(array.length * 2);
+        grown.set(array);
+        return grown;
+      };
+      this.starts = this.plainStarts = grow(this.plainStarts);
+      this.ends = this.plainEnds = grow(this.plainEnds);
+      this.quoted = this.unquoted = new Uint8Array(this.plainStarts.length);
+    }
+    this.plainStarts[f] = start;
+    this.plainEnds[f] = end;
+    return f + 1;
+  }
+
+  get fieldCount(): number {
+    return this.scan();
+  }
+
+  /**
+   * Whether the row's bytes are what a writer of its delimiter gives for its fields (scan.ts
+   * `quoteField`): a field quoted exactly when it holds the delimiter, a quote or a line break. Nearly
+   * every row is, and is then copied as it was instead of being decoded and written again.
+   */
+  get isCanonical(): boolean {
+    if (this.d0 < 0 || this.scan() === 0) return false;
+    if (this.canonical < 0) this.canonical = this.isEachFieldCanonical() ? 1 : 0;
+    return this.canonical === 1;
+  }
+
+  private isEachFieldCanonical(): boolean {
+    const { buf, d0, starts, ends, quoted } = this;
+    for (let f = 0; f < this.count; f++) {
+      let needsQuotes = false;
+      for (let i = starts[f]; i < ends[f] && !needsQuotes; i++) {
+        const c = buf[i];
+        needsQuotes = c === d0 || c === QUOTE || c === LF || c === CR;
+      }
+      if (needsQuotes !== (quoted[f] === 1)) return false;
+    }
+    return true;
+  }
+
+  field(index: number): string {
+    if (this.decoded) return this.decoded[index] ?? '';
+    if (index < 0 || index >= this.scan()) return '';
+    const text = this.buf.toString('utf8', this.starts[index], this.ends[index]);
+    return this.quoted[index] ? text.replaceAll('""', '"') : text;
+  }
+
+  fieldKeyHash(index: number, out: Uint32Array): boolean {
+    // An unquoted ASCII address without white space at its ends is its own key once in lower case.
+    if (!this.decoded && index >= 0 && index < this.scan() && this.quoted[index] === 0) {
+      const { buf } = this;
+      const start = this.starts[index];
+      const end = this.ends[index];
+      if (
+        end > start &&
+        buf[start] > 0x20 &&
+        buf[end - 1] > 0x20 &&
+        hashAsciiLowerInto(buf, start, end, out, 0)
+      )
+        return true;
+    }
+    return keyHashOf(this.field(index), out);
   }
 
   fields(): readonly string[] {
     if (this.decoded) return this.decoded;
-    const { scanner, buf } = this;
-    scanner.windowChanged();
+    const count = this.scan();
     const fields: string[] = [];
-    if (scanner.scan(buf, this.start, this.end, true) === 1) {
-      for (let f = 0; f < scanner.fields; f++) {
-        const text = buf.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]);
-        fields.push(scanner.fieldQuoted[f] ? text.replaceAll('""', '"') : text);
-      }
-    }
+    for (let f = 0; f < count; f++) fields.push(this.field(f));
     return (this.decoded = fields);
   }
 
   column(name: string): string | undefined {
     const index = this.columns.get(name);
-    return index === undefined ? undefined : (this.fields()[index] ?? '');
+    return index === undefined ? undefined : this.field(index);
   }
 }
 
@@ -376,6 +452,7 @@ export class ResultsExporter {
   private fromEnd: { status: number; duplicate: number } | undefined;
   private delimiters = new Int32Array(0);
   private nextQuote = -1;
+  private isLineQuoteFree = false;
 
   private constructor(private readonly delimiter: string) {}
 
@@ -389,7 +466,9 @@ export class ResultsExporter {
           target,
           temporary,
           ...(format
-            ? { writer: openRowWriter(temporary, format, basename(target.path).replace(/\.[^.]+$/, '')) }
+            ? {
+                writer: await openRowWriter(temporary, format, basename(target.path).replace(/\.[^.]+$/, '')),
+              }
             : {}),
           file: await BufferedFile.create(format ? `${temporary}.unused` : temporary),
           rows: 0,
@@ -458,7 +537,10 @@ export class ResultsExporter {
     }
   }
 
-  /** The \n ending the row at `pos` when the row's quotes are balanced on its line, else -1. */
+  /**
+   * The \n ending the row at `pos` when the row's quotes are balanced on its line, else -1; whether the line
+   * holds no quote at all goes to `isLineQuoteFree`.
+   */
   private balancedLineEnd(buf: Buffer, pos: number, end: number): number {
     const lineEnd = buf.indexOf(LF, pos);
     if (lineEnd < 0 || lineEnd >= end) return -1;
@@ -474,6 +556,7 @@ export class ResultsExporter {
       q = next >= 0 && next < end ? next : end;
     }
     this.nextQuote = q;
+    this.isLineQuoteFree = quotes === 0;
     return quotes % 2 === 0 ? lineEnd : -1;
   }
 
@@ -528,7 +611,7 @@ export class ResultsExporter {
               const dupEnd = fromEnd.duplicate === 0 ? contentEnd : delimiters[fromEnd.duplicate - 1];
               isDuplicate = isTrueAt(buf, delimiters[fromEnd.duplicate] + 1, dupEnd);
             }
-            await this.take(buf, start, contentEnd, next, status, isDuplicate);
+            await this.take(buf, start, contentEnd, next, status, isDuplicate, this.isLineQuoteFree);
             continue;
           }
           if (i >= start && buf[i] !== QUOTE)
@@ -554,7 +637,7 @@ export class ResultsExporter {
       if (scanner.fields === 1 && contentEnd === start) continue;
       const status = this.fieldAt(scanner, this.statusIndex, statusAt, '');
       const isDuplicate = this.fieldAt(scanner, this.duplicateIndex, isTrueAt, false);
-      await this.take(buf, start, contentEnd, pos, status, isDuplicate);
+      await this.take(buf, start, contentEnd, pos, status, isDuplicate, false);
     }
     await this.flushRuns(buf);
     // Keep the unread tail at the front.
@@ -576,7 +659,8 @@ export class ResultsExporter {
 
   /**
    * A row: `buf[start, contentEnd)`, its line break up to `next` (none for the last row of a file without
-   * one). Each export's rule decides; copied rows join the export's run of consecutive rows.
+   * one); `isQuoteFree` when the caller saw no quote in it. Each export's rule decides; copied rows join the
+   * export's run of consecutive rows.
    */
   private async take(
     buf: Buffer,
@@ -585,17 +669,32 @@ export class ResultsExporter {
     next: number,
     status: string,
     isDuplicate: boolean,
+    isQuoteFree: boolean,
   ): Promise<void> {
     this.rows++;
     if (isDuplicate) this.duplicates++;
     const view = this.view!;
-    view.set(buf, start, contentEnd, status, isDuplicate);
+    view.set(buf, start, contentEnd, status, isDuplicate, isQuoteFree);
     for (const state of this.files) {
       const outcome = state.target.rule.row(view);
       if (outcome === false) continue;
       state.rows++;
-      if (state.writer) {
-        await state.writer.writeRow(outcome === true ? view.fields() : outcome);
+      const writer = state.writer;
+      if (writer) {
+        if (outcome === true || isAppended(outcome)) {
+          const append = outcome === true ? NO_FIELDS : outcome.append;
+          // A row goes as its bytes when they are what the writer would write (same delimiter, same quoting).
+          if (writer.copyRow && view.isCanonical) {
+            const copied = writer.copyRow(buf, start, contentEnd, this.delimiter, append);
+            if (copied === true || (copied !== false && (await copied))) continue;
+          }
+          await writer.writeRow(append.length > 0 ? [...view.fields(), ...append] : view.fields());
+        } else await writer.writeRow(outcome);
+        continue;
+      }
+      if (isAppended(outcome)) {
+        await this.flushRun(state, buf);
+        await state.file.write(this.encode([...view.fields(), ...outcome.append]));
         continue;
       }
       if (outcome === true && next > contentEnd) {
@@ -646,7 +745,12 @@ export class ResultsExporter {
     const columns = new Map<string, number>();
     names.forEach((name, i) => columns.set(name, i));
     const mode: LineBreakMode = this.isCrMode ? 'cr' : 'lf';
-    this.view = new RowView(new RowScanner(Buffer.from(this.delimiter, 'utf8'), mode), columns);
+    const delimiterBytes = Buffer.from(this.delimiter, 'utf8');
+    this.view = new RowView(
+      new RowScanner(delimiterBytes, mode),
+      columns,
+      delimiterBytes.length === 1 && !this.isCrMode ? delimiterBytes[0] : -1,
+    );
     for (const state of this.files) {
       const header = state.target.rule.header?.(names);
       if (state.writer) {
@@ -674,6 +778,10 @@ export class ResultsExporter {
 }
 
 const EMPTY = Buffer.alloc(0);
+const NO_FIELDS: readonly string[] = [];
+
+const isAppended = (outcome: RowOutcome): outcome is AppendedRow =>
+  typeof outcome === 'object' && !Array.isArray(outcome);
 
 /**
  * Writes exports of a stored results file (a text file or a zip holding one): History's re-export and the
@@ -699,10 +807,12 @@ export async function exportResultsFile(
 }
 
 /**
- * An export's file name: `<stem>-<suffix><extension>`, the extension that of the results' text (`.csv` or
- * `.txt`; a zipped list's exports are its text). `mailsieve clean` names exports after the list file
- * (`big-safe.csv`), the desktop after the results file.
+ * An export's file name, the one rule of `mailsieve clean` and the desktop: `<list stem>-<suffix><extension>`
+ * — the stem of the list's file name (shortened so that the name fits, outputNameFor), the export's kind (or
+ * its statuses), the extension of the results' text (`.csv` or `.txt`; a zipped list's exports are its
+ * text) or of the export format. `big.csv`'s clean export is `big-clean.csv`.
  */
-export function exportFileName(stem: string, suffix: string, textExtension: string): string {
-  return `${stem}-${suffix}${textExtension}`;
+export function exportFileName(listName: string, suffix: string, extension: string): string {
+  const name = outputNameFor(basename(listName));
+  return `${basename(name, extname(name))}-${suffix}${extension}`;
 }

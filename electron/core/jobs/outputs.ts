@@ -3,6 +3,7 @@
 // leaves either the old file or the new one under the final name, never a torn one. A temporary name carries
 // the writing process's id; a temporary left by a process that no longer runs is stale and removed at start.
 import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fitBytes, MAX_FILE_NAME_BYTES } from '../../../shared/fileName.js';
 
@@ -58,4 +59,78 @@ export function writeFileWhole(path: string, text: string): void {
   const temporary = temporaryPathOf(path);
   writeFileSync(temporary, text, { mode: 0o600 });
   renameSync(temporary, path);
+}
+
+const OUT_BYTES = 2 * 1024 * 1024;
+
+/** A file written through a buffer, one write in flight at a time while the next buffer fills. */
+export class BufferedFile {
+  private buf = Buffer.allocUnsafe(OUT_BYTES);
+  private spare = Buffer.allocUnsafe(OUT_BYTES);
+  private at = 0;
+  private inFlight: Promise<unknown> = Promise.resolve();
+  constructor(private readonly file: FileHandle) {}
+
+  /** Creates (or truncates) `path`; `mode` for a new file (default 0o666, less the umask). */
+  static async create(path: string, mode?: number): Promise<BufferedFile> {
+    return new BufferedFile(await open(path, 'w', mode));
+  }
+
+  /** Appends a chunk (copied: the caller may reuse it). */
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.at + chunk.length > this.buf.length) await this.flush();
+    if (chunk.length > this.buf.length) {
+      await this.inFlight;
+      await this.file.write(chunk);
+      return;
+    }
+    this.buf.set(chunk, this.at);
+    this.at += chunk.length;
+  }
+
+  /** Copies a row and its line break when they fit (no await on the common path); false when they do not. */
+  tryAppend(source: Buffer, start: number, end: number, newline: Buffer): boolean {
+    const length = end - start;
+    if (this.at + length + newline.length > this.buf.length) return false;
+    source.copy(this.buf, this.at, start, end);
+    this.at += length;
+    for (let i = 0; i < newline.length; i++) this.buf[this.at++] = newline[i]!;
+    return true;
+  }
+
+  async append(source: Buffer, start: number, end: number, newline: Buffer): Promise<void> {
+    if (this.tryAppend(source, start, end, newline)) return;
+    await this.flush();
+    if (this.tryAppend(source, start, end, newline)) return;
+    await this.inFlight;
+    await this.file.write(source.subarray(start, end));
+    await this.file.write(newline);
+  }
+
+  /** Appends text as UTF-8. */
+  async writeText(text: string): Promise<void> {
+    // A UTF-16 code unit takes at most three bytes of UTF-8.
+    if (this.at + text.length * 3 > this.buf.length) {
+      await this.flush();
+      if (text.length * 3 > this.buf.length) return this.write(Buffer.from(text, 'utf8'));
+    }
+    this.at += this.buf.write(text, this.at, 'utf8');
+  }
+
+  async flush(): Promise<void> {
+    if (this.at === 0) return;
+    await this.inFlight;
+    const full = this.buf;
+    const length = this.at;
+    this.inFlight = this.file.write(full, 0, length);
+    this.buf = this.spare;
+    this.spare = full;
+    this.at = 0;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await this.inFlight;
+    await this.file.close();
+  }
 }

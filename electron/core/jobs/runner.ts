@@ -4,8 +4,7 @@
 //
 // It answers a value, never throws for a failure of the job itself: `{ok: true, value}` or
 // `{ok: false, error: {code, message}}`, the message one line for a person, without the key.
-import { basename, extname, join } from 'node:path';
-import { outputNameFor } from '../../../shared/fileName.js';
+import { basename, join } from 'node:path';
 import {
   isAwaitingPurchase,
   isFinalListStatus,
@@ -132,8 +131,6 @@ function exportsOf(
   kinds: readonly ExportKind[],
   shape: ExportShape | undefined,
 ): (textExtension: string) => ExportRequest[] {
-  const name = outputNameFor(basename(file));
-  const stem = basename(name, extname(name));
   return (textExtension) =>
     kinds.map((kind) => ({
       name: kind,
@@ -144,7 +141,7 @@ function exportsOf(
       path: join(
         outDir,
         exportFileName(
-          stem,
+          file,
           kind,
           shape && shape.format !== 'csv' ? EXPORT_FORMAT_EXTENSIONS[shape.format] : textExtension,
         ),

@@ -3,7 +3,7 @@
 // process) and through the desktop core give byte-identical results files and exports. Both go through a
 // recording proxy in front of one service: E9 is sent only to buy the report-only list, once by each.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDetail } from '../../../shared/desktop/contract.js';
@@ -189,8 +189,12 @@ describe('the CLI and the desktop give the same results and exports', () => {
         const textExtension = item.file.endsWith('.txt') ? '.txt' : '.csv';
         for (const kind of EXPORT_KINDS) {
           const info = await value<{ id: number; rows: number }>(core.handle('jobs:export', { jobId, kind }));
-          const desktopExport = readFileSync(core.exportFile(info.id)!.path, 'utf8');
-          const cliExport = readFileSync(join(cliOut, `${stem}-${kind}${textExtension}`), 'utf8');
+          const file = core.exportFile(info.id)!;
+          // One naming rule: the list's stem and the kind, on disk and as offered for saving.
+          const name = `${stem}-${kind}${textExtension}`;
+          expect([file.fileName, basename(file.path)]).toEqual([name, name]);
+          const desktopExport = readFileSync(file.path, 'utf8');
+          const cliExport = readFileSync(join(cliOut, name), 'utf8');
           expect(desktopExport, `${item.file} ${kind}`).toBe(cliExport);
         }
         // Both rows of jane@example.com are flagged.

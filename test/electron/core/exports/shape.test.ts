@@ -192,4 +192,42 @@ describe('exports for import', () => {
     ]);
     expect(zip.files.find((file) => file.name === 'list-unknown.csv')?.rows).toBe(5);
   });
+
+  it('copies rows as they were only when a writer would write the same bytes', async () => {
+    // Comma results with \n breaks: rows copied as bytes, rows quoted otherwise than a writer quotes (a
+    // needless quote, a quote inside an unquoted field, a lone \r) written again from their fields.
+    writeFileSync(
+      results,
+      [
+        'Name,Email,Street,Validation Status,Validation Code,Domain Type,Role Account,Duplicate,Valid Email',
+        'Ann,ann@example.com,"1 Main St, Apt 2",unknown,10,,,,',
+        '"Bob",bob@example.com,2 Elm St,unknown,10,,,,',
+        'Cy "C",cy@example.com,3 Oak St,unknown,10,,,,',
+        'Di,di@example.com,4 Ash\rSt,unknown,10,,,,',
+        '"Ed ""E""",ed@example.com,"5 Fir\nSt",unknown,10,,,,',
+        'Fay,fay@gmial.com,6 Elm St,corrected,10,,,,fay@gmail.com',
+        'Gus,gus@example.com,7 Yew St,unknown,10,,,',
+        'Ann again, ANN@Example.COM ,8 Elm St,unknown,10,,,true,',
+        'Zoë,zoë@example.com,9 Elm St,unknown,10,,,,',
+        'Zoe,ZOË@example.com,9 Elm St,unknown,10,,,true,',
+        '',
+      ].join('\n'),
+    );
+    const path = join(dir.path, 'copied.csv');
+    const summary = await exportResultsFile(results, 'results.csv', ',', [request('clean', path, {}, 1)]);
+    expect(readFileSync(path, 'utf8').split('\n')).toEqual([
+      'Name,Email,Street,Validation Status,Validation Code,Domain Type,Role Account,Duplicate,Valid Email,Original Email',
+      'Ann,ann@example.com,"1 Main St, Apt 2",unknown,10,,,,,',
+      'Bob,bob@example.com,2 Elm St,unknown,10,,,,,',
+      '"Cy ""C""",cy@example.com,3 Oak St,unknown,10,,,,,',
+      'Di,di@example.com,"4 Ash\rSt",unknown,10,,,,,',
+      '"Ed ""E""",ed@example.com,"5 Fir',
+      'St",unknown,10,,,,,',
+      'Fay,fay@gmail.com,6 Elm St,corrected,10,,,,fay@gmail.com,fay@gmial.com',
+      'Gus,gus@example.com,7 Yew St,unknown,10,,,,,',
+      'Zoë,zoë@example.com,9 Elm St,unknown,10,,,,,',
+      '',
+    ]);
+    expect(summary.leftOut?.[path]).toEqual({ duplicates: 2, role: 0, disposable: 0 });
+  });
 });
