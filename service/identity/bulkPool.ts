@@ -34,11 +34,28 @@ export function defaultBulkThreads(): number {
   return Math.max(1, Math.min(2, availableParallelism() - 1));
 }
 
+/**
+ * Bulk workers while the request thread is idle: one per core, at most two. Beyond `defaultBulkThreads`, a
+ * worker only takes a request while the request thread was busy less than IDLE_BELOW of its recent time,
+ * so a second bulk request runs at once when no other traffic needs that core, and waits when it does.
+ */
+export function idleBulkThreads(): number {
+  return Math.max(defaultBulkThreads(), Math.min(2, availableParallelism()));
+}
+
+/** Event-loop utilisation of the request thread below which it counts as idle. */
+const IDLE_BELOW = 0.5;
+/** How long a measure of the request thread's utilisation holds, in ms. */
+const IDLE_WINDOW_MS = 200;
+
 export interface BulkPoolOptions {
   /** The service database file; an in-memory database (tests) is answered on the request thread. */
   readonly dbPath: string;
   readonly nativeBinding?: string | undefined;
+  /** Workers that always take requests; default `defaultBulkThreads()`. */
   readonly threads?: number;
+  /** Workers while the request thread is idle (at least `threads`); default `idleBulkThreads()`. */
+  readonly idleThreads?: number;
 }
 
 export class BulkPool {
@@ -47,6 +64,10 @@ export class BulkPool {
   private nextId = 0;
   private isClosed = false;
   private readonly threads: number;
+  private readonly idleThreads: number;
+  private utilisationMark = performance.eventLoopUtilization();
+  private utilisationAt = performance.now();
+  private isRequestThreadBusy = true;
 
   constructor(
     private readonly options: BulkPoolOptions,
@@ -54,6 +75,21 @@ export class BulkPool {
     private readonly inline: IdentityStore,
   ) {
     this.threads = Math.max(1, options.threads ?? defaultBulkThreads());
+    this.idleThreads = Math.max(this.threads, options.idleThreads ?? idleBulkThreads());
+  }
+
+  /** How many workers may take requests now: `threads`, or `idleThreads` while the request thread idles. */
+  private workersNow(): number {
+    if (this.idleThreads === this.threads) return this.threads;
+    const now = performance.now();
+    if (now - this.utilisationAt >= IDLE_WINDOW_MS) {
+      const mark = performance.eventLoopUtilization();
+      this.isRequestThreadBusy =
+        performance.eventLoopUtilization(mark, this.utilisationMark).utilization >= IDLE_BELOW;
+      this.utilisationMark = mark;
+      this.utilisationAt = now;
+    }
+    return this.isRequestThreadBusy ? this.threads : this.idleThreads;
   }
 
   private get isInline(): boolean {
@@ -73,8 +109,10 @@ export class BulkPool {
 
   private pump(): void {
     while (this.queue.length > 0) {
+      const allowed = this.workersNow();
+      if (this.members.filter((m) => m.current !== undefined).length >= allowed) return;
       let member = this.members.find((m) => m.current === undefined);
-      if (!member && this.members.length < this.threads) member = this.startWorker();
+      if (!member && this.members.length < allowed) member = this.startWorker();
       if (!member) return;
       const pending = this.queue.shift()!;
       const id = this.nextId++;
