@@ -47,6 +47,12 @@ export function idleBulkThreads(): number {
 const IDLE_BELOW = 0.5;
 /** How long a measure of the request thread's utilisation holds, in ms. */
 const IDLE_WINDOW_MS = 200;
+/**
+ * A bulk worker's young generation, in MB. A 5,000-record E6 answer makes tens of MB of short-lived
+ * objects; with V8's default young generation much of them is copied and promoted before it dies, and the
+ * collector took about a fifth of the worker's time (CPU per request about 18% lower with 96–192 MB).
+ */
+const WORKER_YOUNG_GENERATION_MB = 128;
 
 export interface BulkPoolOptions {
   /** The service database file; an in-memory database (tests) is answered on the request thread. */
@@ -124,7 +130,10 @@ export class BulkPool {
 
   private startWorker(): Member {
     const data: BulkWorkerData = { dbPath: this.options.dbPath, nativeBinding: this.options.nativeBinding };
-    const worker = new Worker(workerUrl('../identity/bulkWorker'), { workerData: data });
+    const worker = new Worker(workerUrl('../identity/bulkWorker'), {
+      workerData: data,
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     const member: Member = { worker, current: undefined };
     worker.on('message', (reply: BulkReply) => {
       const current = member.current;

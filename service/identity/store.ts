@@ -111,11 +111,23 @@ export function interestBit(name: InterestName): number {
 /** Each interest in the spec's order, with its bit. */
 const INTEREST_MASKS = INTEREST_NAMES.map((name) => [name, interestBit(name)] as const);
 
-/** The `interests` object of a bit set, members in the spec's order; undefined when none is set. */
-export function interestsFromBits(bits: number): Interests | undefined {
+/** `interests` objects by bit set: a bulk answer names the same few combinations thousands of times. */
+const interestsOfBits = new Map<number, Readonly<Interests>>();
+
+/**
+ * The `interests` object of a bit set, members in the spec's order; undefined when none is set. The object
+ * is shared between answers: read only.
+ */
+export function interestsFromBits(bits: number): Readonly<Interests> | undefined {
   if (bits === 0) return undefined;
-  const interests: Interests = {};
-  for (const [name, mask] of INTEREST_MASKS) if (bits & mask) interests[name] = true;
+  let interests = interestsOfBits.get(bits);
+  if (!interests) {
+    const made: Interests = {};
+    for (const [name, mask] of INTEREST_MASKS) if (bits & mask) made[name] = true;
+    interests = Object.freeze(made);
+    if (interestsOfBits.size >= 4096) interestsOfBits.clear();
+    interestsOfBits.set(bits, interests);
+  }
   return interests;
 }
 
