@@ -3,6 +3,7 @@
 // stays free for everything else (E1 under four 5,000-record E6 clients: `npm run bench -- load`), and bulk
 // work in flight is capped, so a burst of bulk requests queues instead of starving the service.
 import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { workerUrl } from '../lists/workerUrl.js';
 import { answerBulk, type BulkOutcome, type BulkTask } from './bulkWork.js';
