@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { LIST_SERVICE_KEYS } from '../../shared/api/listServiceNames.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
+import { isLoopbackUrl } from '../../shared/api/loopback.js';
 import type { ConnectionInput } from '../../shared/desktop/contract.js';
 import { ChecksSetting } from '../components/ChecksSetting.js';
 import { useAppStore } from '../store/index.js';
@@ -9,6 +10,45 @@ import { useAppStore } from '../store/index.js';
  * The list services of a provider key. Our own service says them (`GET /v5/key`); the provider does not, so
  * the user ticks what their account has, and the mapper offers those.
  */
+/** The host of a plain-HTTP address on another machine, for which the key would travel unencrypted. */
+function plainHttpHostOf(baseUrl: string): string | undefined {
+  try {
+    const url = new URL(baseUrl);
+    return url.protocol === 'http:' && !isLoopbackUrl(baseUrl) ? url.host : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * "Allow plain HTTP on my network": shown for an http:// address off this computer, unticked unless the
+ * saved connection allows it. The core refuses such an address without it (electron/core/connection/keyOrigin.ts).
+ */
+function PlainHttpSetting({
+  host,
+  isAllowed,
+  onChange,
+}: Readonly<{ host: string; isAllowed: boolean; onChange: (isAllowed: boolean) => void }>) {
+  return (
+    <div className="plain-http">
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          checked={isAllowed}
+          onChange={(event) => onChange(event.target.checked)}
+          aria-describedby="plain-http-warning"
+        />
+        Allow plain HTTP on my network
+      </label>
+      <p id="plain-http-warning" className={isAllowed ? 'warning small' : 'muted small'}>
+        {host} is not on this computer and its address starts with http://: the API key travels unencrypted
+        with every request, readable by anyone on the networks in between. Tick this only for a service on a
+        network you trust; if it has an https:// address, use that instead.
+      </p>
+    </div>
+  );
+}
+
 function ProviderServices({ isProviderInUse }: Readonly<{ isProviderInUse: boolean }>) {
   const allowed = useAppStore((s) => s.allowedServices);
   const loadAllowedServices = useAppStore((s) => s.loadAllowedServices);
@@ -66,16 +106,23 @@ export function ConnectionScreen() {
   const [kind, setKind] = useState<'embedded' | 'provider'>(connection?.kind ?? 'embedded');
   const [baseUrl, setBaseUrl] = useState(connection?.provider?.baseUrl ?? '');
   const [apiKey, setApiKey] = useState('');
+  const [allowPlainHttp, setAllowPlainHttp] = useState(connection?.provider?.allowPlainHttp ?? false);
 
   useEffect(() => {
     if (action.status === 'saved') setApiKey('');
   }, [action.status]);
 
   if (!connection) return null;
+  const plainHttpHost = plainHttpHostOf(baseUrl.trim());
   const input: ConnectionInput =
     kind === 'embedded'
       ? { kind }
-      : { kind, baseUrl: baseUrl.trim(), ...(apiKey.trim() ? { apiKey: apiKey.trim() } : {}) };
+      : {
+          kind,
+          baseUrl: baseUrl.trim(),
+          ...(apiKey.trim() ? { apiKey: apiKey.trim() } : {}),
+          ...(plainHttpHost !== undefined && allowPlainHttp ? { allowPlainHttp: true } : {}),
+        };
   const isWorking = action.status === 'working';
   const embedded = connection.embedded;
   const embeddedText =
@@ -145,6 +192,13 @@ export function ConnectionScreen() {
               spellCheck={false}
               onChange={(event) => setBaseUrl(event.target.value)}
             />
+            {plainHttpHost !== undefined ? (
+              <PlainHttpSetting
+                host={plainHttpHost}
+                isAllowed={allowPlainHttp}
+                onChange={setAllowPlainHttp}
+              />
+            ) : null}
             <label htmlFor="api-key">API key</label>
             <input
               id="api-key"

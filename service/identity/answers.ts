@@ -157,20 +157,33 @@ function addressOf(
 // ---------------------------------------------------------------------------------------------------------
 // Intelligence (E5, E6)
 
+/** A policy's fields in its order, each with its column in `PersonRow.attributes` (-1: interests, -2: zip). */
+const fieldPlans = new WeakMap<IntelligencePolicy, readonly (readonly [string, number])[]>();
+
+function fieldPlanOf(policy: IntelligencePolicy): readonly (readonly [string, number])[] {
+  let plan = fieldPlans.get(policy);
+  if (!plan) {
+    plan = [...policy.fields].map(
+      (field) => [field, field === 'interests' ? -1 : field === 'zip' ? -2 : ATTRIBUTE_INDEX[field]] as const,
+    );
+    fieldPlans.set(policy, plan);
+  }
+  return plan;
+}
+
 /** The fields of a person that the policy enables and the person has, in the spec's table order. */
 function attributesOf(person: PersonRow, policy: IntelligencePolicy): IntelligenceResult {
   // Values come from columns the import checked against the spec's enumerations and formats.
   const result: Record<string, unknown> = {};
-  for (const field of policy.fields) {
-    if (field === 'interests') {
+  const { attributes } = person;
+  for (const [field, index] of fieldPlanOf(policy)) {
+    if (index >= 0) {
+      const value = attributes[index];
+      if (value !== null && value !== undefined) result[field] = value;
+    } else if (index === -1) {
       const interests = interestsFromBits(person.interests);
       if (interests) result.interests = interests;
-    } else if (field === 'zip') {
-      if (person.zip5 !== null) result.zip = person.zip5;
-    } else {
-      const value = person.attributes[ATTRIBUTE_INDEX[field]];
-      if (value !== null && value !== undefined) result[field] = value;
-    }
+    } else if (person.zip5 !== null) result.zip = person.zip5;
   }
   return result;
 }

@@ -34,8 +34,18 @@ export function doublingScale(count: number): number {
   return Math.min(10, Math.floor(Math.log2(count)) + 1);
 }
 
+/** `YYYY-MM-DD` of recent days: a bulk answer dates thousands of events from a few hundred days. */
+const datesOfDays = new Map<number, string>();
+
 function utcDate(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().slice(0, 10);
+  const day = Math.floor(seconds / DAY_SECONDS);
+  let date = datesOfDays.get(day);
+  if (date === undefined) {
+    date = new Date(day * DAY_SECONDS * 1000).toISOString().slice(0, 10);
+    if (datesOfDays.size >= 4096) datesOfDays.clear();
+    datesOfDays.set(day, date);
+  }
+  return date;
 }
 
 /**

@@ -59,7 +59,8 @@ const PERSON_COLUMNS = [
   .join(', ');
 const PERSON_SELECT = `SELECT ${PERSON_COLUMNS} FROM ref_people p`;
 /** An address joined with its person: the address's columns, then the person's (NULL when none). */
-const ADDRESS_SELECT = `SELECT e.id, e.email, e.person_id, ${PERSON_COLUMNS} FROM ref_emails e LEFT JOIN ref_people p ON p.id = e.person_id`;
+const ADDRESS_COLUMNS_FROM = `e.id, e.email, e.person_id, ${PERSON_COLUMNS} FROM ref_emails e LEFT JOIN ref_people p ON p.id = e.person_id`;
+const ADDRESS_SELECT = `SELECT ${ADDRESS_COLUMNS_FROM}`;
 const PERSON_AT = 3;
 const ATTRIBUTES_AT = 10;
 
@@ -89,14 +90,15 @@ export interface AddressMatch {
   readonly person: PersonRow | undefined;
 }
 
-function addressFromRaw(raw: RawRow | undefined): AddressMatch | undefined {
+/** An address row (ADDRESS_SELECT's columns from `at`: a batch query reads its key column first). */
+function addressFromRaw(raw: RawRow | null | undefined, at = 0): AddressMatch | undefined {
   if (!raw) return undefined;
   const email: EmailRow = {
-    id: raw[0] as number,
-    email: raw[1] as string,
-    person_id: raw[2] as number | null,
+    id: raw[at] as number,
+    email: raw[at + 1] as string,
+    person_id: raw[at + 2] as number | null,
   };
-  return { email, person: email.person_id === null ? undefined : personFromRaw(raw, PERSON_AT) };
+  return { email, person: email.person_id === null ? undefined : personFromRaw(raw, at + PERSON_AT) };
 }
 
 const BIT_OF = new Map<string, number>(INTEREST_BITS.map((name, bit) => [name, bit]));
@@ -106,15 +108,89 @@ export function interestBit(name: InterestName): number {
   return 1 << BIT_OF.get(name)!;
 }
 
-/** The `interests` object of a bit set, members in the spec's order; undefined when none is set. */
-export function interestsFromBits(bits: number): Interests | undefined {
+/** Each interest in the spec's order, with its bit. */
+const INTEREST_MASKS = INTEREST_NAMES.map((name) => [name, interestBit(name)] as const);
+
+/** `interests` objects by bit set: a bulk answer names the same few combinations thousands of times. */
+const interestsOfBits = new Map<number, Readonly<Interests>>();
+
+/**
+ * The `interests` object of a bit set, members in the spec's order; undefined when none is set. The object
+ * is shared between answers: read only.
+ */
+export function interestsFromBits(bits: number): Readonly<Interests> | undefined {
   if (bits === 0) return undefined;
-  const interests: Interests = {};
-  for (const name of INTEREST_NAMES) if (bits & interestBit(name)) interests[name] = true;
+  let interests = interestsOfBits.get(bits);
+  if (!interests) {
+    const made: Interests = {};
+    for (const [name, mask] of INTEREST_MASKS) if (bits & mask) made[name] = true;
+    interests = Object.freeze(made);
+    if (interestsOfBits.size >= 4096) interestsOfBits.clear();
+    interestsOfBits.set(bits, interests);
+  }
   return interests;
 }
 
 type ActivityRow = [occurredAt: number, sourceId: number, kind: string];
+
+/** Values per batch query of a read-ahead (`… IN (?, ?, …)`); a shorter last batch repeats its last value. */
+const READ_AHEAD_BATCH = 500;
+
+/**
+ * Lookups read ahead for the records of one bulk request (IdentityStore.readAhead): the rows the one-row
+ * statements would give, keyed as they are asked for; null for a key read ahead and not found.
+ */
+interface ReadAhead {
+  readonly byEmail: Map<string, RawRow | null>;
+  readonly byMd5: Map<string, RawRow | null>;
+  readonly bySha1: Map<string, RawRow | null>;
+  /** The moment `activity` was read as of; undefined: not read (E4 reads no activity). */
+  readonly nowS: number | undefined;
+  readonly activity: Map<number, ActivitySummary>;
+}
+
+/** What IdentityStore.readAhead reads: canonical addresses, MD5 and SHA-1 digests. */
+export interface ReadAheadKeys {
+  readonly emails: Iterable<string>;
+  readonly md5: Iterable<Buffer>;
+  readonly sha1: Iterable<Buffer>;
+}
+
+/** The activity summary of one address's events (at or before `nowS`). */
+function summarise(rows: Iterable<ActivityRow>, nowS: number): ActivitySummary {
+  const halfYear = nowS - HALF_YEAR_DAYS * DAY_SECONDS;
+  const year = nowS - YEAR_DAYS * DAY_SECONDS;
+  let events = 0;
+  let firstAt: number | null = null;
+  let lastOpenAt: number | null = null;
+  let recentEvents = 0;
+  let recentOpens = 0;
+  let recentClicks = 0;
+  const sources = new Set<number>();
+  for (const [at, source, kind] of rows) {
+    events++;
+    if (firstAt === null || at < firstAt) firstAt = at;
+    const isOpen = kind === 'open';
+    if ((isOpen || kind === 'click') && (lastOpenAt === null || at > lastOpenAt)) lastOpenAt = at;
+    if (at >= year) sources.add(source);
+    if (at >= halfYear) {
+      recentEvents++;
+      if (isOpen) recentOpens++;
+      else if (kind === 'click') recentClicks++;
+    }
+  }
+  return {
+    events,
+    firstAt,
+    recentEvents,
+    recentSources: sources.size,
+    recentOpens,
+    recentClicks,
+    lastOpenAt,
+  };
+}
+
+const NO_ACTIVITY: ActivitySummary = summarise([], 0);
 
 export class IdentityStore {
   private readonly byEmail: Statement<[string], RawRow>;
@@ -126,6 +202,8 @@ export class IdentityStore {
   private readonly emailsOfPerson: Statement<[number], EmailRow>;
   private readonly householdEmails: Statement<[string, number], EmailRow>;
   private readonly activity: Statement<[number, number], ActivityRow>;
+  private readonly batchStatements = new Map<string, Statement<unknown[], RawRow>>();
+  private ahead: ReadAhead | undefined;
 
   constructor(readonly db: Database) {
     this.byEmail = db.prepare<[string], RawRow>(`${ADDRESS_SELECT} WHERE e.email = ?`).raw();
@@ -162,12 +240,100 @@ export class IdentityStore {
 
   /** An address by its canonical form (normalise.ts `canonicalEmail`), with its person. */
   findByEmail(canonical: string): AddressMatch | undefined {
+    const ahead = this.ahead?.byEmail.get(canonical);
+    if (ahead !== undefined) return addressFromRaw(ahead, 1);
     return addressFromRaw(this.byEmail.get(canonical));
   }
 
   /** An address by the MD5 or SHA-1 of its canonical form, with its person. */
   findByDigest(kind: 'md5' | 'sha1', digest: Buffer): AddressMatch | undefined {
+    const ahead =
+      this.ahead && (kind === 'md5' ? this.ahead.byMd5 : this.ahead.bySha1).get(digest.toString('hex'));
+    if (ahead !== undefined) return addressFromRaw(ahead, 1);
     return addressFromRaw((kind === 'md5' ? this.byMd5 : this.bySha1).get(digest));
+  }
+
+  /**
+   * Reads the addresses of a bulk request's records, and the activity of those found as of `nowS`, in a few
+   * statements of READ_AHEAD_BATCH values each instead of one per record: findByEmail, findByDigest and
+   * activityOf answer them from memory, the same rows, until `forgetReadAhead`. Keys not read ahead are
+   * looked up one by one as always.
+   */
+  readAhead(keys: ReadAheadKeys, nowS: number | undefined): void {
+    const byEmail = new Map<string, RawRow | null>();
+    const byMd5 = new Map<string, RawRow | null>();
+    const bySha1 = new Map<string, RawRow | null>();
+    const emailIds: number[] = [];
+    const read = (column: 'email' | 'md5' | 'sha1', values: unknown[], found: Map<string, RawRow | null>) => {
+      const key = (value: unknown) => (typeof value === 'string' ? value : (value as Buffer).toString('hex'));
+      for (const value of values) found.set(key(value), null);
+      for (const raw of this.readBatches(
+        `SELECT e.${column}, ${ADDRESS_COLUMNS_FROM} WHERE e.${column} IN`,
+        values,
+      )) {
+        const k = key(raw[0]);
+        const earlier = found.get(k);
+        // As the one-row statement: the first row by id when a digest names several addresses.
+        if (earlier && (earlier[1] as number) < (raw[1] as number)) continue;
+        if (!earlier) emailIds.push(raw[1] as number);
+        found.set(k, raw);
+      }
+    };
+    read('email', [...new Set(keys.emails)], byEmail);
+    read('md5', uniqueDigests(keys.md5), byMd5);
+    read('sha1', uniqueDigests(keys.sha1), bySha1);
+    const activity = new Map<number, ActivitySummary>();
+    if (nowS !== undefined) this.readActivity(emailIds, nowS, activity);
+    this.ahead = { byEmail, byMd5, bySha1, nowS, activity };
+  }
+
+  /** The activity summaries of `emailIds` as of `nowS`, into `activity`. */
+  private readActivity(
+    emailIds: readonly number[],
+    nowS: number,
+    activity: Map<number, ActivitySummary>,
+  ): void {
+    const rowsOf = new Map<number, ActivityRow[]>();
+    for (const raw of this.readBatches(
+      'SELECT email_id, occurred_at, source_id, kind FROM ref_activity WHERE occurred_at <= ? AND email_id IN',
+      [...new Set(emailIds)],
+      [nowS],
+    )) {
+      const id = raw[0] as number;
+      let rows = rowsOf.get(id);
+      if (!rows) rowsOf.set(id, (rows = []));
+      rows.push([raw[1], raw[2], raw[3]] as ActivityRow);
+    }
+    for (const id of emailIds) {
+      const rows = rowsOf.get(id);
+      activity.set(id, rows ? summarise(rows, nowS) : NO_ACTIVITY);
+    }
+  }
+
+  /** Forgets what `readAhead` read: later lookups read the database again. */
+  forgetReadAhead(): void {
+    this.ahead = undefined;
+  }
+
+  /** The rows of `prefix (?, …)` for every value, READ_AHEAD_BATCH values per statement. */
+  private *readBatches(
+    prefix: string,
+    values: readonly unknown[],
+    leading: readonly unknown[] = [],
+  ): Generator<RawRow> {
+    if (values.length === 0) return;
+    let statement = this.batchStatements.get(prefix);
+    if (!statement) {
+      const marks = Array.from({ length: READ_AHEAD_BATCH }, () => '?').join(', ');
+      statement = this.db.prepare<unknown[], RawRow>(`${prefix} (${marks})`).raw();
+      this.batchStatements.set(prefix, statement);
+    }
+    for (let start = 0; start < values.length; start += READ_AHEAD_BATCH) {
+      const batch = values.slice(start, start + READ_AHEAD_BATCH);
+      // Repeating a value in an IN list changes nothing: the last batch is filled up with its last value.
+      while (batch.length < READ_AHEAD_BATCH) batch.push(batch[batch.length - 1]);
+      yield* statement.all(...leading, ...batch);
+    }
   }
 
   person(id: number): PersonRow | undefined {
@@ -197,35 +363,14 @@ export class IdentityStore {
 
   /** The activity of one address as of `nowS` (Unix seconds); events after `nowS` are not counted. */
   activityOf(emailId: number, nowS: number): ActivitySummary {
-    const halfYear = nowS - HALF_YEAR_DAYS * DAY_SECONDS;
-    const year = nowS - YEAR_DAYS * DAY_SECONDS;
-    let events = 0;
-    let firstAt: number | null = null;
-    let lastOpenAt: number | null = null;
-    let recentEvents = 0;
-    let recentOpens = 0;
-    let recentClicks = 0;
-    const sources = new Set<number>();
-    for (const [at, source, kind] of this.activity.all(emailId, nowS)) {
-      events++;
-      if (firstAt === null || at < firstAt) firstAt = at;
-      const isOpen = kind === 'open';
-      if ((isOpen || kind === 'click') && (lastOpenAt === null || at > lastOpenAt)) lastOpenAt = at;
-      if (at >= year) sources.add(source);
-      if (at >= halfYear) {
-        recentEvents++;
-        if (isOpen) recentOpens++;
-        else if (kind === 'click') recentClicks++;
-      }
-    }
-    return {
-      events,
-      firstAt,
-      recentEvents,
-      recentSources: sources.size,
-      recentOpens,
-      recentClicks,
-      lastOpenAt,
-    };
+    const ahead = this.ahead?.nowS === nowS ? this.ahead.activity.get(emailId) : undefined;
+    return ahead ?? summarise(this.activity.all(emailId, nowS), nowS);
   }
+}
+
+/** Distinct digests, once each. */
+function uniqueDigests(digests: Iterable<Buffer>): Buffer[] {
+  const seen = new Map<string, Buffer>();
+  for (const digest of digests) seen.set(digest.toString('hex'), digest);
+  return [...seen.values()];
 }

@@ -9,6 +9,7 @@
 //   errors are retried for GETs only. Each attempt has its own timeout.
 import type { z } from 'zod';
 import { recordErrorSchema, type RecordError } from './errors.js';
+import { isLoopbackUrl } from './loopback.js';
 import {
   alternateEmailResponseSchema,
   emailAppendResponseSchema,
@@ -281,15 +282,7 @@ export function safeFileName(name: string | undefined): string | undefined {
   return base === '' || base === '.' || base === '..' ? undefined : base;
 }
 
-/** True for a base URL on the loopback interface (our embedded service). */
-export function isLoopbackUrl(baseUrl: string): boolean {
-  try {
-    const host = new URL(baseUrl).hostname;
-    return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
-  } catch {
-    return false;
-  }
-}
+export { isLoopbackUrl } from './loopback.js';
 
 export const defaultSleep: Sleep = (ms, signal) =>
   new Promise<void>((resolve, reject) => {

@@ -76,6 +76,8 @@ export const connectionInfoSchema = z.object({
       baseUrl: z.string(),
       /** `••••abcd`: the stored key's last 4 characters, or null when no key is stored. */
       keyMask: z.string().nullable(),
+      // "Allow plain HTTP on my network" (issue #14): true when the saved connection allows it.
+      allowPlainHttp: z.boolean().optional(),
     })
     .nullable(),
   /** Where keys are kept, and whether they can be: Linux's plain-text safeStorage backend is refused. */

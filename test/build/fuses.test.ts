@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/browserApp.js';
 
 const require = createRequire(import.meta.url);
-// js-yaml comes with electron-builder, which reads this file with it.
+// js-yaml, a declared devDependency: the version electron-builder reads this file with (no types: it is required).
 const yaml = require('js-yaml') as { load(text: string): unknown };
 
 describe('the packaging config', () => {

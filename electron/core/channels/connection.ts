@@ -183,7 +183,11 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
       embedded: embeddedState,
       provider:
         stored.baseUrl !== undefined
-          ? { baseUrl: stored.baseUrl, keyMask: key ? maskSecret(key) : null }
+          ? {
+              baseUrl: stored.baseUrl,
+              keyMask: key ? maskSecret(key) : null,
+              ...(stored.allowPlainHttp ? { allowPlainHttp: true } : {}),
+            }
           : null,
       vault: {
         storage: options.secrets.storage,

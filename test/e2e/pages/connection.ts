@@ -1,5 +1,6 @@
 // The Connection screen's Checks setting (issue #11): the radio group named Checks, the network check beside
-// it, the mailbox check settings and the SOCKS5 proxy.
+// it, the mailbox check settings and the SOCKS5 proxy; and the provider's fields, with "Allow plain HTTP on
+// my network" (issue #14).
 import type { Locator, Page } from 'playwright-core';
 
 export type ChecksTitle = 'Automatic' | 'Offline only' | 'Domains (DNS)' | 'Mailboxes (SMTP)';
@@ -30,6 +31,27 @@ export class ConnectionPage {
       .filter({ hasText: `Checks: ${title}.` })
       .waitFor();
     await this.waitForNetworkCheck();
+  }
+
+  /** Chooses the provider's service and fills its address and key. */
+  async fillProvider(baseUrl: string, apiKey: string): Promise<void> {
+    await this.page.getByRole('radio', { name: /Provider’s service/ }).check();
+    await this.page.getByLabel('Service address').fill(baseUrl);
+    await this.page.getByLabel('API key').fill(apiKey);
+  }
+
+  plainHttpCheckbox(): Locator {
+    return this.page.getByRole('checkbox', { name: 'Allow plain HTTP on my network' });
+  }
+
+  /** Saves the connection: the success status, or the alert in words when it was refused. */
+  async save(): Promise<{ ok: true } | { ok: false; message: string }> {
+    await this.page.getByRole('button', { name: 'Save' }).click();
+    const saved = this.page.getByRole('status').filter({ hasText: 'Saved. New jobs use this connection.' });
+    const alert = this.page.getByRole('alert');
+    await saved.or(alert).first().waitFor();
+    if (await saved.isVisible()) return { ok: true };
+    return { ok: false, message: (await alert.textContent()) ?? '' };
   }
 
   networkCheck(): Locator {

@@ -1,0 +1,13 @@
+// Whether a service address is on this computer's loopback interface: the embedded service, and the
+// addresses where plain HTTP is fine for a provider (the key never leaves the machine). Kept apart from the
+// client so that the renderer can ask without bundling it.
+
+/** True for a base URL on the loopback interface (our embedded service). */
+export function isLoopbackUrl(baseUrl: string): boolean {
+  try {
+    const host = new URL(baseUrl).hostname;
+    return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  } catch {
+    return false;
+  }
+}
