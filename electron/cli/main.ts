@@ -137,7 +137,12 @@ export function buildProgram(): Command {
     )
     .option('--name <name>', 'the list’s name at the service (default: the file’s name)')
     .option('--out <dir>', 'folder for the results and exports (default: the file’s folder)')
-    .option('--export <kind>', 'write an export: safe, invalid, clean or all (repeatable)', collect, [])
+    .option(
+      '--export <kind>',
+      'write an export: safe, invalid, clean, all, or zip (one file per status, in one .zip) (repeatable)',
+      collect,
+      [],
+    )
     .option(
       '--dedupe',
       'remove duplicate addresses from the exports, keeping the first (default for safe and clean)',

@@ -55,6 +55,7 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
       case 'invalid':
         return of('invalid');
       case 'all':
+      case 'zip':
         return job.rows;
       case 'custom':
         return [...custom].reduce((total, status) => total + of(status), 0);
@@ -124,7 +125,9 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
         ) : null}
         <p className="muted small">
           Every export keeps the file’s own columns and the appended result columns
-          {kind === 'all' && isDefault(choices) ? '; “All rows” is the results file as it is' : ''}.
+          {kind === 'all' && isDefault(choices) ? '; “All rows” is the results file as it is' : ''}
+          {kind === 'zip' ? '; the zip holds one file per status the results have, in the format chosen' : ''}
+          .
         </p>
         {exportState.status === 'failed' ? (
           <p className="error" role="alert">

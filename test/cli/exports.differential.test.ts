@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unzipSync } from 'fflate';
 import { exportJobResults } from '../../electron/core/jobs/desktopExport.js';
 import { defaultExportChoices, type ExportChoices } from '../../shared/exportChoices.js';
 import { runCli } from '../helpers/cli.js';
@@ -54,7 +55,7 @@ describe('exports for import through the CLI', () => {
   beforeAll(async () => {
     writeFileSync(input, generatedList());
     const result = await runCli(
-      ['clean', input, '--out', dir.path, '--json', '--export', 'clean,safe,invalid,all'],
+      ['clean', input, '--out', dir.path, '--json', '--export', 'clean,safe,invalid,all,zip'],
       { MAILSIEVE_HOME: join(dir.path, 'home') },
     );
     expect(result.code, result.stderr).toBe(0);
@@ -113,7 +114,7 @@ describe('exports for import through the CLI', () => {
     expect(emails.filter((email) => email === 'person.number0@hotmail.com')).toHaveLength(2);
   }, 120_000);
 
-  const desktopExport = async (kind: 'clean' | 'safe' | 'invalid' | 'all', choices?: ExportChoices) =>
+  const desktopExport = async (kind: 'clean' | 'safe' | 'invalid' | 'all' | 'zip', choices?: ExportChoices) =>
     exportJobResults(
       {
         id: 1,
@@ -161,4 +162,33 @@ describe('exports for import through the CLI', () => {
     expect([...cli.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     expect(readFileSync(written.path).equals(cli)).toBe(true);
   }, 120_000);
+
+  it('writes a zip of every status, one file per status, byte for byte what the desktop writes', async () => {
+    const zipPath = outOf('crm-statuses.zip');
+    const cli = readFileSync(zipPath);
+    const written = await desktopExport('zip');
+    expect(written.fileName).toMatch(/-statuses\.zip$/);
+    expect(readFileSync(written.path).equals(cli)).toBe(true);
+    const files = unzipSync(new Uint8Array(cli));
+    const results = parse(resultsPath);
+    const statusAt = results[0].lastIndexOf('Validation Status');
+    const statuses = new Set(results.slice(1).map((row) => row[statusAt].toLowerCase()));
+    expect(Object.keys(files).sort()).toEqual([...statuses].map((status) => `crm-${status}.csv`).sort());
+    let total = 0;
+    for (const [name, bytes] of Object.entries(files)) {
+      const [header, ...rows] = Papa.parse<string[]>(new TextDecoder().decode(bytes), {
+        skipEmptyLines: true,
+      }).data;
+      const at = header.lastIndexOf('Validation Status');
+      const status = name.slice('crm-'.length, -'.csv'.length);
+      expect(
+        rows.every((row) => row[at].toLowerCase() === status),
+        name,
+      ).toBe(true);
+      total += rows.length;
+    }
+    // Remove duplicates is off for the zip by default: every row is in one file.
+    expect(total).toBe(results.length - 1);
+    expect(written.rows).toBe(total);
+  });
 });
