@@ -42,6 +42,13 @@ export const EXPORT_LABELS: Readonly<Record<ExportChoice, string>> = {
   zip: 'Zip of every status (one file per status)',
 };
 
+/**
+ * What a job's saved files are (the `exports` the history keeps): an export of rows, or one of the spec's
+ * report CSVs (shared/reportCsv.ts: the match report, the chart data).
+ */
+export const EXPORT_RECORD_KINDS = [...EXPORT_CHOICES, 'match-report', 'chart-data'] as const;
+export type ExportRecordKind = (typeof EXPORT_RECORD_KINDS)[number];
+
 /** Statuses of both vocabularies safe to mail. */
 const SAFE_STATUSES: ReadonlySet<string> = new Set(['valid', 'corrected', 'safetosend']);
 /** Statuses `clean` leaves out. */

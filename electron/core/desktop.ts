@@ -28,6 +28,7 @@ import { createStaging, fileHandlers } from './channels/files.js';
 import { exportFileOf, historyHandlers } from './channels/history.js';
 import { jobHandlers } from './channels/jobs.js';
 import { lookupHandlers } from './channels/lookup.js';
+import { reportHandlers } from './channels/reports.js';
 import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
 import { HISTORY_DB_FILE, openHistoryDb, type HistoryDb } from './history/db.js';
@@ -103,6 +104,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     ...historyHandlers(ctx),
     ...verifyHandlers(ctx),
     ...lookupHandlers(ctx),
+    ...reportHandlers(ctx),
   };
 
   /** No reply shows a key: the provider's, nor the embedded service's. */

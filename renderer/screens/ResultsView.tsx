@@ -103,6 +103,10 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
           <button type="button" onClick={() => navigate({ name: 'history' })}>
             History
           </button>
+          {/* The printable summary and the report CSVs (SummaryScreen.tsx). */}
+          <button type="button" onClick={() => navigate({ name: 'summary', jobId: job.id })}>
+            Summary
+          </button>
           <button
             type="button"
             className="primary"

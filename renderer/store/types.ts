@@ -1,3 +1,4 @@
+import type { ReportCsv } from '../../shared/reportCsv.js';
 // The shape of the renderer's state. Every asynchronous thing is a discriminated union of its states.
 import type { ExportChoices } from '../../shared/exportChoices.js';
 import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
@@ -30,6 +31,8 @@ import type { HistorySort } from '../../shared/desktop/constants.js';
 export type Screen =
   | { readonly name: 'new' }
   | { readonly name: 'job'; readonly jobId: number }
+  /** A job's printable summary (issue #12). */
+  | { readonly name: 'summary'; readonly jobId: number }
   | { readonly name: 'history' }
   | { readonly name: 'verify' }
   | { readonly name: 'lookup' }
@@ -148,6 +151,12 @@ export type ExportState =
   | { readonly status: 'done'; readonly info: ExportInfo; readonly path: string | null }
   | { readonly status: 'failed'; readonly error: string };
 
+/** A file saved for the user: where (null: the browser's downloads) and its name. */
+export interface SavedFile {
+  readonly path: string | null;
+  readonly fileName: string;
+}
+
 export interface JobBrief {
   readonly id: number;
   readonly fileName: string;
@@ -185,6 +194,10 @@ export interface JobsSlice {
   /** Shows a saved export in its folder (Electron only). */
   readonly showInFolder: (path: string) => Promise<void>;
   readonly resetExport: () => void;
+  /** Printable summary: a report CSV of the job saved where the user says; null when cancelled. */
+  readonly saveReport: (jobId: number, report: ReportCsv) => Promise<SavedFile | null>;
+  /** Printable summary: the page saved as PDF (Electron) or printed (browser mode); null when cancelled. */
+  readonly saveSummaryPdf: (fileName: string) => Promise<SavedFile | null>;
   readonly purchaseJob: (
     jobId: number,
     fields: readonly string[],

@@ -6,6 +6,8 @@
 // Secrets: no output schema here has a member that can carry an API key. A key travels one way only, in the
 // inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
 import { EXPORT_FORMATS } from '../exportChoices.js';
+import { EXPORT_RECORD_KINDS } from '../exports.js';
+import { REPORT_CSVS } from '../reportCsv.js';
 import { z } from 'zod';
 import { emailValidationReportingSchema, LIST_SERVICE_KEYS, listResourceSchema } from '../api/list.js';
 import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js';
@@ -360,7 +362,7 @@ export const exportInfoSchema = z.object({
   leftOut: z.object({ duplicates: z.number(), role: z.number(), disposable: z.number() }).optional(),
   jobId: z.number().int(),
   createdAt: z.string(),
-  kind: z.enum(EXPORT_CHOICES),
+  kind: z.enum(EXPORT_RECORD_KINDS),
   statuses: z.array(z.string()),
   fileName: z.string(),
   rows: z.number(),
@@ -452,6 +454,13 @@ export const exportInputSchema = z
     message: 'Choose at least one status to export',
   });
 export type ExportInput = z.infer<typeof exportInputSchema>;
+
+// Printable summary (issue #12): the spec's match report and chart data CSVs of a job, saved as its exports.
+export const saveReportInputSchema = z.object({
+  jobId: z.number().int(),
+  report: z.enum(REPORT_CSVS),
+});
+export type SaveReportInput = z.infer<typeof saveReportInputSchema>;
 
 /** Buying a report-only job's results (E9): the fields to buy and the email append match type. */
 export const purchaseInputSchema = z.object({
@@ -603,6 +612,8 @@ export const CHANNELS = {
   'jobs:rerun': { input: jobIdInput, output: z.object({ jobId: z.number().int() }) },
   'jobs:preview': { input: previewInputSchema, output: previewSchema },
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
+  // Printable summary (issue #12): a report CSV of the job (match report, chart data), kept as an export.
+  'jobs:save-report': { input: saveReportInputSchema, output: exportInfoSchema },
   'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
   /** Finish now: a job waiting for a retry of temporary failures stops waiting (those rows stay unknown). */
   'jobs:finish-now': { input: jobIdInput, output: jobDetailSchema },

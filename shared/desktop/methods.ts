@@ -26,6 +26,7 @@ export const METHOD_OF_CHANNEL = {
   'jobs:rerun': 'rerunJob',
   'jobs:preview': 'previewRows',
   'jobs:export': 'exportJob',
+  'jobs:save-report': 'saveReport',
   'jobs:purchase': 'purchaseJob',
   'jobs:finish-now': 'finishJobNow',
   'verify:address': 'verifyAddress',
