@@ -51,6 +51,7 @@ import {
   exportShapeOf,
   statusZipOption,
   writeCleanStatusZip,
+  writeReportCsvs,
   xlsxAsCsv,
   type ExportCliOptions,
 } from './exportOptions.js';
@@ -629,6 +630,9 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           )
         : undefined;
     const exports = zip ? [...outcome.exports, zip] : outcome.exports;
+    const reports = options.reportCsv
+      ? writeReportCsvs(outcome.list, outcome.summary?.duplicates ?? null, { file: path, outDir })
+      : [];
     if (options.json) {
       process.stdout.write(
         `${JSON.stringify({
@@ -637,6 +641,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           results: outcome.resultsPath,
           duplicates: outcome.summary?.duplicates ?? null,
           exports,
+          ...(options.reportCsv ? { reports } : {}),
           ...(outcome.exportsSkipped ? { exports_skipped: outcome.exportsSkipped } : {}),
           offline: isOffline,
           checks: checksJson ?? { level: outcome.list.checks ?? null },
@@ -667,6 +672,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       );
     }
     if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);
+    for (const report of reports) info(`Report ${report.kind.padEnd(12)} ${report.path}`);
   } finally {
     await embedded?.close();
   }

@@ -11,7 +11,11 @@ import {
 } from '../../shared/exportChoices.js';
 import { STATUS_ZIP } from '../../shared/exports.js';
 import { outputNameFor } from '../../shared/fileName.js';
+import type { ListResource } from '../../shared/api/list.js';
+import { matchReportsOf } from '../../shared/desktop/listServices.js';
+import { REPORT_CSVS, REPORT_CSV_OF, type ReportCsv } from '../../shared/reportCsv.js';
 import { writeStatusZip } from '../core/exports/statusZip.js';
+import { writeFileWhole } from '../core/jobs/outputs.js';
 import { exportFileName } from '../core/jobs/exports.js';
 import type { ExportShape } from '../core/jobs/runner.js';
 import { convertSheetToCsv, SheetProblem } from '../core/files/xlsx.js';
@@ -24,6 +28,8 @@ export interface ExportCliOptions {
   dropDisposable?: boolean;
   exportFormat?: string;
   sheet?: string;
+  /** --report-csv: the spec's match report and chart data CSVs beside the results. */
+  reportCsv?: boolean;
 }
 
 export function exportFormatOption(raw: string | undefined): ExportFormat {
@@ -111,4 +117,29 @@ export async function writeCleanStatusZip(
     leftOut.disposable += file.leftOut.disposable;
   }
   return { kind: STATUS_ZIP, path, rows: zip.files.reduce((n, file) => n + file.rows, 0), leftOut };
+}
+
+/**
+ * `clean --report-csv`: the spec's match report and chart data CSVs (shared/reportCsv.ts, as the desktop's
+ * Summary saves them), `<out>/<list>-match-report.csv` and `<out>/<list>-chart-data.csv`, each written whole.
+ */
+export function writeReportCsvs(
+  list: ListResource,
+  duplicates: number | null,
+  where: { readonly file: string; readonly outDir: string },
+): { kind: ReportCsv; path: string; rows: number }[] {
+  const name = outputNameFor(basename(where.file));
+  const stem = basename(name, extname(name));
+  const counts = {
+    records: list.records,
+    validation: list.services.email_validation?.reporting ?? null,
+    duplicates,
+    matchReports: matchReportsOf(list),
+  };
+  return REPORT_CSVS.map((kind) => {
+    const path = join(where.outDir, exportFileName(stem, kind, '.csv'));
+    const text = REPORT_CSV_OF[kind](counts);
+    writeFileWhole(path, text);
+    return { kind, path, rows: text.split('\n').length - 2 };
+  });
 }

@@ -153,6 +153,10 @@ export function buildProgram(): Command {
     .option('--export-format <format>', 'csv, csv-excel (BOM and CRLF), tsv or xlsx (default csv)')
     .option('--sheet <name>', 'the sheet of an .xlsx list (default: the first)')
     .option(
+      '--report-csv',
+      'write the match report (field,records matched,percent) and chart data (field,value,count) CSVs beside the results',
+    )
+    .option(
       '--services <list>',
       'list services, comma-separated: validation, intelligence, email_append, alternate_email, or all',
       'validation',

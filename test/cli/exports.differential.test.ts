@@ -55,11 +55,19 @@ describe('exports for import through the CLI', () => {
   beforeAll(async () => {
     writeFileSync(input, generatedList());
     const result = await runCli(
-      ['clean', input, '--out', dir.path, '--json', '--export', 'clean,safe,invalid,all,zip'],
+      ['clean', input, '--out', dir.path, '--json', '--export', 'clean,safe,invalid,all,zip', '--report-csv'],
       { MAILSIEVE_HOME: join(dir.path, 'home') },
     );
     expect(result.code, result.stderr).toBe(0);
-    resultsPath = (JSON.parse(result.stdout) as { results: string }).results;
+    const json = JSON.parse(result.stdout) as {
+      results: string;
+      checks: { level: string };
+      reports: unknown[];
+    };
+    resultsPath = json.results;
+    // clean --json says the level the job ran with, and lists the report CSVs.
+    expect(json.checks.level).toMatch(/^(offline|dns|smtp)$/);
+    expect(json.reports).toHaveLength(2);
   }, 120_000);
   afterAll(() => dir.remove());
 
@@ -190,5 +198,33 @@ describe('exports for import through the CLI', () => {
     // Remove duplicates is off for the zip by default: every row is in one file.
     expect(total).toBe(results.length - 1);
     expect(written.rows).toBe(total);
+  });
+
+  it('writes the spec’s match report and chart data CSVs (--report-csv), counted from the results', () => {
+    const results = parse(resultsPath);
+    const statusAt = results[0].lastIndexOf('Validation Status');
+    const rows = results.slice(1);
+    const [reportHeader, ...report] = parse(outOf('crm-match-report.csv'));
+    expect(reportHeader).toEqual(['field', 'records matched', 'percent']);
+    const validEmail = rows.filter((row) => ['valid', 'corrected'].includes(row[statusAt].toLowerCase()));
+    expect(report.find((row) => row[0] === 'Valid Email')).toEqual([
+      'Valid Email',
+      String(validEmail.length),
+      ((100 * validEmail.length) / rows.length).toFixed(2),
+    ]);
+    expect(report.find((row) => row[0] === 'Validation Status')?.[1]).toBe(String(rows.length));
+    const [chartHeader, ...chart] = parse(outOf('crm-chart-data.csv'));
+    expect(chartHeader).toEqual(['field', 'value', 'count']);
+    for (const status of ['Valid', 'Invalid', 'Risky', 'Unknown', 'Unverifiable', 'Corrected']) {
+      const n = rows.filter((row) => row[statusAt].toLowerCase() === status.toLowerCase()).length;
+      expect(chart.find((row) => row[0] === 'Validation Status' && row[1] === status)?.[2], status).toBe(
+        String(n),
+      );
+    }
+    const codeAt = results[0].lastIndexOf('Validation Code');
+    const codes = chart.filter((row) => row[0] === 'Validation Code');
+    expect(codes.reduce((sum, row) => sum + Number(row[2]), 0)).toBe(rows.length);
+    for (const [, code, n] of codes)
+      expect(rows.filter((row) => row[codeAt] === code).length, code).toBe(Number(n));
   });
 });
