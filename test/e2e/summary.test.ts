@@ -25,7 +25,7 @@ async function exportWith(page: Page, option: string | RegExp, format?: string) 
   const download = page.waitForEvent('download');
   await dialog.getByRole('button', { name: 'Save export' }).click();
   const file = await download;
-  const bytes = readFileSync((await file.path())!);
+  const bytes = readFileSync(await file.path());
   const status = dialog.getByRole('status').filter({ hasText: 'Exported' });
   await status.waitFor();
   const words = (await status.textContent()) ?? '';
@@ -37,7 +37,7 @@ async function download(page: Page, button: string) {
   const download = page.waitForEvent('download');
   await page.getByRole('button', { name: button }).click();
   const file = await download;
-  return { name: file.suggestedFilename(), text: readFileSync((await file.path())!, 'utf8') };
+  return { name: file.suggestedFilename(), text: readFileSync(await file.path(), 'utf8') };
 }
 
 describe('exports and the printable summary in browser mode', () => {
