@@ -128,7 +128,8 @@ export interface NewJobSlice {
   readonly openListDialog: () => Promise<void>;
   readonly openStaged: (file: StagedFile) => Promise<void>;
   readonly openRecent: (path: string) => Promise<void>;
-  readonly reinspect: (change: { header?: boolean; delimiter?: string }) => Promise<void>;
+  /** Reads the file again with another layout, or (an .xlsx list) another sheet: then its layout afresh. */
+  readonly reinspect: (change: { header?: boolean; delimiter?: string; sheet?: string }) => Promise<void>;
   readonly setRole: (column: number, role: ColumnRole) => void;
   readonly setReportOnly: (value: boolean) => void;
   readonly setService: (service: ListServiceKey, isChosen: boolean) => void;

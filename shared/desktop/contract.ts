@@ -196,11 +196,16 @@ export const inspectionSchema = z.object({
   isPresetApplied: z.boolean(),
   /** Rows per part when the file is split (the service's limit per list). */
   partLimit: z.number(),
+  // xlsx sheet picker (issue #12): a workbook's sheets, and the one read (the first unless one was chosen).
+  sheets: z.array(z.string()).optional(),
+  sheet: z.string().optional(),
 });
 export type Inspection = z.infer<typeof inspectionSchema>;
 
 export const inspectInputSchema = z.object({
   fileId: z.string(),
+  /** xlsx sheet picker (issue #12): read this sheet; the answer's fileId then names the file with it. */
+  sheet: z.string().min(1).max(200).optional(),
   delimiter: z.string().min(1).max(1).optional(),
   header: z.boolean().optional(),
 });
