@@ -143,4 +143,36 @@ describe('exports and the printable summary in browser mode', () => {
     expect(await page.getByRole('heading', { name: 'Summary of sample.csv' }).isVisible()).toBe(true);
     await page.emulateMedia({ media: 'screen' });
   });
+
+  it('offers the sheets of a two-sheet workbook, reads the first by default and the one chosen', async () => {
+    const path = join(home.path, 'two-sheets.xlsx');
+    const workbook = new ExcelJS.Workbook();
+    const first = workbook.addWorksheet('Notes');
+    first.addRow(['Email', 'Owner']);
+    first.addRow(['first@sheet.example.com', 'sam']);
+    first.addRow(['second@sheet.example.com', 'kim']);
+    const second = workbook.addWorksheet('Contacts');
+    second.addRow(['Email', 'Name']);
+    for (let i = 0; i < 7; i++) second.addRow([`person${i}@example.com`, `Person ${i}`]);
+    await workbook.xlsx.writeFile(path);
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: /^New/ }).click();
+    const newJob = new NewJobPage(page);
+    await newJob.addList(path).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await page.locator('main').innerText()}`);
+    });
+    const sheet = page.getByRole('combobox', { name: 'Sheet' });
+    expect(await sheet.inputValue()).toBe('Notes');
+    expect(await sheet.locator('option').allTextContents()).toEqual(['Notes', 'Contacts']);
+    expect(await newJob.columnNames()).toEqual(['Email', 'Owner']);
+    await sheet.selectOption('Contacts');
+    await expect.poll(() => newJob.columnNames()).toEqual(['Email', 'Name']);
+    await expect.poll(async () => (await newJob.precheck())['Rows to send'], { timeout: 20_000 }).toBe('7');
+    await newJob.startCleaning();
+    await new ResultsPage(page).waitFor();
+    const results = await exportWith(page, 'All rows with results');
+    const [header, ...rows] = parse(results.bytes.toString('utf8'));
+    expect(header.slice(0, 2)).toEqual(['Email', 'Name']);
+    expect(rows.map((row) => row[0])).toEqual(Array.from({ length: 7 }, (_, i) => `person${i}@example.com`));
+  }, 120_000);
 });
