@@ -130,6 +130,7 @@ describe('stored keys stay in the core', () => {
       'jobs:get': { jobId },
       'jobs:preview': { jobId, status: 'invalid' },
       'jobs:export': { jobId, kind: 'all' },
+      'jobs:save-report': { jobId, report: 'match-report' },
       'verify:address': { email: 'john@gmial.com' },
       'people:lookup': { by: 'email', email: 'john@example.com' },
       'jobs:cancel': { jobId },
