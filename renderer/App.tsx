@@ -9,6 +9,7 @@ import { HistoryScreen } from './screens/HistoryScreen.js';
 import { JobScreen } from './screens/JobScreen.js';
 import { LookupScreen } from './screens/LookupScreen.js';
 import { NewJobScreen } from './screens/NewJobScreen.js';
+import { SummaryScreen } from './screens/SummaryScreen.js';
 import { VerifyScreen } from './screens/VerifyScreen.js';
 import { useAppStore } from './store/index.js';
 
@@ -19,6 +20,8 @@ function CurrentScreen() {
       return <NewJobScreen />;
     case 'job':
       return <JobScreen jobId={screen.jobId} />;
+    case 'summary':
+      return <SummaryScreen jobId={screen.jobId} />;
     case 'history':
       return <HistoryScreen />;
     case 'verify':
@@ -54,7 +57,8 @@ export function App() {
   const appState = useAppStore((state) => state.appState);
   const startupError = useAppStore((state) => state.startupError);
   const screen = useAppStore((state) => state.screen);
-  const screenKey = screen.name === 'job' ? `job-${screen.jobId}` : screen.name;
+  const screenKey =
+    screen.name === 'job' || screen.name === 'summary' ? `${screen.name}-${screen.jobId}` : screen.name;
   const shownKey = useRef<string | null>(null);
 
   // After a change of screen, focus goes to its heading (not at the first render).

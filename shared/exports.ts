@@ -8,15 +8,25 @@
 //   invalid  rows with status invalid: for a suppression list
 //   all      every row, with the appended columns (the only one for results without validation)
 //   custom   (the desktop) a set of statuses the user picks
+//   zip      one file per status the results hold, in one .zip (the desktop's dialog; `clean --export zip`,
+//            which electron/cli/exportOptions.ts handles beside the kinds): written by exports/statusZip.ts
 
 /** The kinds, in the order `clean --export` lists them. */
 export const EXPORT_KINDS = ['safe', 'invalid', 'clean', 'all'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
 
+/** The zip of every status: one file per status, each shaped alike, in one archive. */
+export const STATUS_ZIP = 'zip';
+
 /** What the Results screen offers, in its order: the kinds, and a custom set of statuses. */
-export const EXPORT_CHOICES = ['safe', 'clean', 'invalid', 'all', 'custom'] as const satisfies readonly (
-  ExportKind | 'custom'
-)[];
+export const EXPORT_CHOICES = [
+  'safe',
+  'clean',
+  'invalid',
+  'all',
+  'custom',
+  'zip',
+] as const satisfies readonly (ExportKind | 'custom' | typeof STATUS_ZIP)[];
 export type ExportChoice = (typeof EXPORT_CHOICES)[number];
 
 export function isExportKind(value: string): value is ExportKind {
@@ -29,7 +39,15 @@ export const EXPORT_LABELS: Readonly<Record<ExportChoice, string>> = {
   invalid: 'Invalid (for suppression)',
   all: 'All rows with results',
   custom: 'Custom set of statuses',
+  zip: 'Zip of every status (one file per status)',
 };
+
+/**
+ * What a job's saved files are (the `exports` the history keeps): an export of rows, or one of the spec's
+ * report CSVs (shared/reportCsv.ts: the match report, the chart data).
+ */
+export const EXPORT_RECORD_KINDS = [...EXPORT_CHOICES, 'match-report', 'chart-data'] as const;
+export type ExportRecordKind = (typeof EXPORT_RECORD_KINDS)[number];
 
 /** Statuses of both vocabularies safe to mail. */
 const SAFE_STATUSES: ReadonlySet<string> = new Set(['valid', 'corrected', 'safetosend']);
@@ -56,6 +74,9 @@ export function exportKeepsStatus(
       return true;
     case 'custom':
       return custom.includes(status);
+    case 'zip':
+      // Every row is in the zip, in its own status's file (statusZip.ts writes one `custom` export each).
+      return true;
   }
 }
 

@@ -34,6 +34,7 @@ import {
 import { serviceDataDir } from '../core/home.js';
 import type { EmbeddedService } from '../core/embedded.js';
 import { EXPORT_KINDS, isExportKind, type ExportKind, type ResultsSummary } from '../core/jobs/exports.js';
+import { STATUS_ZIP } from '../../shared/exports.js';
 import { runListJob, type JobEvent } from '../core/jobs/runner.js';
 import { readHead } from '../core/files/source.js';
 import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/zip.js';
@@ -44,7 +45,15 @@ import {
   startChecksService,
   type ChecksCliOptions,
 } from './checksOptions.js';
-import { exportFormatOption, exportShapeOf, xlsxAsCsv, type ExportCliOptions } from './exportOptions.js';
+import {
+  exportFormatOption,
+  exportShapeOf,
+  statusZipOption,
+  writeCleanStatusZip,
+  writeReportCsvs,
+  xlsxAsCsv,
+  type ExportCliOptions,
+} from './exportOptions.js';
 import { CliError, intOption } from './errors.js';
 
 export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
@@ -96,11 +105,12 @@ function delimiterOption(raw: string): string {
   return value;
 }
 
-/** `--export` kinds, each once, or a CliError naming the bad one. */
-export function exportKindsOption(raw: readonly string[] = []): ExportKind[] {
+/** `--export` kinds, each once, or a CliError naming the bad one (`also`: other words the command takes). */
+export function exportKindsOption(raw: readonly string[] = [], also: readonly string[] = []): ExportKind[] {
   const kinds: ExportKind[] = [];
   for (const kind of raw) {
-    if (!isExportKind(kind)) throw new CliError(`--export takes ${EXPORT_KINDS.join(', ')}; got '${kind}'.`);
+    if (!isExportKind(kind))
+      throw new CliError(`--export takes ${[...EXPORT_KINDS, ...also].join(', ')}; got '${kind}'.`);
     if (!kinds.includes(kind)) kinds.push(kind);
   }
   return kinds;
@@ -454,14 +464,15 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
         ? notAListFile(file)
         : `${options.name ? `--name ${options.name}` : file} must end in .csv, .txt, .xlsx or .zip.`,
     );
-  const exportKinds = exportKindsOption(options.export);
+  const { kinds: exportArgs, isZip } = statusZipOption(options.export);
+  const exportKinds = exportKindsOption(exportArgs, [STATUS_ZIP]);
   const services = servicesOption(options.services);
   const isReportOnly = options.reportOnly === true;
   if (isReportOnly && !services.some((service) => service !== 'email_validation'))
     throw new CliError(
       '--report-only is for intelligence, email_append and alternate_email: validation alone always runs to its results.',
     );
-  if (exportKinds.length > 0 && !services.includes('email_validation'))
+  if ((exportKinds.length > 0 || isZip) && !services.includes('email_validation'))
     throw new CliError(
       '--export needs validation in --services: the exports sort rows by their validation status.',
     );
@@ -610,6 +621,19 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       return;
     }
 
+    // The zip of every status, from the results file (after the kinds, which runner.ts wrote).
+    const zip =
+      isZip && layout.emailColumn > 0
+        ? await writeCleanStatusZip(
+            { path: outcome.resultsPath, delimiter: layout.delimiter },
+            { file: path, outDir, emailColumn: layout.emailColumn },
+            options,
+          )
+        : undefined;
+    const exports = zip ? [...outcome.exports, zip] : outcome.exports;
+    const reports = options.reportCsv
+      ? writeReportCsvs(outcome.list, outcome.summary?.duplicates ?? null, { file: path, outDir })
+      : [];
     if (options.json) {
       process.stdout.write(
         `${JSON.stringify({
@@ -617,7 +641,8 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           detected: detectedJson,
           results: outcome.resultsPath,
           duplicates: outcome.summary?.duplicates ?? null,
-          exports: outcome.exports,
+          exports,
+          ...(options.reportCsv ? { reports } : {}),
           ...(outcome.exportsSkipped ? { exports_skipped: outcome.exportsSkipped } : {}),
           offline: isOffline,
           checks: checksJson ?? { level: outcome.list.checks ?? null },
@@ -643,13 +668,14 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
             ? 'Why, per row: none written — the provider gave no explanations (it has no explain endpoint), so each row’s Status Code says what it answered.'
             : 'Why, per row: none written — the list ran offline, so each row’s Status Code says why.',
       );
-    for (const exported of outcome.exports) {
-      const leftOut = outcome.summary?.leftOut?.[exported.kind];
+    for (const exported of exports) {
+      const leftOut = zip && exported === zip ? zip.leftOut : outcome.summary?.leftOut?.[exported.kind];
       info(
         `Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows${leftOut ? `; ${describeLeftOut(leftOut)}` : ''})`,
       );
     }
     if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);
+    for (const report of reports) info(`Report ${report.kind.padEnd(12)} ${report.path}`);
   } finally {
     await embedded?.close();
   }

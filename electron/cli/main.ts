@@ -137,7 +137,12 @@ export function buildProgram(): Command {
     )
     .option('--name <name>', 'the list’s name at the service (default: the file’s name)')
     .option('--out <dir>', 'folder for the results and exports (default: the file’s folder)')
-    .option('--export <kind>', 'write an export: safe, invalid, clean or all (repeatable)', collect, [])
+    .option(
+      '--export <kind>',
+      'write an export: safe, invalid, clean, all, or zip (one file per status, in one .zip) (repeatable)',
+      collect,
+      [],
+    )
     .option(
       '--dedupe',
       'remove duplicate addresses from the exports, keeping the first (default for safe and clean)',
@@ -147,6 +152,10 @@ export function buildProgram(): Command {
     .option('--drop-disposable', 'leave disposable (throw-away) addresses out of the exports')
     .option('--export-format <format>', 'csv, csv-excel (BOM and CRLF), tsv or xlsx (default csv)')
     .option('--sheet <name>', 'the sheet of an .xlsx list (default: the first)')
+    .option(
+      '--report-csv',
+      'write the match report (field,records matched,percent) and chart data (field,value,count) CSVs beside the results',
+    )
     .option(
       '--services <list>',
       'list services, comma-separated: validation, intelligence, email_append, alternate_email, or all',

@@ -29,6 +29,7 @@ import { exportFileOf, historyHandlers } from './channels/history.js';
 import { jobHandlers } from './channels/jobs.js';
 import { lookupHandlers } from './channels/lookup.js';
 import { createReferenceImports } from './referenceImport.js';
+import { reportHandlers } from './channels/reports.js';
 import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
 import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from './history/db.js';
@@ -132,6 +133,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     ...historyHandlers(ctx),
     ...verifyHandlers(ctx),
     ...lookupHandlers(ctx, referenceImports),
+    ...reportHandlers(ctx),
   };
 
   /** No reply shows a key: the provider's, nor the embedded service's. */

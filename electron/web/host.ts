@@ -22,6 +22,7 @@ import { pipeline } from 'node:stream/promises';
 import { EVENT_NAMES, type Reply } from '../../shared/desktop/contract.js';
 import type { DesktopCore } from '../core/desktop.js';
 import { notAListFile } from '../../shared/fileName.js';
+import { formatOf } from '../core/files/source.js';
 
 export const SESSION_COOKIE = 'mailsieve_session';
 /** Every POST carries this header: a cross-site page cannot send it without a CORS preflight we never answer. */
@@ -266,7 +267,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
       }
       if (path === '/api/files' && request.method === 'POST') {
         const name = url.searchParams.get('name') ?? '';
-        if (!/\.(csv|txt|zip)$/i.test(name))
+        // The one list of formats the app reads (.xlsx too: converted to CSV locally).
+        if (!formatOf(name))
           return sendReply(response, 200, {
             ok: false,
             error: {

@@ -16,6 +16,7 @@ import { statusName } from '../../shared/vocabulary.js';
 import { defaultExportChoices, describeLeftOut, type ExportChoices } from '../../shared/exportChoices.js';
 import { keyModeOf } from '../keyMode.js';
 import { useAppStore } from '../store/index.js';
+import { checksInWords } from '../screens/SummaryScreen.js';
 
 /** The Export dialog of Results: which rows, the choices for import, the format. */
 export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () => void }>) {
@@ -37,6 +38,8 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
   const isDefault = (c: ExportChoices) => JSON.stringify(c) === JSON.stringify(defaultExportChoices(kind));
   const showInFolder = useAppStore((s) => s.showInFolder);
   const canShowInFolder = app.showInFolder !== undefined;
+  // The export's summary says the level the job ran with (issue #11).
+  const checks = checksInWords(job);
 
   useEffect(() => {
     const element = dialog.current;
@@ -55,6 +58,7 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
       case 'invalid':
         return of('invalid');
       case 'all':
+      case 'zip':
         return job.rows;
       case 'custom':
         return [...custom].reduce((total, status) => total + of(status), 0);
@@ -124,7 +128,9 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
         ) : null}
         <p className="muted small">
           Every export keeps the file’s own columns and the appended result columns
-          {kind === 'all' && isDefault(choices) ? '; “All rows” is the results file as it is' : ''}.
+          {kind === 'all' && isDefault(choices) ? '; “All rows” is the results file as it is' : ''}
+          {kind === 'zip' ? '; the zip holds one file per status the results have, in the format chosen' : ''}
+          .
         </p>
         {exportState.status === 'failed' ? (
           <p className="error" role="alert">
@@ -139,6 +145,7 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
               {exportState.path ?? `${exportState.info.fileName} in your browser’s downloads`} (
               {formatBytes(exportState.info.bytes)}).
             </p>
+            {checks ? <p className="muted small">Checks: {checks}.</p> : null}
             {exportState.path && canShowInFolder ? (
               <button type="button" onClick={() => void showInFolder(exportState.path!)}>
                 Show in folder

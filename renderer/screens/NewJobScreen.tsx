@@ -180,6 +180,22 @@ function LayoutControls({ state }: Readonly<{ state: MappingState }>) {
   return (
     <fieldset className="layout-controls" disabled={state.isReinspecting}>
       <legend className="visually-hidden">File layout</legend>
+      {/* xlsx sheet picker (issue #12): a workbook of more than one sheet; the first is read unless chosen. */}
+      {inspection.sheets && inspection.sheets.length > 1 ? (
+        <label>
+          Sheet{' '}
+          <select
+            value={inspection.sheet}
+            onChange={(event) => void reinspect({ sheet: event.target.value })}
+          >
+            {inspection.sheets.map((sheet) => (
+              <option key={sheet} value={sheet}>
+                {sheet}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       <label className="checkbox">
         <input
           type="checkbox"

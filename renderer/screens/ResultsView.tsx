@@ -327,6 +327,10 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
             History
           </button>
           {hasValidation ? <RecheckButton job={job} /> : null}
+          {/* The printable summary and the report CSVs (SummaryScreen.tsx). */}
+          <button type="button" onClick={() => navigate({ name: 'summary', jobId: job.id })}>
+            Summary
+          </button>
           <button
             type="button"
             className="primary"

@@ -119,6 +119,33 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   resetExport() {
     set({ exportState: { status: 'idle' } });
   },
+  async saveReport(jobId, report) {
+    const reply = await app.saveReport({ jobId, report });
+    if (!reply.ok) {
+      get().notify(reply.error.message, 'error');
+      return null;
+    }
+    const saved = await app.saveExport(reply.value);
+    if (!saved.ok) {
+      get().notify(saved.error.message, 'error');
+      return null;
+    }
+    void get().loadJob(jobId);
+    return saved.value.saved ? { path: saved.value.path, fileName: reply.value.fileName } : null;
+  },
+  async saveSummaryPdf(fileName) {
+    if (!app.savePagePdf) {
+      // Browser mode: the page's print, whose dialog saves as PDF (the print styles make it the summary).
+      window.print();
+      return null;
+    }
+    const reply = await app.savePagePdf(fileName);
+    if (!reply.ok) {
+      get().notify(reply.error.message, 'error');
+      return null;
+    }
+    return reply.value.saved ? { path: reply.value.path, fileName } : null;
+  },
   async purchaseJob(jobId, fields, matchType) {
     set({ purchaseState: { status: 'working', jobId } });
     const reply = await app.purchaseJob({ jobId, fields: [...fields], matchType });

@@ -15,7 +15,7 @@ export const createNavigationSlice: StateCreator<AppState, [], [], NavigationSli
   },
   navigate(screen) {
     set({ screen });
-    if (screen.name === 'job') void get().loadJob(screen.jobId);
+    if (screen.name === 'job' || screen.name === 'summary') void get().loadJob(screen.jobId);
     if (screen.name === 'history') void get().loadHistory();
     if (screen.name === 'new') void get().loadRecentFiles();
   },

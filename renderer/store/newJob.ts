@@ -99,11 +99,16 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
       if (!current) return;
       // The controls show the choice at once; the new reading of the file follows.
       patch({ isReinspecting: true, inspection: { ...current.inspection, ...change } });
-      const reply = await app.inspectFile({
-        fileId: current.file.fileId,
-        header: change.header ?? current.inspection.header,
-        delimiter: change.delimiter ?? current.inspection.delimiter,
-      });
+      // Another sheet of a workbook is read afresh (its own layout), under the file id the answer gives.
+      const reply = await app.inspectFile(
+        change.sheet !== undefined
+          ? { fileId: current.file.fileId, sheet: change.sheet }
+          : {
+              fileId: current.file.fileId,
+              header: change.header ?? current.inspection.header,
+              delimiter: change.delimiter ?? current.inspection.delimiter,
+            },
+      );
       const now = mapping();
       if (!now) return;
       if (!reply.ok) {
@@ -113,10 +118,12 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
       set({
         newJob: {
           ...now,
+          file: { ...now.file, fileId: reply.value.fileId },
           inspection: reply.value,
           isReinspecting: false,
           ...mappingOf(reply.value),
-          split: now.split,
+          split: change.sheet !== undefined ? mappingOf(reply.value).split : now.split,
+          ...(change.sheet !== undefined ? { precheck: { status: 'idle' as const } } : {}),
         },
       });
       void get().runPrecheck();

@@ -1,3 +1,4 @@
+import type { ReportCsv } from '../../shared/reportCsv.js';
 // The shape of the renderer's state. Every asynchronous thing is a discriminated union of its states.
 import type { ExportChoices } from '../../shared/exportChoices.js';
 import type { RowFilter } from '../../shared/rowFilter.js';
@@ -35,6 +36,8 @@ import type { HistorySort } from '../../shared/desktop/constants.js';
 export type Screen =
   | { readonly name: 'new' }
   | { readonly name: 'job'; readonly jobId: number }
+  /** A job's printable summary (issue #12). */
+  | { readonly name: 'summary'; readonly jobId: number }
   | { readonly name: 'history' }
   | { readonly name: 'verify' }
   | { readonly name: 'lookup' }
@@ -130,7 +133,8 @@ export interface NewJobSlice {
   readonly openListDialog: () => Promise<void>;
   readonly openStaged: (file: StagedFile) => Promise<void>;
   readonly openRecent: (path: string) => Promise<void>;
-  readonly reinspect: (change: { header?: boolean; delimiter?: string }) => Promise<void>;
+  /** Reads the file again with another layout, or (an .xlsx list) another sheet: then its layout afresh. */
+  readonly reinspect: (change: { header?: boolean; delimiter?: string; sheet?: string }) => Promise<void>;
   readonly setRole: (column: number, role: ColumnRole) => void;
   readonly setReportOnly: (value: boolean) => void;
   readonly setService: (service: ListServiceKey, isChosen: boolean) => void;
@@ -152,6 +156,12 @@ export type ExportState =
   | { readonly status: 'working' }
   | { readonly status: 'done'; readonly info: ExportInfo; readonly path: string | null }
   | { readonly status: 'failed'; readonly error: string };
+
+/** A file saved for the user: where (null: the browser's downloads) and its name. */
+export interface SavedFile {
+  readonly path: string | null;
+  readonly fileName: string;
+}
 
 export interface JobBrief {
   readonly id: number;
@@ -204,6 +214,10 @@ export interface JobsSlice {
   /** Shows a saved export in its folder (Electron only). */
   readonly showInFolder: (path: string) => Promise<void>;
   readonly resetExport: () => void;
+  /** Printable summary: a report CSV of the job saved where the user says; null when cancelled. */
+  readonly saveReport: (jobId: number, report: ReportCsv) => Promise<SavedFile | null>;
+  /** Printable summary: the page saved as PDF (Electron) or printed (browser mode); null when cancelled. */
+  readonly saveSummaryPdf: (fileName: string) => Promise<SavedFile | null>;
   readonly purchaseJob: (
     jobId: number,
     fields: readonly string[],

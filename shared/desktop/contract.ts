@@ -7,6 +7,8 @@
 // inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
 import { EXPORT_FORMATS } from '../exportChoices.js';
 import { rowFilterSchema } from '../rowFilter.js';
+import { EXPORT_RECORD_KINDS } from '../exports.js';
+import { REPORT_CSVS } from '../reportCsv.js';
 import { z } from 'zod';
 import { emailValidationReportingSchema, LIST_SERVICE_KEYS, listResourceSchema } from '../api/list.js';
 import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js';
@@ -197,11 +199,16 @@ export const inspectionSchema = z.object({
   isPresetApplied: z.boolean(),
   /** Rows per part when the file is split (the service's limit per list). */
   partLimit: z.number(),
+  // xlsx sheet picker (issue #12): a workbook's sheets, and the one read (the first unless one was chosen).
+  sheets: z.array(z.string()).optional(),
+  sheet: z.string().optional(),
 });
 export type Inspection = z.infer<typeof inspectionSchema>;
 
 export const inspectInputSchema = z.object({
   fileId: z.string(),
+  /** xlsx sheet picker (issue #12): read this sheet; the answer's fileId then names the file with it. */
+  sheet: z.string().min(1).max(200).optional(),
   delimiter: z.string().min(1).max(1).optional(),
   header: z.boolean().optional(),
 });
@@ -368,7 +375,7 @@ export const exportInfoSchema = z.object({
   leftOut: z.object({ duplicates: z.number(), role: z.number(), disposable: z.number() }).optional(),
   jobId: z.number().int(),
   createdAt: z.string(),
-  kind: z.enum(EXPORT_CHOICES),
+  kind: z.enum(EXPORT_RECORD_KINDS),
   statuses: z.array(z.string()),
   fileName: z.string(),
   rows: z.number(),
@@ -533,6 +540,13 @@ export const exportInputSchema = z
     message: 'Choose at least one status to export',
   });
 export type ExportInput = z.infer<typeof exportInputSchema>;
+
+// Printable summary (issue #12): the spec's match report and chart data CSVs of a job, saved as its exports.
+export const saveReportInputSchema = z.object({
+  jobId: z.number().int(),
+  report: z.enum(REPORT_CSVS),
+});
+export type SaveReportInput = z.infer<typeof saveReportInputSchema>;
 
 /** Buying a report-only job's results (E9): the fields to buy and the email append match type. */
 export const purchaseInputSchema = z.object({
@@ -735,6 +749,8 @@ export const CHANNELS = {
   'jobs:export': { input: exportInputSchema, output: exportInfoSchema },
   /** The Results screen's numbers of a job (issue #12): counted once from its results file, then kept. */
   'jobs:counts': { input: jobIdInput, output: resultsCountsSchema },
+  // Printable summary (issue #12): a report CSV of the job (match report, chart data), kept as an export.
+  'jobs:save-report': { input: saveReportInputSchema, output: exportInfoSchema },
   'jobs:purchase': { input: purchaseInputSchema, output: jobDetailSchema },
   /** Finish now: a job waiting for a retry of temporary failures stops waiting (those rows stay unknown). */
   'jobs:finish-now': { input: jobIdInput, output: jobDetailSchema },

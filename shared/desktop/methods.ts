@@ -27,6 +27,7 @@ export const METHOD_OF_CHANNEL = {
   'jobs:preview': 'previewRows',
   'jobs:export': 'exportJob',
   'jobs:counts': 'getJobCounts',
+  'jobs:save-report': 'saveReport',
   'jobs:purchase': 'purchaseJob',
   'jobs:finish-now': 'finishJobNow',
   // Re-check unknown rows (issue #11)

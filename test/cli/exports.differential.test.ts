@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unzipSync } from 'fflate';
 import { exportJobResults } from '../../electron/core/jobs/desktopExport.js';
 import { defaultExportChoices, type ExportChoices } from '../../shared/exportChoices.js';
 import { runCli } from '../helpers/cli.js';
@@ -54,11 +55,19 @@ describe('exports for import through the CLI', () => {
   beforeAll(async () => {
     writeFileSync(input, generatedList());
     const result = await runCli(
-      ['clean', input, '--out', dir.path, '--json', '--export', 'clean,safe,invalid,all'],
+      ['clean', input, '--out', dir.path, '--json', '--export', 'clean,safe,invalid,all,zip', '--report-csv'],
       { MAILSIEVE_HOME: join(dir.path, 'home') },
     );
     expect(result.code, result.stderr).toBe(0);
-    resultsPath = (JSON.parse(result.stdout) as { results: string }).results;
+    const json = JSON.parse(result.stdout) as {
+      results: string;
+      checks: { level: string };
+      reports: unknown[];
+    };
+    resultsPath = json.results;
+    // clean --json says the level the job ran with, and lists the report CSVs.
+    expect(json.checks.level).toMatch(/^(offline|dns|smtp)$/);
+    expect(json.reports).toHaveLength(2);
   }, 120_000);
   afterAll(() => dir.remove());
 
@@ -113,7 +122,7 @@ describe('exports for import through the CLI', () => {
     expect(emails.filter((email) => email === 'person.number0@hotmail.com')).toHaveLength(2);
   }, 120_000);
 
-  const desktopExport = async (kind: 'clean' | 'safe' | 'invalid' | 'all', choices?: ExportChoices) =>
+  const desktopExport = async (kind: 'clean' | 'safe' | 'invalid' | 'all' | 'zip', choices?: ExportChoices) =>
     exportJobResults(
       {
         id: 1,
@@ -161,4 +170,61 @@ describe('exports for import through the CLI', () => {
     expect([...cli.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     expect(readFileSync(written.path).equals(cli)).toBe(true);
   }, 120_000);
+
+  it('writes a zip of every status, one file per status, byte for byte what the desktop writes', async () => {
+    const zipPath = outOf('crm-statuses.zip');
+    const cli = readFileSync(zipPath);
+    const written = await desktopExport('zip');
+    expect(written.fileName).toMatch(/-statuses\.zip$/);
+    expect(readFileSync(written.path).equals(cli)).toBe(true);
+    const files = unzipSync(new Uint8Array(cli));
+    const results = parse(resultsPath);
+    const statusAt = results[0].lastIndexOf('Validation Status');
+    const statuses = new Set(results.slice(1).map((row) => row[statusAt].toLowerCase()));
+    expect(Object.keys(files).sort()).toEqual([...statuses].map((status) => `crm-${status}.csv`).sort());
+    let total = 0;
+    for (const [name, bytes] of Object.entries(files)) {
+      const [header, ...rows] = Papa.parse<string[]>(new TextDecoder().decode(bytes), {
+        skipEmptyLines: true,
+      }).data;
+      const at = header.lastIndexOf('Validation Status');
+      const status = name.slice('crm-'.length, -'.csv'.length);
+      expect(
+        rows.every((row) => row[at].toLowerCase() === status),
+        name,
+      ).toBe(true);
+      total += rows.length;
+    }
+    // Remove duplicates is off for the zip by default: every row is in one file.
+    expect(total).toBe(results.length - 1);
+    expect(written.rows).toBe(total);
+  });
+
+  it('writes the spec’s match report and chart data CSVs (--report-csv), counted from the results', () => {
+    const results = parse(resultsPath);
+    const statusAt = results[0].lastIndexOf('Validation Status');
+    const rows = results.slice(1);
+    const [reportHeader, ...report] = parse(outOf('crm-match-report.csv'));
+    expect(reportHeader).toEqual(['field', 'records matched', 'percent']);
+    const validEmail = rows.filter((row) => ['valid', 'corrected'].includes(row[statusAt].toLowerCase()));
+    expect(report.find((row) => row[0] === 'Valid Email')).toEqual([
+      'Valid Email',
+      String(validEmail.length),
+      ((100 * validEmail.length) / rows.length).toFixed(2),
+    ]);
+    expect(report.find((row) => row[0] === 'Validation Status')?.[1]).toBe(String(rows.length));
+    const [chartHeader, ...chart] = parse(outOf('crm-chart-data.csv'));
+    expect(chartHeader).toEqual(['field', 'value', 'count']);
+    for (const status of ['Valid', 'Invalid', 'Risky', 'Unknown', 'Unverifiable', 'Corrected']) {
+      const n = rows.filter((row) => row[statusAt].toLowerCase() === status.toLowerCase()).length;
+      expect(chart.find((row) => row[0] === 'Validation Status' && row[1] === status)?.[2], status).toBe(
+        String(n),
+      );
+    }
+    const codeAt = results[0].lastIndexOf('Validation Code');
+    const codes = chart.filter((row) => row[0] === 'Validation Code');
+    expect(codes.reduce((sum, row) => sum + Number(row[2]), 0)).toBe(rows.length);
+    for (const [, code, n] of codes)
+      expect(rows.filter((row) => row[codeAt] === code).length, code).toBe(Number(n));
+  });
 });

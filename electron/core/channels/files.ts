@@ -8,6 +8,7 @@ import { createFileChecks, type FileChecks } from '../files/analysis.js';
 import { notAListFile } from '../../../shared/fileName.js';
 import { inspectFile } from '../files/inspect.js';
 import { formatOf } from '../files/source.js';
+import { sheetNames, SheetProblem } from '../files/xlsx.js';
 import { getPreset, recentFiles, touchRecentFile } from '../history/db.js';
 import { ReplyFailure, type CoreBase, type CoreContext, type Handlers } from './context.js';
 
@@ -18,6 +19,9 @@ export interface StagedList {
   readonly path: string;
   readonly name: string;
   readonly size: number;
+  /** An .xlsx list: the sheet read (the first when absent), and the workbook's sheets once read. */
+  readonly sheet?: string;
+  sheets?: readonly string[];
 }
 
 export interface Staging {
@@ -26,6 +30,8 @@ export interface Staging {
   /** … or copied into the staging folder first (browser mode uploads). */
   readonly stagingPathFor: (name: string) => { fileId: string; path: string };
   readonly registerStaged: (fileId: string, path: string, name: string) => StagedFile;
+  /** The same file read at another sheet of its workbook, under a file id of its own (own pre-checks). */
+  readonly stageSheet: (fileId: string, sheet: string) => string;
   /** The staged file, still where it was, or a failure that says to add it again. */
   readonly stagedOrFail: (fileId: string) => StagedList;
   /** Counts and pre-checks of staged files, off-thread, with progress and cancel. */
@@ -65,6 +71,13 @@ export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
       checks.warm();
       return { fileId, name, size };
     },
+    stageSheet(fileId, sheet) {
+      const file = staging.stagedOrFail(fileId);
+      if ((file.sheet ?? file.sheets?.[0]) === sheet) return fileId;
+      const id = randomUUID();
+      staged.set(id, { path: file.path, name: file.name, size: file.size, sheet, sheets: file.sheets });
+      return id;
+    },
     stagedOrFail(fileId) {
       const file = staged.get(fileId);
       if (!file) throw new ReplyFailure('not-found', 'That file is no longer open: add it again.');
@@ -74,6 +87,16 @@ export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
     },
   };
   return staging;
+}
+
+/** The sheets of a staged workbook, or a failure in words for one that cannot be read. */
+async function workbookSheets(file: StagedList): Promise<readonly string[]> {
+  try {
+    return await sheetNames(file.path, file.name);
+  } catch (error) {
+    if (error instanceof SheetProblem) throw new ReplyFailure('file-unreadable', error.message);
+    throw error;
+  }
 }
 
 export type FilesChannel =
@@ -86,9 +109,15 @@ export function fileHandlers(ctx: CoreContext): Handlers<FilesChannel> {
     'files:add-path': (input) => staging.addPath(input.path),
     'files:list-recent': () => recentFiles(db),
     'files:inspect': async (input) => {
-      const file = stagedOrFail(input.fileId);
+      // xlsx sheet picker: the workbook's sheets, read once; a chosen sheet is a file id of its own.
+      const first = stagedOrFail(input.fileId);
+      if (formatOf(first.name) === 'xlsx' && !first.sheets) first.sheets = await workbookSheets(first);
+      if (input.sheet !== undefined && !first.sheets?.includes(input.sheet))
+        throw new ReplyFailure('invalid-input', `“${first.name}” has no sheet named “${input.sheet}”.`);
+      const fileId = input.sheet === undefined ? input.fileId : staging.stageSheet(input.fileId, input.sheet);
+      const file = stagedOrFail(fileId);
       return inspectFile({
-        fileId: input.fileId,
+        fileId,
         ...file,
         ...(input.delimiter !== undefined ? { delimiter: input.delimiter } : {}),
         ...(input.header !== undefined ? { header: input.header } : {}),

@@ -74,7 +74,12 @@ export function precheckOffThread(
     worker.on('error', (error) => settle(() => reject(error)));
     worker.on('exit', () => settle(() => reject(new Error('The pre-check stopped before it finished.'))));
     const request: PrecheckWorkerRequest = {
-      file: { path: file.path, name: file.name, size: file.size },
+      file: {
+        path: file.path,
+        name: file.name,
+        size: file.size,
+        ...(file.sheet ? { sheet: file.sheet } : {}),
+      },
       mapping,
       split,
       ...(options.partLimit !== undefined ? { partLimit: options.partLimit } : {}),

@@ -35,6 +35,9 @@ export interface InspectRequest {
   readonly size: number;
   readonly delimiter?: string;
   readonly header?: boolean;
+  /** An .xlsx list: its sheets, and the one to read (the first when absent). */
+  readonly sheets?: readonly string[];
+  readonly sheet?: string;
   /**
    * Count the rows of an ordinary text file exactly (one more pass over it); false: estimate them from the
    * sample, as for big files, and leave the exact count to the pre-check (analysis.ts).
@@ -88,7 +91,12 @@ export async function countListRows(
 }
 
 export async function inspectFile(request: InspectRequest): Promise<Inspection> {
-  const source: ListSource = await openListSource(request.path, request.name, request.size);
+  const source: ListSource = await openListSource(
+    request.path,
+    request.name,
+    request.size,
+    request.sheet ? { sheet: request.sheet } : {},
+  );
   const head = await readHead(await source.open(), SAMPLE_BYTES);
   const { encoding, bom } = detectEncoding(head.bytes, head.isWhole);
   let sample = new TextDecoder(encoding === 'utf-16be' ? 'utf-16be' : encoding).decode(
@@ -102,6 +110,7 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
   const warnings: InspectionWarning[] = [];
   const base = {
     fileId: request.fileId,
+    ...(request.sheets ? { sheets: [...request.sheets], sheet: request.sheet ?? request.sheets[0] } : {}),
     name: request.name,
     size: request.size,
     format: source.format,

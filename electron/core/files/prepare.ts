@@ -30,6 +30,8 @@ export interface FileRef {
   readonly path: string;
   readonly name: string;
   readonly size: number;
+  /** An .xlsx list's sheet (the first when absent): the sheet picker's choice. */
+  readonly sheet?: string;
 }
 
 async function encodingOf(source: ListSource) {
@@ -98,7 +100,12 @@ export async function precheck(
   partLimit = PART_LIMIT,
   onProgress?: (progress: PrecheckProgress) => void,
 ): Promise<Precheck> {
-  const source = await openListSource(file.path, file.name, file.size);
+  const source = await openListSource(
+    file.path,
+    file.name,
+    file.size,
+    file.sheet ? { sheet: file.sheet } : {},
+  );
   let bytesRead = 0;
   const emailIndex = mapping.roles.indexOf('email');
   // The addresses' hashes, sorted at the end to count duplicates: a million Map entries cost seconds.
@@ -219,7 +226,12 @@ export async function prepareUpload(
     services?: readonly ListServiceKey[];
   },
 ): Promise<UploadPart[]> {
-  const source = await openListSource(file.path, file.name, file.size);
+  const source = await openListSource(
+    file.path,
+    file.name,
+    file.size,
+    file.sheet ? { sheet: file.sheet } : {},
+  );
   const { cells, isChanged } = headerFor(mapping, options.headerNames, options.services);
   const encoding = await encodingOf(source);
   // An .xlsx list always goes as the CSV of its sheet.

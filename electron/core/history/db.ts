@@ -8,7 +8,6 @@ import { migrate } from '../../../service/store/migrate.js';
 import type { EmailValidationReporting, ListResource } from '../../../shared/api/list.js';
 import type {
   ExportInfo,
-  ExportChoice,
   JobListInput,
   JobOptions,
   JobOptionsInput,
@@ -17,6 +16,7 @@ import type {
   JobSummary,
   Mapping,
 } from '../../../shared/desktop/contract.js';
+import type { ExportRecordKind } from '../../../shared/exports.js';
 import { hasMatchReports, matchReportsOf, type MatchReports } from '../../../shared/desktop/listServices.js';
 import { HISTORY_MIGRATIONS } from './migrations/index.js';
 
@@ -472,7 +472,7 @@ interface ExportRow {
   id: number;
   job_id: number;
   created_at: string;
-  kind: ExportChoice;
+  kind: ExportRecordKind;
   statuses: string;
   path: string;
   file_name: string;
@@ -498,7 +498,7 @@ export function insertExport(
   db: HistoryDb,
   record: {
     jobId: number;
-    kind: ExportChoice;
+    kind: ExportRecordKind;
     statuses: readonly string[];
     path: string;
     fileName: string;

@@ -1,7 +1,8 @@
 // The desktop's export of a job's stored results (the Results screen, History's re-export): the exporter run
 // over the results file, into `results/<job>/exports/`.
 import { mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, extname, join } from 'node:path';
+import { outputNameFor } from '../../../shared/fileName.js';
 import { listFileExtension } from '../../../shared/api/list.js';
 import {
   EXPORT_FORMAT_EXTENSIONS,
@@ -12,6 +13,7 @@ import {
 import type { ExportChoice } from '../../../shared/exports.js';
 import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
 import type { JobRecord } from '../history/db.js';
+import { writeStatusZip } from '../exports/statusZip.js';
 import { exportFileName, exportResultsFile, type ExportSpec } from './exports.js';
 import { removeStaleTemporaries } from './outputs.js';
 
@@ -74,6 +76,9 @@ export async function exportJobResults(
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const folder of readdirSync(dir, { withFileTypes: true }))
     if (folder.isDirectory()) removeStaleTemporaries(join(dir, folder.name));
+  // Each export in a folder of its own (History keeps every export, several of one kind), under its name.
+  const folder = mkdtempSync(join(dir, `${Date.now()}-`));
+  if (kind === 'zip') return exportStatusZip(job, results, folder, choices);
   const fileName = exportFileName(
     job.uploadName,
     filter ? 'rows' : kind === 'custom' ? statuses.join('+') : kind,
@@ -81,8 +86,7 @@ export async function exportJobResults(
       ? EXPORT_FORMAT_EXTENSIONS[shaped.format]
       : resultsTextExtension(results.name, job.uploadName),
   );
-  // Each export in a folder of its own (History keeps every export, several of one kind), under its name.
-  const path = join(mkdtempSync(join(dir, `${Date.now()}-`)), fileName);
+  const path = join(folder, fileName);
   const summary = await exportResultsFile(results.path, results.name, job.mapping.delimiter, [
     { name: 'export', path, spec },
   ]);
@@ -93,5 +97,49 @@ export async function exportJobResults(
     rows: summary.exported.export ?? 0,
     bytes: statSync(path).size,
     ...(leftOut ? { leftOut } : {}),
+  };
+}
+
+/** What several exports left out, added up (the zip of every status). */
+function sumLeftOut(parts: readonly LeftOut[]): LeftOut {
+  return parts.reduce(
+    (sum, part) => ({
+      duplicates: sum.duplicates + part.duplicates,
+      role: sum.role + part.role,
+      disposable: sum.disposable + part.disposable,
+    }),
+    { duplicates: 0, role: 0, disposable: 0 },
+  );
+}
+
+/** The zip of every status (exports/statusZip.ts): one file per status the results hold, shaped alike. */
+async function exportStatusZip(
+  job: Pick<JobRecord, 'uploadName' | 'mapping' | 'originalHeader'>,
+  results: { readonly path: string; readonly name: string },
+  folder: string,
+  choices: ExportChoices | undefined,
+): Promise<WrittenExport> {
+  const emailIndex = job.mapping.roles.indexOf('email');
+  if (emailIndex < 0) throw new Error('A zip of every status needs the list’s email column.');
+  const fileName = exportFileName(job.uploadName, 'statuses', '.zip');
+  const path = join(folder, fileName);
+  // The files inside are named after the list, as `clean --export zip` names them (the same bytes).
+  const upload = outputNameFor(job.uploadName);
+  const zip = await writeStatusZip(
+    { path: results.path, name: results.name, delimiter: job.mapping.delimiter },
+    {
+      destination: path,
+      choices: choices ?? defaultExportChoices('zip'),
+      emailIndex,
+      stem: basename(upload, extname(upload)),
+      columnNames: job.originalHeader,
+    },
+  );
+  return {
+    path,
+    fileName,
+    rows: zip.files.reduce((total, file) => total + file.rows, 0),
+    bytes: zip.bytes,
+    leftOut: sumLeftOut(zip.files.map((file) => file.leftOut)),
   };
 }

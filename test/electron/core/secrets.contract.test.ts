@@ -131,6 +131,7 @@ describe('stored keys stay in the core', () => {
       'jobs:preview': { jobId, status: 'invalid' },
       'jobs:export': { jobId, kind: 'all' },
       'jobs:counts': { jobId },
+      'jobs:save-report': { jobId, report: 'match-report' },
       'verify:address': { email: 'john@gmial.com' },
       'people:lookup': { by: 'email', email: 'john@example.com' },
       'people:import': { kind: 'people', path: list },
