@@ -14,6 +14,8 @@ import type { Connection } from './channels/connection.js';
 import { jobChecksOf, jobVersions, recordJobVersion } from './history/checks.js';
 import { getJob, type HistoryDb, type JobRecord } from './history/db.js';
 import type { JobEvent } from './jobs/engine.js';
+import { recheckExplainPath } from './jobResults.js';
+import { downloadExplanations } from './listOnline.js';
 import { onlineProgressOf } from './onlineProgress.js';
 import { RECHECK_CODES, recheckResults } from './recheck.js';
 
@@ -245,6 +247,22 @@ export class JobRechecks {
           reporting: outcome.reporting,
         },
       );
+      // The why of the re-checked addresses (a local re-check with online checks), kept with this version: the
+      // drill-down's Why column reads it before the first run's (jobResults.ts).
+      if (kind === 'embedded' && ranWith.level !== 'offline' && outcome.listId !== undefined) {
+        const id = outcome.listId;
+        await connection
+          .ensureEmbedded()
+          .then((service) =>
+            downloadExplanations(
+              service.baseUrl,
+              service.apiKey,
+              id,
+              recheckExplainPath(outcome.outFile, version),
+            ),
+          )
+          .catch(() => undefined);
+      }
       this.say(entry, `Re-checked ${rowsWord(toCheck)}: ${outcome.summary}.`);
     } finally {
       // The list the re-check ran is the local service's copy of those addresses: not kept.

@@ -3,10 +3,10 @@
 // explain.csv, saved beside the results when the job finishes: `results/<job>/explain.csv`, deleted with the
 // job's folder).
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { isEveryRow, type RowFilter } from '../../shared/rowFilter.js';
 import type { Preview, ResultsCounts } from '../../shared/desktop/contract.js';
-import { jobChecksOf } from './history/checks.js';
+import { jobChecksOf, jobVersions } from './history/checks.js';
 import { jobCountsOf, setJobCounts } from './history/counts.js';
 import type { HistoryDb, JobRecord } from './history/db.js';
 import { desktopExportSpec } from './jobs/desktopExport.js';
@@ -19,11 +19,17 @@ import {
   indexRows,
   readIndexedRows,
   readWhys,
+  readWhysByAddress,
   type ExplainIndex,
   type RowIndex,
 } from './results.js';
 
 export const EXPLAIN_FILE = 'explain.csv';
+
+/** The why of the addresses a re-check sent (version `version` of the results), beside that version's file. */
+export function recheckExplainPath(versionResultsPath: string, version: number): string {
+  return join(dirname(versionResultsPath), `explain-v${version}.csv`);
+}
 
 export interface ResultsFile {
   readonly path: string;
@@ -59,20 +65,47 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
   const counting = new Map<string, Promise<ResultsCounts>>();
   const indexes = new PromiseCache<RowIndex>(6);
   const explains = new PromiseCache<ExplainIndex>(2);
+  const rechecked = new PromiseCache<ReadonlyMap<string, string>>(2);
   const saving = new Map<number, Promise<void>>();
   const explainPathOf = (job: JobRecord) => join(resultsDir, String(job.id), EXPLAIN_FILE);
 
   async function whysOf(
     job: JobRecord,
     numbers: readonly number[],
+    addresses: readonly string[],
   ): Promise<Pick<Preview, 'whys' | 'whyNote'>> {
     await saving.get(job.id)?.catch(() => undefined);
-    const level = levelOf(db, job);
+    // Re-checks, newest first, up to the version shown: a re-checked address reads its latest answer.
+    const versions = jobVersions(db, job.id);
+    const shown = versions.findIndex((version) => version.resultsPath === job.resultsPath);
+    const rechecks: ReadonlyMap<string, string>[] = [];
+    for (const version of versions.slice(1, shown < 0 ? versions.length : shown + 1).reverse()) {
+      const path = recheckExplainPath(version.resultsPath, version.version);
+      if (existsSync(path)) rechecks.push(await rechecked.get(fileKey(path), () => readWhysByAddress(path)));
+    }
+    const later = (at: number): string | undefined => {
+      const address = (addresses[at] ?? '').trim();
+      for (const whys of rechecks) {
+        const why = whys.get(address);
+        if (why !== undefined) return why;
+      }
+      return undefined;
+    };
+    const level = versions[0]?.checks.level ?? levelOf(db, job);
     const path = explainPathOf(job);
     if (existsSync(path)) {
       const index = await explains.get(fileKey(path), () => indexExplain(path));
-      return { whys: readWhys(path, index, numbers), whyNote: null };
+      const first = readWhys(path, index, numbers);
+      return { whys: first.map((why, at) => later(at) ?? why), whyNote: null };
     }
+    if (rechecks.length > 0)
+      return {
+        whys: numbers.map((_, at) => later(at) ?? ''),
+        whyNote:
+          level === 'offline'
+            ? 'Rows not re-checked were checked offline: syntax only (the code says why).'
+            : null,
+      };
     const note =
       level === 'offline'
         ? 'Checked offline: syntax only (the code says why).'
@@ -131,7 +164,11 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
       const numbers = rows.map((row) => row.number);
       const why =
         status >= 0 && job.options.services.includes('email_validation')
-          ? await whysOf(job, numbers)
+          ? await whysOf(
+              job,
+              numbers,
+              rows.map((row) => (emailIndex >= 0 ? (row.fields[emailIndex] ?? '') : '')),
+            )
           : { whys: null, whyNote: null };
       return {
         columns,

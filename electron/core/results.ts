@@ -496,6 +496,29 @@ export function readWhys(path: string, index: ExplainIndex, numbers: readonly nu
   }
 }
 
+/**
+ * The why of each address of a re-check's explain.csv (its list is the distinct addresses re-checked, one row
+ * each): address (trimmed) → why. Held in memory: a re-check sends only the rows that could not be checked.
+ */
+export async function readWhysByAddress(path: string): Promise<ReadonlyMap<string, string>> {
+  const whys = new Map<string, string>();
+  let emailAt = -1;
+  let whyAt = -1;
+  await scanResults(
+    path,
+    'explain.csv',
+    ',',
+    (names) => {
+      emailAt = names.indexOf('Email');
+      whyAt = names.indexOf('Why');
+    },
+    (row) => {
+      if (emailAt >= 0 && whyAt >= 0) whys.set(row.field(emailAt).trim(), row.field(whyAt));
+    },
+  );
+  return whys;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Caches of the core: indexes are kept for the last few drill-downs (bounded memory)
 

@@ -195,6 +195,19 @@ describe('Re-check unknown rows (desktop core)', () => {
     // Previews read the new version.
     const invalid = await call<{ rows: string[][] }>(core, 'jobs:preview', { jobId, status: 'invalid' });
     expect(JSON.stringify(invalid)).toContain('someone@missing.example.net');
+    // The why of a re-checked row is the re-check's (kept with version 2), not the offline run's.
+    const whys = await call<{ rows: string[][]; whys: string[] | null }>(core, 'jobs:preview', {
+      jobId,
+      filter: { status: 'invalid' },
+      offset: 0,
+      limit: 100,
+    });
+    const missing = whys.rows.findIndex((row) =>
+      row.some((field) => field === 'someone@missing.example.net'),
+    );
+    expect(missing).toBeGreaterThanOrEqual(0);
+    expect(whys.whys?.[missing]).toMatch(/missing\.example\.net/);
+    expect(existsSync(join(jobDir, 'explain-v2.csv'))).toBe(true);
 
     // Deleting the job removes every version's file.
     await call(core, 'jobs:delete', { jobId });
