@@ -149,7 +149,10 @@ const Row = memo(function Row({
             if (blocker === null) onRecheck(job.id);
           }}
         >
-          Re-check
+          <span className="recheck-word">Re-check</span>
+          <span className="recheck-icon" aria-hidden="true">
+            ↻
+          </span>
           <span id={`recheck-about-${job.id}`} className="visually-hidden">
             {blocker ?? `Job ${job.id} (${job.fileName}): ${formatCount(job.unknown ?? 0)} unknown rows`}
           </span>

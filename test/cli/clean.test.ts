@@ -157,7 +157,7 @@ describe('mailsieve clean', () => {
       ],
       [
         ['clean', join(FIXTURES, 'good', 'people.csv'), '--export', 'best'],
-        /^mailsieve: --export takes safe, invalid, clean, all; got 'best'\.$/,
+        /^mailsieve: --export takes safe, invalid, clean, all, zip; got 'best'\.$/,
       ],
       [
         ['clean', join(FIXTURES, 'good', 'people.csv'), '--api-key', 'k'],

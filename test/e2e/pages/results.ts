@@ -10,7 +10,17 @@ export class ResultsPage {
   constructor(readonly page: Page) {}
 
   async waitFor(): Promise<void> {
-    await this.page.getByRole('heading', { name: 'Results', level: 1 }).waitFor({ timeout: 60_000 });
+    await this.page
+      .getByRole('heading', { name: 'Results', level: 1 })
+      .waitFor({ timeout: 60_000 })
+      .catch(async (error: unknown) => {
+        // Say what the app showed instead (a failed job, a dialog, a message) rather than only "timeout".
+        const shown = await this.page
+          .locator('main')
+          .innerText({ timeout: 2_000 })
+          .catch(() => '(no main)');
+        throw new Error(`${String(error)}\nThe app showed:\n${shown.slice(0, 2_000)}`);
+      });
   }
 
   /** Rows per label of one of the bar tables ("Statuses", "Invalid categories", "Domain types", "Status codes"). */
