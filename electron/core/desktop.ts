@@ -90,6 +90,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     },
     onProgress: (progress) => emit('job:progress', progress),
     onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
+    countsOf: (job) => results.countsRequest(job),
     onCompleted: (jobId) => {
       // The why per row of a local job with online checks, kept with the job (the service runs: it just ran it).
       const job = getJob(db, jobId);

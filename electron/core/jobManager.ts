@@ -22,6 +22,8 @@ import {
   type JobSpec,
 } from './jobs/engine.js';
 import { removeStaleTemporaries } from './jobs/outputs.js';
+import type { CountsRequest } from './jobs/counts.js';
+import { setJobCounts } from './history/counts.js';
 import {
   getJob,
   jobsWithStatus,
@@ -56,6 +58,8 @@ export interface JobManagerOptions {
   readonly retryDelayMs?: number;
   /** A job's results are in (before it reads completed): e.g. save its why per row beside them. */
   readonly onCompleted?: (jobId: number) => void;
+  /** The Results screen's numbers to count while the results download (kept with the job when it completes). */
+  readonly countsOf?: (job: JobRecord) => CountsRequest | undefined;
 }
 
 /** A rate over a sliding window of samples. */
@@ -267,6 +271,7 @@ export class JobManager {
       const connection = await this.options.connect(job);
       const outDir = join(this.options.resultsDir, String(job.id));
       removeStaleTemporaries(outDir);
+      const countsRequest = this.options.countsOf?.(job);
       const spec: JobSpec = {
         client: connection.client,
         upload: {
@@ -288,6 +293,7 @@ export class JobManager {
         },
         delimiter: job.mapping.delimiter,
         outDir,
+        ...(countsRequest ? { counts: countsRequest } : {}),
         reportOnly: job.options.reportOnly,
         pollIntervalMs: connection.pollIntervalMs,
         ...(this.options.retryDelayMs !== undefined ? { retryDelayMs: this.options.retryDelayMs } : {}),
@@ -387,6 +393,7 @@ export class JobManager {
           name: outcome.resultsName,
           duplicates: outcome.summary?.duplicates ?? null,
         });
+        if (outcome.summary?.counts) setJobCounts(db, id, outcome.resultsPath, outcome.summary.counts);
         this.options.onCompleted?.(id);
         this.setStatus(id, 'completed', null);
       },

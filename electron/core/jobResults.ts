@@ -10,6 +10,7 @@ import { jobChecksOf, jobVersions } from './history/checks.js';
 import { jobCountsOf, setJobCounts } from './history/counts.js';
 import type { HistoryDb, JobRecord } from './history/db.js';
 import { desktopExportSpec } from './jobs/desktopExport.js';
+import type { CountsRequest } from './jobs/counts.js';
 import { downloadExplanations } from './listOnline.js';
 import {
   PromiseCache,
@@ -48,6 +49,8 @@ export function defaultExportKind(db: HistoryDb, job: JobRecord): 'clean' | 'saf
 
 export interface JobResultsReader {
   counts(job: JobRecord, results: ResultsFile): Promise<ResultsCounts>;
+  /** What the download pass counts for a job (its numbers ready when it completes); none without validation. */
+  countsRequest(job: JobRecord): CountsRequest | undefined;
   page(
     job: JobRecord,
     results: ResultsFile,
@@ -68,6 +71,13 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
   const rechecked = new PromiseCache<ReadonlyMap<string, string>>(2);
   const saving = new Map<number, Promise<void>>();
   const explainPathOf = (job: JobRecord) => join(resultsDir, String(job.id), EXPLAIN_FILE);
+  const countsRequestOf = (job: JobRecord): CountsRequest | undefined =>
+    job.options.services.includes('email_validation')
+      ? {
+          spec: desktopExportSpec(job, defaultExportKind(db, job), []),
+          isOffline: levelOf(db, job) === 'offline',
+        }
+      : undefined;
 
   async function whysOf(
     job: JobRecord,
@@ -116,6 +126,8 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
   }
 
   return {
+    countsRequest: countsRequestOf,
+
     counts(job, results) {
       const stored = jobCountsOf(db, job.id, results.path);
       if (stored) return Promise.resolve(stored);
@@ -123,13 +135,16 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
       const found = counting.get(key);
       if (found) return found;
       {
-        const kind = defaultExportKind(db, job);
+        const request = countsRequestOf(job) ?? {
+          spec: desktopExportSpec(job, defaultExportKind(db, job), []),
+          isOffline: levelOf(db, job) === 'offline',
+        };
         const running = countResults(
           results.path,
           results.name,
           job.mapping.delimiter,
-          desktopExportSpec(job, kind, []),
-          levelOf(db, job) === 'offline',
+          request.spec,
+          request.isOffline,
         )
           .then((counts) => {
             setJobCounts(db, job.id, results.path, counts);

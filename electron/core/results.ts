@@ -16,8 +16,8 @@ import {
   SCAN_ROW,
   detectLineBreak,
 } from '../../service/lists/scan.js';
-import { groupOf } from '../../shared/vocabulary.js';
-import { ruleOf, type ExportSpec, type ResultRow } from './jobs/exports.js';
+import { DUPLICATE_COLUMN, counterOf, ruleOf, type ExportSpec, type ResultRow } from './jobs/exports.js';
+import type { ResultsCounts } from './jobs/counts.js';
 import { formatOf, openListSource } from './files/source.js';
 import { keyHashOf } from './exports/shape.js';
 
@@ -151,34 +151,7 @@ function columnIndex(header: readonly string[]): Map<string, number> {
 // ---------------------------------------------------------------------------------------------------------
 // Counts: the Results screen's numbers
 
-/** One line of the status-code table: rows of a code under the status they ended in. */
-export interface CodeCount {
-  readonly code: number;
-  readonly status: string;
-  readonly rows: number;
-}
-
-export interface ResultsCounts {
-  /** Data rows. */
-  readonly rows: number;
-  /** The default export's kind, and the rows it writes with its default choices (the headline's Ready to mail). */
-  readonly exportKind: string;
-  readonly ready: number;
-  readonly invalid: number;
-  readonly risky: number;
-  readonly unknown: number;
-  /** Rows the default export leaves out as repeats of an address it already wrote. */
-  readonly duplicatesLeftOut: number;
-  /** Rows by final status (lower case). */
-  readonly statuses: Readonly<Record<string, number>>;
-  /** (code, final status) pairs, most rows first. */
-  readonly codes: CodeCount[];
-  /** Rows by `Domain Type` (as the results file has it). */
-  readonly domainTypes: Readonly<Record<string, number>>;
-  readonly roleAccounts: number;
-  /** Rows whose `Duplicate` is true (every occurrence). */
-  readonly duplicates: number;
-}
+export type { CodeCount, ResultsCounts } from './jobs/counts.js';
 
 /**
  * Counts a results file: statuses, (code, final status) pairs, domain types, role and duplicate rows, and
@@ -192,25 +165,14 @@ export async function countResults(
   spec: ExportSpec,
   isOffline: boolean,
 ): Promise<ResultsCounts> {
-  const rule = ruleOf(spec);
-  let columns = new Map<string, number>();
-  let at = { status: -1, code: -1, domainType: -1, role: -1, duplicate: -1 };
-  const statuses: Record<string, number> = {};
-  const codes = new Map<string, number>();
-  const domainTypes: Record<string, number> = {};
-  let rows = 0;
-  let ready = 0;
-  let roleAccounts = 0;
-  let duplicates = 0;
-  const groups = { ready: 0, invalid: 0, risky: 0, unknown: 0 };
+  const counter = counterOf({ spec, isOffline });
+  let statusIndex = -1;
+  let duplicateIndex = -1;
   let current: ScannedRow | undefined;
   const row: ResultRow = {
     status: '',
     isDuplicate: false,
-    column: (name) => {
-      const index = columns.get(name);
-      return index === undefined ? undefined : current!.field(index);
-    },
+    column: () => undefined,
     fields: () => current!.fields(),
     field: (index) => current!.field(index),
     get fieldCount() {
@@ -218,68 +180,33 @@ export async function countResults(
     },
     fieldKeyHash: (index, out) => keyHashOf(current!.field(index), out),
   };
-  const mutable = row as { status: string; isDuplicate: boolean };
+  const mutable = row as { status: string; isDuplicate: boolean; column: ResultRow['column'] };
   await scanResults(
     path,
     name,
     delimiter,
     (header) => {
-      columns = columnIndex(header);
-      const index = (name: string) => columns.get(name) ?? -1;
-      at = {
-        status: index(STATUS_COLUMN),
-        code: index('Validation Code'),
-        domainType: index('Domain Type'),
-        role: index('Role Account'),
-        duplicate: index('Duplicate'),
+      const columns = columnIndex(header);
+      mutable.column = (name) => {
+        const index = columns.get(name);
+        return index === undefined ? undefined : current!.field(index);
       };
-      if (at.status < 0)
+      statusIndex = columns.get(STATUS_COLUMN) ?? -1;
+      duplicateIndex = columns.get(DUPLICATE_COLUMN) ?? -1;
+      if (!counter.header(header))
         throw new ResultsProblem(
           `The results file has no “${STATUS_COLUMN}” column (the job ran no validation).`,
         );
-      rule.header?.(header);
     },
     (scanned) => {
       current = scanned;
-      rows++;
-      const status = scanned.field(at.status).trim().toLowerCase();
-      const isDuplicate = scanned.field(at.duplicate).trim().toLowerCase() === 'true';
-      mutable.status = status;
-      mutable.isDuplicate = isDuplicate;
-      statuses[status] = (statuses[status] ?? 0) + 1;
-      groups[groupOf(status, isOffline)]++;
-      const code = scanned.field(at.code).trim();
-      if (code !== '') {
-        const key = `${code}\t${status}`;
-        codes.set(key, (codes.get(key) ?? 0) + 1);
-      }
-      const domainType = scanned.field(at.domainType).trim().toLowerCase();
-      if (domainType !== '') domainTypes[domainType] = (domainTypes[domainType] ?? 0) + 1;
-      if (scanned.field(at.role).trim().toLowerCase() === 'true') roleAccounts++;
-      if (isDuplicate) duplicates++;
-      if (rule.row(row) !== false) ready++;
+      mutable.status = scanned.field(statusIndex).trim().toLowerCase();
+      mutable.isDuplicate =
+        duplicateIndex >= 0 && scanned.field(duplicateIndex).trim().toLowerCase() === 'true';
+      counter.row(row);
     },
   );
-  const duplicatesLeftOut = rule.leftOut?.().duplicates ?? 0;
-  return {
-    rows,
-    exportKind: spec.kind,
-    ready,
-    invalid: groups.invalid,
-    risky: groups.risky,
-    unknown: groups.unknown,
-    duplicatesLeftOut,
-    statuses,
-    codes: [...codes.entries()]
-      .map(([key, count]) => {
-        const [code, status] = key.split('\t');
-        return { code: Number(code), status: status ?? '', rows: count };
-      })
-      .sort((a, b) => b.rows - a.rows || a.code - b.code || a.status.localeCompare(b.status)),
-    domainTypes,
-    roleAccounts,
-    duplicates,
-  };
+  return counter.result();
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import {
   type PurchaseRequest,
   type SubmitListParams,
 } from '../../../shared/api/list.js';
+import type { CountsRequest } from './counts.js';
 import { ResultsFormatError, exportResultsFile, type ExportRequest, type ResultsSummary } from './exports.js';
 import { openListSource } from '../files/source.js';
 import { BufferedFile, removeStaleTemporaries, temporaryPathOf } from './outputs.js';
@@ -142,6 +143,8 @@ export interface JobSpec {
   readonly outDir: string;
   /** The exports to compute from the download, given the extension of the results' text. */
   readonly exports?: (textExtension: string) => readonly ExportRequest[];
+  /** Count the Results screen's numbers in the same pass (the desktop: ready when the job completes). */
+  readonly counts?: CountsRequest;
   /** Stop once the list awaits its purchase (a list submitted with `report=true`, not bought yet). */
   readonly reportOnly: boolean;
   /** Least time between status requests; pollList raises it to 5 s for a remote service. */
@@ -474,7 +477,7 @@ export async function downloadResults(
       const textExtension = listFileExtension(resultsName) ?? '.csv';
       const chunks = withDelimiter(counted(), spec.delimiter, resultsName, (delimiter) => {
         used = wanted(textExtension);
-        sink = ResultsSink.spawn().begin(partPath, delimiter, used);
+        sink = ResultsSink.spawn().begin(partPath, delimiter, used, spec.counts);
       });
       for await (const chunk of chunks) await sink!.push(chunk);
       check();
@@ -492,10 +495,16 @@ export async function downloadResults(
       check();
       renameSync(partPath, resultsPath);
       if (isExportable)
-        summary = await exportResultsFileWithDelimiter(resultsPath, resultsName, spec.delimiter, (ext) => {
-          used = wanted(ext);
-          return used;
-        });
+        summary = await exportResultsFileWithDelimiter(
+          resultsPath,
+          resultsName,
+          spec.delimiter,
+          (ext) => {
+            used = wanted(ext);
+            return used;
+          },
+          spec.counts,
+        );
     }
     const exports = used.map(({ name, path }) => ({ kind: name, path, rows: summary?.exported[name] ?? 0 }));
     const outcome: ResultsOutcome = {
@@ -531,6 +540,7 @@ async function exportResultsFileWithDelimiter(
   name: string,
   delimiter: string | undefined,
   exports: (textExtension: string) => readonly ExportRequest[],
+  counts?: CountsRequest,
 ): Promise<ResultsSummary> {
   const source = await openListSource(path, name, statSync(path).size);
   let known = delimiter;
@@ -546,7 +556,7 @@ async function exportResultsFileWithDelimiter(
     stream.destroy();
     known = resultsDelimiter(Buffer.concat(head).toString('utf8')) ?? delimiterOfName(source.textName);
   }
-  return exportResultsFile(path, name, known, exports(extname(source.textName) || '.csv'));
+  return exportResultsFile(path, name, known, exports(extname(source.textName) || '.csv'), counts);
 }
 
 /**

@@ -4,8 +4,10 @@
 // pass then run side by side instead of one after the other.
 import { parentPort } from 'node:worker_threads';
 import { BufferedFile } from './outputs.js';
+import type { CountsRequest } from './counts.js';
 import {
   ResultsExporter,
+  counterOf,
   ResultsFormatError,
   targetOf,
   type ExportRequest,
@@ -19,6 +21,8 @@ export type ExportWorkerRequest =
       readonly partPath: string;
       readonly delimiter: string;
       readonly exports: readonly ExportRequest[];
+      /** Count the Results screen's numbers too (the desktop's jobs). */
+      readonly counts?: CountsRequest;
     }
   /** `length` bytes of `buffer`; the buffer is sent back (`free`) once copied. */
   | { readonly type: 'chunk'; readonly buffer: ArrayBuffer; readonly length: number }
@@ -49,7 +53,11 @@ async function handle(request: ExportWorkerRequest): Promise<void> {
     switch (request.type) {
       case 'start':
         file = await BufferedFile.create(request.partPath);
-        exporter = await ResultsExporter.open(request.delimiter, request.exports.map(targetOf));
+        exporter = await ResultsExporter.open(
+          request.delimiter,
+          request.exports.map(targetOf),
+          request.counts ? counterOf(request.counts) : undefined,
+        );
         return;
       case 'chunk': {
         const bytes = new Uint8Array(request.buffer, 0, request.length);

@@ -38,6 +38,7 @@ import { keyHashOf, RowShaper, resultsLayout, type ShapeRow } from '../exports/s
 import { hashAsciiLowerInto } from '../../../service/lists/dupTable.js';
 import { openListSource } from '../files/source.js';
 import { BufferedFile, temporaryPathOf } from './outputs.js';
+import { ResultsCounter, type CountsRequest, type ResultsCounts } from './counts.js';
 
 export { EXPORT_KINDS, isExportKind, type ExportKind } from '../../../shared/exports.js';
 
@@ -193,6 +194,10 @@ function shapedRule(spec: ExportSpec, choices: ExportChoices): ExportRule {
 
 const NOTHING_CORRECTED: AppendedRow = { append: [''] };
 
+/** The counter of the Results screen's numbers, with the default export's rule (counts.ts). */
+export const counterOf = (request: CountsRequest): ResultsCounter =>
+  new ResultsCounter(ruleOf(request.spec), request.spec.kind, request.isOffline);
+
 export const targetOf = (request: ExportRequest): ExportTarget => ({
   name: request.name,
   path: request.path,
@@ -208,6 +213,8 @@ export interface ResultsSummary {
   readonly exported: Readonly<Record<string, number>>;
   /** What each export for import left out, by target name. */
   readonly leftOut?: Readonly<Record<string, LeftOut>>;
+  /** The Results screen's numbers, when asked for (`ResultsExporter.open`'s counter). */
+  readonly counts?: ResultsCounts;
 }
 
 const WINDOW_BYTES = 4 * 1024 * 1024;
@@ -454,10 +461,18 @@ export class ResultsExporter {
   private nextQuote = -1;
   private isLineQuoteFree = false;
 
+  /** Counts the rows as they pass (the Results screen's numbers); none when the results have no status. */
+  private counter: ResultsCounter | undefined;
+
   private constructor(private readonly delimiter: string) {}
 
-  static async open(delimiter: string, targets: readonly ExportTarget[]): Promise<ResultsExporter> {
+  static async open(
+    delimiter: string,
+    targets: readonly ExportTarget[],
+    counter?: ResultsCounter,
+  ): Promise<ResultsExporter> {
     const exporter = new ResultsExporter(delimiter);
+    exporter.counter = counter;
     try {
       for (const target of targets) {
         const temporary = temporaryPathOf(target.path);
@@ -524,6 +539,7 @@ export class ResultsExporter {
       duplicates: this.duplicates,
       exported,
       ...(Object.keys(leftOut).length > 0 ? { leftOut } : {}),
+      ...(this.counter ? { counts: this.counter.result() } : {}),
     };
   }
 
@@ -675,6 +691,7 @@ export class ResultsExporter {
     if (isDuplicate) this.duplicates++;
     const view = this.view!;
     view.set(buf, start, contentEnd, status, isDuplicate, isQuoteFree);
+    this.counter?.row(view);
     for (const state of this.files) {
       const outcome = state.target.rule.row(view);
       if (outcome === false) continue;
@@ -744,6 +761,7 @@ export class ResultsExporter {
       );
     const columns = new Map<string, number>();
     names.forEach((name, i) => columns.set(name, i));
+    if (this.counter && !this.counter.header(names)) this.counter = undefined;
     const mode: LineBreakMode = this.isCrMode ? 'cr' : 'lf';
     const delimiterBytes = Buffer.from(this.delimiter, 'utf8');
     this.view = new RowView(
@@ -792,10 +810,15 @@ export async function exportResultsFile(
   name: string,
   delimiter: string,
   exports: readonly ExportRequest[],
+  counts?: CountsRequest,
 ): Promise<ResultsSummary> {
   const source = await openListSource(path, name, statSync(path).size);
   const stream: Readable = await source.open();
-  const exporter = await ResultsExporter.open(delimiter, exports.map(targetOf));
+  const exporter = await ResultsExporter.open(
+    delimiter,
+    exports.map(targetOf),
+    counts ? counterOf(counts) : undefined,
+  );
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) await exporter.push(chunk);
   } catch (error) {

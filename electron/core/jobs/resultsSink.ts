@@ -1,6 +1,7 @@
 // Hands the bytes of a download to the export worker (exportWorker.ts) through a few reused 1 MiB buffers
 // that travel back and forth (transferred, never copied between threads), so the downloading thread neither
 // scans rows nor allocates per chunk; it waits only when the worker is every buffer behind.
+import type { CountsRequest } from './counts.js';
 import { Worker } from 'node:worker_threads';
 import type { ExportRequest, ResultsSummary } from './exports.js';
 import type { ExportWorkerReply, ExportWorkerRequest } from './exportWorker.js';
@@ -75,8 +76,13 @@ export class ResultsSink {
   }
 
   /** Has the worker create the results file `partPath` and the exports (under temporary names). */
-  begin(partPath: string, delimiter: string, exports: readonly ExportRequest[]): this {
-    this.post({ type: 'start', partPath, delimiter, exports });
+  begin(
+    partPath: string,
+    delimiter: string,
+    exports: readonly ExportRequest[],
+    counts?: CountsRequest,
+  ): this {
+    this.post({ type: 'start', partPath, delimiter, exports, ...(counts ? { counts } : {}) });
     return this;
   }
 

@@ -6,8 +6,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createClient, pollList } from '../../../shared/api/client.js';
 import type { AppEvent, EventPayload, JobDetail, JobProgress } from '../../../shared/desktop/contract.js';
 import { createDesktopCore, type DesktopCore } from '../../../electron/core/desktop.js';
+import { jobCountsOf } from '../../../electron/core/history/counts.js';
+import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
+import { countResults } from '../../../electron/core/results.js';
 import {
   HISTORY_DB_FILE,
+  getJob,
   insertJob,
   openHistoryDb,
   setJobListId,
@@ -86,6 +90,25 @@ describe('jobs', () => {
       expect(job.hasResults).toBe(true);
       expect(job.rows).toBe(rows);
       expect((job.reporting as { statuses: Record<string, number> }).statuses.Unknown).toBe(rows);
+      // The Results numbers were counted by the download pass: kept with the job as it completed, and the
+      // same as a count of the stored file.
+      const db = openHistoryDb(join(home.path, HISTORY_DB_FILE));
+      try {
+        const record = getJob(db, jobId)!;
+        const stored = jobCountsOf(db, jobId, record.resultsPath!);
+        expect(stored).toMatchObject({ rows, statuses: { unknown: rows }, duplicates: 0 });
+        expect(stored).toEqual(
+          await countResults(
+            record.resultsPath!,
+            record.resultsName!,
+            ',',
+            desktopExportSpec(record, stored!.exportKind as 'clean' | 'safe', []),
+            stored!.unknown === 0,
+          ),
+        );
+      } finally {
+        db.close();
+      }
       expect(job.timeline.map((t) => t.status)).toEqual([
         'queued',
         'uploading',

@@ -179,6 +179,23 @@ describe('results files', () => {
     await exportResultsFile(path, 'offline.csv', ',', [{ name: 'safe', path: safeOut, spec: safe }]);
     expect(online.ready).toBe(parse(readFileSync(safeOut, 'utf8')).length - 1);
     expect(online).toMatchObject({ ready: 2, duplicatesLeftOut: 0, unknown: 6, invalid: 1, risky: 1 });
+
+    // The download pass counts the same numbers as it goes (the desktop's jobs: ready when the job completes),
+    // beside an export and without one, for both levels; the quoted row goes through the scanner there.
+    for (const [request, expected] of [
+      [{ spec, isOffline: true }, counts],
+      [{ spec: safe, isOffline: false }, online],
+    ] as const) {
+      const alongside = await exportResultsFile(
+        path,
+        'offline.csv',
+        ',',
+        [{ name: 'clean', path: join(dir.path, 'again.csv'), spec }],
+        request,
+      );
+      expect(alongside.counts).toEqual(expected);
+      expect((await exportResultsFile(path, 'offline.csv', ',', [], request)).counts).toEqual(expected);
+    }
   });
 
   it('pages through a large file by offset, quoted line breaks included, and exports exactly a filter’s rows', async () => {
