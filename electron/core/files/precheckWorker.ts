@@ -48,6 +48,8 @@ port.once('message', (request: PrecheckWorkerRequest) => {
           last = now;
           send({ type: 'progress', ...progress });
         },
+        // A second thread checks addresses too: the core's own thread has nothing to do meanwhile.
+        { helper: true },
       );
       send({ type: 'done', value });
     } catch (error) {

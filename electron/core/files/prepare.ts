@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { statusForCode } from '../../../shared/api/codes.js';
 import type { ListServiceKey } from '../../../shared/api/list.js';
 import { columnKindOf } from '../../../shared/columns.js';
 import {
@@ -20,9 +19,9 @@ import {
   type Precheck,
 } from '../../../shared/desktop/contract.js';
 import { readsNamedColumns } from '../../../shared/desktop/listServices.js';
-import { syntaxVerdict } from '../../../service/engine/index.js';
 import { quoteField } from '../../../service/lists/scan.js';
-import { hashInto } from '../../../service/lists/dupTable.js';
+import { checkAddresses, type CheckedAddresses } from './addressCheck.js';
+import { SyntaxHelper } from './syntaxHelper.js';
 import { readRecordBatches, splitFields } from './records.js';
 import { decodeStream, detectEncoding, openListSource, readHead, type ListSource } from './source.js';
 
@@ -56,6 +55,9 @@ async function* records(source: ListSource, onBytes: (bytes: number) => void): A
   yield* readRecordBatches(decodeStream(counted(stream, onBytes), encoding));
 }
 
+/** Files from this size get the pre-check's helper thread (below it, starting a thread costs more). */
+const HELPER_MIN_BYTES = 8 * 1024 * 1024;
+
 /** How far the pre-check is: bytes of text read of the total, data rows seen. */
 export interface PrecheckProgress {
   readonly bytesRead: number;
@@ -84,14 +86,6 @@ function fieldAt(raw: string, delimiter: string, index: number): string {
   return quote < 0 || quote >= end ? raw.slice(start, end) : (splitFields(raw, delimiter)[index] ?? '');
 }
 
-const hashes = new Uint32Array(2);
-
-/** A 52-bit hash of a string (of hashInto's 64), for counting duplicates without holding a million strings. */
-function hash52(text: string): number {
-  hashInto(text, hashes, 0);
-  return hashes[0] * 0x100000 + (hashes[1] & 0xfffff);
-}
-
 /** The offline pre-check: what the service will be sent, and what the syntax check already says of it. */
 export async function precheck(
   file: FileRef,
@@ -99,6 +93,8 @@ export async function precheck(
   split: boolean,
   partLimit = PART_LIMIT,
   onProgress?: (progress: PrecheckProgress) => void,
+  /** `helper`: check addresses on a second thread too (the pre-check worker; not worth it for small files). */
+  options: { readonly helper?: boolean } = {},
 ): Promise<Precheck> {
   const source = await openListSource(
     file.path,
@@ -115,32 +111,45 @@ export async function precheck(
   let invalid = 0;
   let blank = 0;
   let isHeaderRow = mapping.header;
-  for await (const batch of records(source, (bytes) => (bytesRead += bytes))) {
-    onProgress?.({ bytesRead, totalBytes: source.textSize, rows: rowsToSend + blank });
-    for (const raw of batch) {
-      if (isHeaderRow) {
-        isHeaderRow = false;
-        continue;
-      }
-      if (isBlank(raw, mapping.delimiter)) {
-        blank++;
-        continue;
-      }
-      rowsToSend++;
-      // Without an email column (email append, intelligence by name and address) there is nothing to check.
-      if (emailIndex < 0) continue;
-      const value = fieldAt(raw, mapping.delimiter, emailIndex);
-      // The syntax and username checks alone decide an invalid verdict without client lists.
-      const verdict = syntaxVerdict(value);
-      if (statusForCode(verdict.code, 'email_validation') === 'invalid') invalid++;
-      if (verdict.address === '') continue;
-      if (hashCount === hashes.length) {
-        const bigger = new Float64Array(hashes.length * 2);
-        bigger.set(hashes);
-        hashes = bigger;
-      }
-      hashes[hashCount++] = hash52(verdict.address.toLowerCase());
+  const add = (checked: CheckedAddresses) => {
+    invalid += checked.invalid;
+    if (hashCount + checked.hashes.length > hashes.length) {
+      const bigger = new Float64Array(Math.max(hashes.length * 2, hashCount + checked.hashes.length));
+      bigger.set(hashes.subarray(0, hashCount));
+      hashes = bigger;
     }
+    hashes.set(checked.hashes, hashCount);
+    hashCount += checked.hashes.length;
+  };
+  // A large file's addresses are checked on two threads: this one and a helper (it takes a batch when free).
+  const helper = options.helper && file.size >= HELPER_MIN_BYTES ? new SyntaxHelper() : undefined;
+  const handedOver: { values: string[]; checked: Promise<CheckedAddresses> }[] = [];
+  try {
+    for await (const batch of records(source, (bytes) => (bytesRead += bytes))) {
+      onProgress?.({ bytesRead, totalBytes: source.textSize, rows: rowsToSend + blank });
+      const values: string[] = [];
+      for (const raw of batch) {
+        if (isHeaderRow) {
+          isHeaderRow = false;
+          continue;
+        }
+        if (isBlank(raw, mapping.delimiter)) {
+          blank++;
+          continue;
+        }
+        rowsToSend++;
+        // Without an email column (email append, intelligence by name and address) there is nothing to check.
+        if (emailIndex >= 0) values.push(fieldAt(raw, mapping.delimiter, emailIndex));
+      }
+      if (values.length === 0) continue;
+      const checked = helper?.tryCheck(values);
+      if (checked) handedOver.push({ values, checked });
+      else add(checkAddresses(values));
+    }
+    // The helper's answers; a batch it could not check is checked here.
+    for (const { values, checked } of handedOver) add(await checked.catch(() => checkAddresses(values)));
+  } finally {
+    await helper?.close();
   }
   let duplicates = 0;
   const sorted = hashes.subarray(0, hashCount).sort();

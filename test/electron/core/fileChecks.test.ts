@@ -16,6 +16,8 @@ import {
 } from '../../../electron/core/files/analysis.js';
 import { precheck } from '../../../electron/core/files/prepare.js';
 
+// Long enough a row that the file (~11 MB) gets the pre-check's helper thread in the worker.
+const NAME = 'Person with a rather long name column'.padEnd(40, '.');
 const mapping = { delimiter: ',', header: true, roles: ['email', 'ignore'] as ('email' | 'ignore')[] };
 
 describe('the pre-check in a worker thread', () => {
@@ -25,7 +27,7 @@ describe('the pre-check in a worker thread', () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsieve-checks-'));
     const lines = ['email,name'];
     for (let i = 0; i < 200_000; i++)
-      lines.push(i % 1000 === 0 ? `bad-${i},X` : `p${i % 150_000}@example.com,P`);
+      lines.push(i % 1000 === 0 ? `bad-${i},X` : `p${i % 150_000}@example.com,${NAME}`);
     lines.push('', ',');
     const text = `${lines.join('\n')}\n`;
     const path = join(dir, 'list.csv');
@@ -36,6 +38,8 @@ describe('the pre-check in a worker thread', () => {
 
   it('answers what the in-thread pre-check answers, reporting bytes and rows as it reads', async () => {
     const seen: { bytesRead: number; rows: number; totalBytes: number }[] = [];
+    expect(file.size).toBeGreaterThan(8 * 1024 * 1024);
+    // The worker checks addresses on two threads, this one on one: the same figures.
     const [offThread, inThread] = await Promise.all([
       precheckOffThread(file, mapping, false, { onProgress: (progress) => seen.push(progress) }),
       precheck(file, mapping, false),
