@@ -32,30 +32,50 @@ function isBlankField(buf: Buffer, start: number, end: number): boolean {
   return true;
 }
 
-/** UTF-8 bytes of a stream in another encoding (the scanner reads UTF-8 or any ASCII-compatible bytes). */
-async function* asScannable(stream: Readable, encoding: Encoding | undefined): AsyncGenerator<Buffer> {
-  if (encoding !== 'utf-16le' && encoding !== 'utf-16be') {
+/** UTF-8 bytes of a stream in another encoding (the scanner reads UTF-8 bytes). */
+async function* asScannable(
+  stream: AsyncIterable<Uint8Array>,
+  encoding: Encoding | undefined,
+): AsyncGenerator<Buffer> {
+  if (encoding === undefined || encoding === 'utf-8') {
     for await (const chunk of stream) yield chunk as Buffer;
     return;
   }
   const decoder = new TextDecoder(encoding);
-  for await (const chunk of stream)
-    yield Buffer.from(decoder.decode(chunk as Buffer, { stream: true }), 'utf8');
+  for await (const chunk of stream) yield Buffer.from(decoder.decode(chunk, { stream: true }), 'utf8');
   yield Buffer.from(decoder.decode(), 'utf8');
 }
 
+export interface RowWalkOptions {
+  readonly delimiter: string;
+  readonly encoding?: Encoding;
+  readonly signal?: AbortSignal;
+  /** Called after each chunk of the file with the bytes of it read so far. */
+  readonly onProgress?: (bytesRead: number) => void;
+  /** The line break the file uses (`\n`, `\r\n` or `\r`), once known. */
+  readonly onLineBreak?: (sequence: string) => void;
+  /** At the end of each window's rows, before its bytes move (copy what is kept of them). */
+  readonly windowRead?: () => void;
+  /** After each window of rows: the place to write what was gathered. */
+  readonly afterWindow?: () => Promise<void> | void;
+}
+
 /**
- * The data rows of a list: rows that are not blank (every field empty or white space), the header not
- * counted. A file the scanner cannot read to its end (an unterminated quote) counts the rows before it and
- * the rest as one row, as the service would reject it anyway.
+ * Every row of a list's bytes, in order, through the service's row scanner: `visit` gets the window and the
+ * scanner (the row is `[scanner.start, scanner.contentEnd)`, its fields the scanner's) and whether every field
+ * is blank. A tail the scanner cannot read (an unterminated quote) comes as one malformed row
+ * (`scanner.fields` 0, `[start, contentEnd)` the rest), as the service would reject the file anyway. The
+ * UTF-8 byte-order mark is skipped; other encodings are read as UTF-8.
  */
-export async function countRows(stream: Readable, options: CountOptions): Promise<number> {
+export async function walkRows(
+  stream: AsyncIterable<Uint8Array>,
+  options: RowWalkOptions,
+  visit: (buf: Buffer, scanner: RowScanner, isBlank: boolean) => void,
+): Promise<void> {
   let window = Buffer.allocUnsafe(WINDOW * 2);
   let end = 0;
   let bytesRead = 0;
   let scanner: RowScanner | undefined;
-  let rows = 0;
-  let isHeaderPending = options.header;
   let isFirst = true;
   const delimiter = Buffer.from(options.delimiter, 'utf8');
 
@@ -63,7 +83,9 @@ export async function countRows(stream: Readable, options: CountOptions): Promis
     let pos = 0;
     if (!scanner) {
       if (isFirst && window[0] === 0xef && window[1] === 0xbb && window[2] === 0xbf) pos = 3;
-      scanner = new RowScanner(delimiter, detectLineBreak(window.subarray(pos, end)).mode);
+      const lineBreak = detectLineBreak(window.subarray(pos, end));
+      scanner = new RowScanner(delimiter, lineBreak.mode);
+      options.onLineBreak?.(lineBreak.sequence);
     }
     isFirst = false;
     scanner.windowChanged();
@@ -71,8 +93,13 @@ export async function countRows(stream: Readable, options: CountOptions): Promis
       const result = scanner.scan(window, pos, end, isLast);
       if (result === SCAN_END || result === SCAN_NEED_MORE) break;
       if (result === SCAN_ERROR) {
-        // An unterminated quote: the rest is one malformed row.
-        if (end > pos) rows++;
+        if (end > pos) {
+          scanner.start = pos;
+          scanner.contentEnd = end;
+          scanner.next = end;
+          scanner.fields = 0;
+          visit(window, scanner, false);
+        }
         pos = end;
         break;
       }
@@ -80,13 +107,9 @@ export async function countRows(stream: Readable, options: CountOptions): Promis
       let isBlank = true;
       for (let f = 0; f < scanner.fields && isBlank; f++)
         isBlank = isBlankField(window, scanner.fieldStart[f], scanner.fieldEnd[f]);
-      if (isBlank && !isHeaderPending) continue;
-      if (isHeaderPending) {
-        isHeaderPending = false;
-        continue;
-      }
-      rows++;
+      visit(window, scanner, isBlank);
     }
+    options.windowRead?.();
     if (pos > 0) {
       window.copyWithin(0, pos, end);
       end -= pos;
@@ -103,6 +126,7 @@ export async function countRows(stream: Readable, options: CountOptions): Promis
       offset += take;
       if (end >= WINDOW) {
         drain(false);
+        await options.afterWindow?.();
         // A row longer than the window: grow it.
         if (end >= window.length - 1) {
           const bigger = Buffer.allocUnsafe(window.length * 2);
@@ -115,5 +139,30 @@ export async function countRows(stream: Readable, options: CountOptions): Promis
     options.onProgress?.(bytesRead);
   }
   drain(true);
+  await options.afterWindow?.();
+}
+
+/** Field `f` of the scanned row as text (a quoted field's `""` read as `"`); '' past its last field. */
+export function fieldText(buf: Buffer, scanner: RowScanner, f: number): string {
+  if (f >= scanner.fields) return '';
+  const text = buf.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]);
+  return scanner.fieldQuoted[f] ? text.replaceAll('""', '"') : text;
+}
+
+/**
+ * The data rows of a list: rows that are not blank (every field empty or white space), the header not
+ * counted. A file the scanner cannot read to its end (an unterminated quote) counts the rows before it and
+ * the rest as one row, as the service would reject it anyway.
+ */
+export async function countRows(stream: Readable, options: CountOptions): Promise<number> {
+  let rows = 0;
+  let isHeaderPending = options.header;
+  await walkRows(stream as AsyncIterable<Uint8Array>, options, (_buf, _scanner, isBlank) => {
+    if (isHeaderPending) {
+      isHeaderPending = false;
+      return;
+    }
+    if (!isBlank) rows++;
+  });
   return rows;
 }

@@ -22,8 +22,8 @@ import { readsNamedColumns } from '../../../shared/desktop/listServices.js';
 import { quoteField } from '../../../service/lists/scan.js';
 import { checkAddresses, type CheckedAddresses } from './addressCheck.js';
 import { SyntaxHelper } from './syntaxHelper.js';
-import { readRecordBatches, splitFields } from './records.js';
-import { decodeStream, detectEncoding, openListSource, readHead, type ListSource } from './source.js';
+import { fieldText, walkRows } from './count.js';
+import { detectEncoding, openListSource, readHead, type ListSource } from './source.js';
 
 export interface FileRef {
   readonly path: string;
@@ -49,12 +49,6 @@ async function* counted(
   }
 }
 
-async function* records(source: ListSource, onBytes: (bytes: number) => void): AsyncGenerator<string[]> {
-  const encoding = await encodingOf(source);
-  const stream = (await source.open()) as AsyncIterable<Buffer>;
-  yield* readRecordBatches(decodeStream(counted(stream, onBytes), encoding));
-}
-
 /** Files from this size get the pre-check's helper thread (below it, starting a thread costs more). */
 const HELPER_MIN_BYTES = 8 * 1024 * 1024;
 
@@ -63,27 +57,6 @@ export interface PrecheckProgress {
   readonly bytesRead: number;
   readonly totalBytes: number;
   readonly rows: number;
-}
-
-function isBlank(raw: string, delimiter: string): boolean {
-  // Nearly every row starts with a printable ASCII character that is no quote or delimiter: not blank.
-  const first = raw.charCodeAt(0);
-  if (first > 0x20 && first < 0x7f && first !== 0x22 && raw[0] !== delimiter[0]) return false;
-  return raw.trim() === '' || raw.split(delimiter).every((field) => field.trim() === '' || field === '""');
-}
-
-/** Field `index` of a record, as splitFields gives it, without splitting the others when no quote precedes it. */
-function fieldAt(raw: string, delimiter: string, index: number): string {
-  let start = 0;
-  for (let f = 0; f < index; f++) {
-    const next = raw.indexOf(delimiter, start);
-    if (next < 0) return raw.includes('"') ? (splitFields(raw, delimiter)[index] ?? '') : '';
-    start = next + delimiter.length;
-  }
-  const next = raw.indexOf(delimiter, start);
-  const end = next < 0 ? raw.length : next;
-  const quote = raw.indexOf('"');
-  return quote < 0 || quote >= end ? raw.slice(start, end) : (splitFields(raw, delimiter)[index] ?? '');
 }
 
 /** The offline pre-check: what the service will be sent, and what the syntax check already says of it. */
@@ -124,28 +97,41 @@ export async function precheck(
   // A large file's addresses are checked on two threads: this one and a helper (it takes a batch when free).
   const helper = options.helper && file.size >= HELPER_MIN_BYTES ? new SyntaxHelper() : undefined;
   const handedOver: { values: string[]; checked: Promise<CheckedAddresses> }[] = [];
+  // The batch of email fields gathered since the last window: checked here or handed to the helper.
+  let values: string[] = [];
+  const handOver = () => {
+    if (values.length === 0) return;
+    const checked = helper?.tryCheck(values);
+    if (checked) handedOver.push({ values, checked });
+    else add(checkAddresses(values));
+    values = [];
+  };
   try {
-    for await (const batch of records(source, (bytes) => (bytesRead += bytes))) {
-      onProgress?.({ bytesRead, totalBytes: source.textSize, rows: rowsToSend + blank });
-      const values: string[] = [];
-      for (const raw of batch) {
+    const stream = (await source.open()) as AsyncIterable<Buffer>;
+    await walkRows(
+      counted(stream, (bytes) => (bytesRead += bytes)),
+      {
+        delimiter: mapping.delimiter,
+        encoding: await encodingOf(source),
+        afterWindow: () => {
+          onProgress?.({ bytesRead, totalBytes: source.textSize, rows: rowsToSend + blank });
+          handOver();
+        },
+      },
+      (buf, scanner, isBlankRow) => {
         if (isHeaderRow) {
           isHeaderRow = false;
-          continue;
+          return;
         }
-        if (isBlank(raw, mapping.delimiter)) {
+        if (isBlankRow) {
           blank++;
-          continue;
+          return;
         }
         rowsToSend++;
         // Without an email column (email append, intelligence by name and address) there is nothing to check.
-        if (emailIndex >= 0) values.push(fieldAt(raw, mapping.delimiter, emailIndex));
-      }
-      if (values.length === 0) continue;
-      const checked = helper?.tryCheck(values);
-      if (checked) handedOver.push({ values, checked });
-      else add(checkAddresses(values));
-    }
+        if (emailIndex >= 0) values.push(fieldText(buf, scanner, emailIndex));
+      },
+    );
     // The helper's answers; a batch it could not check is checked here.
     for (const { values, checked } of handedOver) add(await checked.catch(() => checkAddresses(values)));
   } finally {
@@ -259,8 +245,14 @@ export async function prepareUpload(
   let out: ReturnType<typeof createWriteStream> | undefined;
   let partPath = '';
   let partName = '';
-  let partRows = 0;
   let isHeaderRow = mapping.header;
+  // The rows of the window read last, as copies of runs of their bytes, each piece for one part (1, 2, …).
+  let pieces: { part: number; bytes: Buffer[] }[] = [];
+  const rowsOfPart: number[] = [];
+  let part = 0;
+  let runStart = -1;
+  let runEnd = -1;
+  let window: Buffer | undefined;
 
   const close = async () => {
     if (!out) return;
@@ -272,7 +264,7 @@ export async function prepareUpload(
       name: partName,
       size: statSync(partPath).size,
       header: writesHeader,
-      rows: partRows,
+      rows: rowsOfPart[parts.length] ?? 0,
     });
     out = undefined;
   };
@@ -281,32 +273,60 @@ export async function prepareUpload(
     partName = options.split ? `${stem}-part${index}${extension}` : `${stem}${extension}`;
     partPath = join(options.dir, partName);
     out = createWriteStream(`${partPath}.tmp`, { mode: 0o600 });
-    partRows = 0;
     if (writesHeader) out.write(headerLine + lineBreak);
   };
-
-  for await (const batch of readRecordBatches(
-    decodeStream(await source.open(), encoding),
-    (sequence) => (lineBreak = sequence),
-  )) {
-    let text = '';
-    for (const raw of batch) {
-      if (isHeaderRow) {
-        isHeaderRow = false;
-        continue;
-      }
-      if (isBlank(raw, mapping.delimiter)) continue;
-      if (!out || (options.split && partRows >= partLimit)) {
-        if (text && out) out.write(text);
-        text = '';
+  const endRun = () => {
+    if (runStart >= 0) pieces.at(-1)!.bytes.push(Buffer.from(window!.subarray(runStart, runEnd)));
+    runStart = runEnd = -1;
+  };
+  const write = async () => {
+    for (const piece of pieces) {
+      while (parts.length + (out ? 1 : 0) < piece.part) {
         await close();
         open();
       }
-      text += raw + lineBreak;
-      partRows++;
+      if (!out!.write(Buffer.concat(piece.bytes))) await once(out!, 'drain');
     }
-    if (text && out && !out.write(text)) await once(out, 'drain');
-  }
+    pieces = [];
+  };
+
+  await walkRows(
+    (await source.open()) as AsyncIterable<Buffer>,
+    {
+      delimiter: mapping.delimiter,
+      encoding,
+      onLineBreak: (sequence) => (lineBreak = sequence),
+      windowRead: endRun,
+      afterWindow: write,
+    },
+    (buf, scanner, isBlankRow) => {
+      window = buf;
+      if (isHeaderRow) {
+        isHeaderRow = false;
+        return;
+      }
+      if (isBlankRow) return;
+      if (part === 0 || (options.split && rowsOfPart[part - 1] >= partLimit)) {
+        endRun();
+        part++;
+        rowsOfPart.push(0);
+      }
+      if (pieces.at(-1)?.part !== part) pieces.push({ part, bytes: [] });
+      rowsOfPart[part - 1]++;
+      const { start, contentEnd, next } = scanner;
+      // A row with its own line break joins the run of rows copied in one piece; the last row gets one.
+      if (next > contentEnd) {
+        if (runEnd !== start) {
+          endRun();
+          runStart = start;
+        }
+        runEnd = next;
+        return;
+      }
+      endRun();
+      pieces.at(-1)!.bytes.push(Buffer.from(buf.subarray(start, contentEnd)), Buffer.from(lineBreak));
+    },
+  );
   if (!out) open();
   await close();
   return parts;

@@ -6,14 +6,16 @@ import { zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectFile, headerSignature } from '../../../electron/core/files/inspect.js';
 import { headerFor, precheck, prepareUpload } from '../../../electron/core/files/prepare.js';
-import { readRecordBatches, splitFields } from '../../../electron/core/files/records.js';
+import { fieldText, walkRows } from '../../../electron/core/files/count.js';
+import Papa from 'papaparse';
 import { tempDir } from '../../helpers/service.js';
 
-/** Text in chunks of `size` characters, as a stream of decoded text arrives. */
-function chunksOf(text: string, size: number): AsyncIterable<string> {
-  const chunks: string[] = [];
-  for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
-  return Readable.from(chunks) as AsyncIterable<string>;
+/** The bytes of a text in chunks of `size`, as a file's stream arrives. */
+function chunksOf(text: string, size: number): AsyncIterable<Buffer> {
+  const bytes = Buffer.from(text);
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
+  return Readable.from(chunks) as AsyncIterable<Buffer>;
 }
 
 describe('list files', () => {
@@ -26,14 +28,57 @@ describe('list files', () => {
   beforeEach(() => (dir = tempDir()));
   afterEach(() => dir.remove());
 
-  it('splits records at line breaks outside quotes, across chunk borders', async () => {
-    const text = 'a,b\r\n"x\r\ny",2\r\n"q""uote",3\r\nlast,4';
+  it('reads rows by the service’s row scanner: line breaks outside quotes, across chunk borders', async () => {
+    const text = 'a,b\r\n"x\r\ny",2\r\n"q""uote",3\r\n , \r\nlast,4';
     for (const size of [1, 2, 3, 7, 100]) {
-      const records: string[] = [];
-      for await (const batch of readRecordBatches(chunksOf(text, size))) records.push(...batch);
-      expect(records).toEqual(['a,b', '"x\r\ny",2', '"q""uote",3', 'last,4']);
+      const rows: { fields: string[]; isBlank: boolean }[] = [];
+      let lineBreak = '';
+      await walkRows(
+        chunksOf(text, size),
+        { delimiter: ',', onLineBreak: (sequence) => (lineBreak = sequence) },
+        (buf, scanner, isBlank) => {
+          const fields = Array.from({ length: scanner.fields }, (_, f) => fieldText(buf, scanner, f));
+          rows.push({ fields, isBlank });
+        },
+      );
+      expect(lineBreak).toBe('\r\n');
+      expect(rows).toEqual([
+        { fields: ['a', 'b'], isBlank: false },
+        { fields: ['x\r\ny', '2'], isBlank: false },
+        { fields: ['q"uote', '3'], isBlank: false },
+        { fields: [' ', ' '], isBlank: true },
+        { fields: ['last', '4'], isBlank: false },
+      ]);
     }
-    expect(splitFields('"q""uote","a,b",,x', ',')).toEqual(['q"uote', 'a,b', '', 'x']);
+  });
+
+  it('copies rows to the parts as their bytes, quoted line breaks and rows across 1 MiB windows intact', async () => {
+    const lines = ['email,note'];
+    for (let i = 0; i < 40_000; i++)
+      lines.push(
+        i % 7 === 0
+          ? `p${i}@example.com,"line one\nline ""two"", ${i}"`
+          : `p${i}@example.com,note number ${i} of the list, kept as it is`,
+      );
+    const file = write('wide.csv', `${lines.join('\n')}\n\n`);
+    expect(file.size).toBeGreaterThan(2 * 1024 * 1024);
+    const parts = await prepareUpload(
+      file,
+      { delimiter: ',', header: true, roles: ['email', 'first_name'] },
+      { split: true, dir: join(dir.path, 'parts'), headerNames: ['email', 'note'], partLimit: 15_000 },
+    );
+    expect(parts.map((p) => p.rows)).toEqual([15_000, 15_000, 10_000]);
+    const rows = parts.flatMap((p) => {
+      const [header, ...data] = Papa.parse<string[]>(readFileSync(p.path, 'utf8'), {
+        skipEmptyLines: true,
+      }).data;
+      expect(header).toEqual(['email', 'First Name']);
+      return data;
+    });
+    const original = Papa.parse<string[]>(readFileSync(file.path, 'utf8'), {
+      skipEmptyLines: true,
+    }).data.slice(1);
+    expect(rows).toEqual(original);
   });
 
   it('inspects a list: delimiter, header, rows, email share and suggested roles', async () => {
