@@ -203,7 +203,16 @@ export function buildProgram(): Command {
       'email append matches to buy: I (Individual only) or H (Individual and Household)',
     )
     .option('--out <dir>', 'folder for the results and exports (default: the current folder)')
-    .option('--export <kind>', 'write an export: safe, invalid, clean or all (repeatable)', collect, [])
+    .option(
+      '--export <kind>',
+      'write an export: safe, invalid, clean, all, or zip (one file per status) (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--report-csv',
+      'write the match report (field,records matched,percent) and chart data (field,value,count) CSVs beside the results',
+    )
     .option('--base-url <url>', 'a provider’s service instead of the embedded one')
     .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
     .option('--json', 'print the outcome as one JSON object')

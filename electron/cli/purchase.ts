@@ -7,7 +7,9 @@ import { resolve } from 'node:path';
 import { EMAIL_APPEND_PURCHASE_MATCH_TYPES, type PurchaseRequest } from '../../shared/api/list.js';
 import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
 import { purchaseListJob, type JobEvent } from '../core/jobs/runner.js';
-import { exportShapeOf } from './exportOptions.js';
+import { effectiveDelimiter } from '../../shared/api/list.js';
+import { STATUS_ZIP } from '../../shared/exports.js';
+import { exportShapeOf, statusZipOption, writeCleanStatusZip, writeReportCsvs } from './exportOptions.js';
 import { exportKindsOption, formatBreakdown, pollIntervalFor, Progress, showProgress } from './clean.js';
 import { clientFor } from './connect.js';
 import { CliError } from './errors.js';
@@ -19,6 +21,8 @@ export interface PurchaseOptions {
   matchType?: string;
   out?: string;
   export?: string[];
+  /** Write the match report and chart data CSVs beside the results, as `clean --report-csv` does. */
+  reportCsv?: boolean;
   baseUrl?: string;
   apiKey?: string;
   dataDir: string;
@@ -45,7 +49,8 @@ function matchTypeOption(raw: string): (typeof EMAIL_APPEND_PURCHASE_MATCH_TYPES
 export async function purchase(listIdText: string, options: PurchaseOptions): Promise<void> {
   const listId = listIdOption(listIdText);
   const matchType = options.matchType === undefined ? undefined : matchTypeOption(options.matchType);
-  const exportKinds = exportKindsOption(options.export);
+  const { kinds: exportArgs, isZip } = statusZipOption(options.export);
+  const exportKinds = exportKindsOption(exportArgs, [STATUS_ZIP]);
   const fields = options.fields && options.fields.length > 0 ? options.fields : undefined;
   const apiKey = options.apiKey ?? process.env.MAILSIEVE_API_KEY;
   if (options.baseUrl && !apiKey) throw new CliError('--base-url needs --api-key (or MAILSIEVE_API_KEY).');
@@ -91,6 +96,23 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
     if (outcome.stage !== 'results')
       throw new CliError(`List ${listId} is still awaiting purchase: its status is ${outcome.list.status}.`);
     const isOffline = embedded !== undefined && (outcome.list.checks ?? 'offline') === 'offline';
+    // The zip of every status and the report CSVs, as clean writes them (named after the list).
+    const listName = outcome.list.name;
+    const zip = isZip
+      ? await writeCleanStatusZip(
+          {
+            path: outcome.resultsPath,
+            delimiter: outcome.list.delimiter ?? effectiveDelimiter({}, listName),
+          },
+          // The email column is the one the results' header names (0: find it).
+          { file: listName, outDir, emailColumn: 0 },
+          {},
+        )
+      : undefined;
+    const exports = zip ? [...outcome.exports, zip] : outcome.exports;
+    const reports = options.reportCsv
+      ? writeReportCsvs(outcome.list, outcome.summary?.duplicates ?? null, { file: listName, outDir })
+      : [];
     if (options.json) {
       process.stdout.write(
         `${JSON.stringify({
@@ -98,7 +120,8 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
           purchased: isBought ? (body ?? {}) : null,
           results: outcome.resultsPath,
           duplicates: outcome.summary?.duplicates ?? null,
-          exports: outcome.exports,
+          exports,
+          ...(options.reportCsv ? { reports } : {}),
           offline: isOffline,
         })}\n`,
       );
@@ -110,10 +133,11 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
       );
     info(formatBreakdown(outcome.list, outcome.summary, { isOffline, isLocal: isOffline }));
     info(`Results: ${outcome.resultsPath}`);
-    for (const exported of outcome.exports)
+    for (const exported of exports)
       info(
         `Export ${exported.kind.padEnd(7)} ${exported.path} (${exported.rows.toLocaleString('en-US')} rows)`,
       );
+    for (const report of reports) info(`Report ${report.kind.padEnd(12)} ${report.path}`);
   } finally {
     await embedded?.close();
   }

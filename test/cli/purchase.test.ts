@@ -1,6 +1,7 @@
 // `mailsieve purchase LIST_ID` (the built CLI, the embedded service): buying a list `clean --report-only`
 // left awaiting purchase, with a field selection and the email append match type (docs/list-services.md).
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { unzipSync } from 'fflate';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -75,12 +76,21 @@ describe('mailsieve purchase', () => {
     expect(exported.slice(1).map((row) => row.slice(0, -1))).toEqual(rows.slice(1, 3));
 
     // Bought once: a second purchase downloads the same results and buys nothing.
-    const again = await runCli([...args, '--fields', 'gender']);
+    // It can write the zip of every status and the report CSVs too, as clean does.
+    const again = await runCli([...args, '--fields', 'gender', '--export', 'zip', '--report-csv']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain(
       'List 1 had its results already: nothing was bought (--fields and --match-type left unused).',
     );
     expect(readRows(results, ';')[0]).not.toContain('gender');
+    expect(again.stdout).toMatch(/Export zip +\S+leads-statuses\.zip \(3 rows\)/);
+    const zip = unzipSync(readFileSync(join(dir, 'leads-statuses.zip')));
+    expect(Object.keys(zip).sort()).toEqual(['leads-invalid.csv', 'leads-unknown.csv']);
+    expect(again.stdout).toMatch(/Report match-report +\S+leads-match-report\.csv/);
+    expect(readFileSync(join(dir, 'leads-match-report.csv'), 'utf8')).toMatch(
+      /^field,records matched,percent\r?\n/,
+    );
+    expect(existsSync(join(dir, 'leads-chart-data.csv'))).toBe(true);
   });
 
   it('buys a list that ran without validation, and refuses exports for it before buying', async () => {
@@ -164,7 +174,7 @@ describe('mailsieve purchase', () => {
       "mailsieve: --match-type takes I (Individual matches only) or H (Individual and Household matches); got 'X'.",
     );
     expect(failure(await purchase('2', '--export', 'best'))).toBe(
-      "mailsieve: --export takes safe, invalid, clean, all; got 'best'.",
+      "mailsieve: --export takes safe, invalid, clean, all, zip; got 'best'.",
     );
     expect(failure(await purchase('2', '--fields', 'shoe_size'))).toMatch(
       /^mailsieve: Could not purchase list 2: .*shoe_size.* \(HTTP 400\)$/,
