@@ -11,17 +11,10 @@ import type {
 } from '../../shared/desktop/contract.js';
 import type { ReferenceImportReply, ReferenceImportRequest } from './referenceImportWorker.js';
 import { ReplyFailure } from './channels/context.js';
+import { workerScriptUrl } from '../../service/lists/workerUrl.js';
 
 /** Rejected rows listed in the app's report (all are counted); the CLI's default lists 20. */
 export const APP_MAX_ERRORS = 1000;
-
-/** The worker as JavaScript: beside this module in the build, from the build under Vitest (sources). */
-function workerUrl(): URL {
-  const here = import.meta.url;
-  return here.endsWith('.js')
-    ? new URL('./referenceImportWorker.js', here)
-    : new URL('../../dist/electron/core/referenceImportWorker.js', here);
-}
 
 export interface ReferenceImportFile {
   readonly path: string;
@@ -58,7 +51,7 @@ export function createReferenceImports(options: { readonly nativeBinding?: strin
       } catch {
         return Promise.reject(new ReplyFailure('file-unreadable', `“${file.name}” cannot be read.`));
       }
-      const worker = new Worker(workerUrl());
+      const worker = new Worker(workerScriptUrl(import.meta.url, 'referenceImportWorker'));
       const state = {
         worker,
         isCancelled: false,

@@ -1,13 +1,21 @@
+/** The checkout's root: this module is <root>/service/lists/workerUrl.{ts,js} or <root>/dist/service/lists/…. */
+const ROOT = new URL('../../', import.meta.url);
+
 /**
- * The URL of one of this folder's worker scripts, as JavaScript. Worker threads run JavaScript only: from the
- * build (dist/service/lists/) the script is the file beside this module; when this module runs as TypeScript
- * source (Vitest runs sources), the script is taken from the build instead — `npm test` builds dist/ before it
- * runs Vitest — at <root>/dist/service/lists/<name>.js.
+ * The URL of the worker script `name` beside the module at `moduleUrl` (its `import.meta.url`), as
+ * JavaScript. Worker threads run JavaScript only: from the build (dist/) the script is the file beside the
+ * module; when the module runs as TypeScript source (Vitest runs sources), the script is taken from the build
+ * instead — `npm test` builds dist/ before it runs Vitest — at the same path under <root>/dist/.
  */
+export function workerScriptUrl(moduleUrl: string, name: string): URL {
+  const beside = new URL(`./${name}.js`, moduleUrl);
+  if (moduleUrl.endsWith('.js') || !beside.href.startsWith(ROOT.href)) return beside;
+  return new URL(`dist/${beside.href.slice(ROOT.href.length)}`, ROOT);
+}
+
+/** The URL of one of this folder's worker scripts, as JavaScript (workerScriptUrl). */
 export function workerUrl(name: string): URL {
-  const here = import.meta.url;
-  if (here.endsWith('.js')) return new URL(`./${name}.js`, here);
-  return new URL(`../../dist/service/lists/${name}.js`, here);
+  return workerScriptUrl(import.meta.url, name);
 }
 
 /**

@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import type { Mapping, Precheck } from '../../../shared/desktop/contract.js';
 import type { FileRef, PrecheckProgress } from './prepare.js';
 import type { PrecheckWorkerReply, PrecheckWorkerRequest } from './precheckWorker.js';
+import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
 
 /** A cancelled pre-check (`code` is the reply's error code). */
 export class FileWorkCancelled extends Error {
@@ -16,16 +17,8 @@ export class FileWorkCancelled extends Error {
   }
 }
 
-/** The worker as JavaScript: beside this module in the build, from the build under Vitest (sources). */
-function precheckWorkerUrl(): URL {
-  const here = import.meta.url;
-  return here.endsWith('.js')
-    ? new URL('./precheckWorker.js', here)
-    : new URL('../../../dist/electron/core/files/precheckWorker.js', here);
-}
-
 export function startPrecheckWorker(): Worker {
-  const worker = new Worker(precheckWorkerUrl());
+  const worker = new Worker(workerScriptUrl(import.meta.url, 'precheckWorker'));
   worker.unref();
   // A spare that fails to start is noticed by the run that takes it.
   worker.on('error', () => undefined);

@@ -4,17 +4,10 @@
 import { Worker } from 'node:worker_threads';
 import type { CheckedAddresses } from './addressCheck.js';
 import type { SyntaxWorkerReply, SyntaxWorkerRequest } from './syntaxWorker.js';
+import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
 
 /** Batches in flight: enough to keep the helper busy while the pre-check reads the next ones. */
 const IN_FLIGHT = 4;
-
-/** The worker as JavaScript: beside this module in the build, from the build under Vitest (sources). */
-function syntaxWorkerUrl(): URL {
-  const here = import.meta.url;
-  return here.endsWith('.js')
-    ? new URL('./syntaxWorker.js', here)
-    : new URL('../../../dist/electron/core/files/syntaxWorker.js', here);
-}
 
 interface Waiting {
   readonly resolve: (checked: CheckedAddresses) => void;
@@ -29,7 +22,7 @@ export class SyntaxHelper {
   private readonly waiting = new Map<number, Waiting>();
 
   constructor() {
-    this.worker = new Worker(syntaxWorkerUrl(), {
+    this.worker = new Worker(workerScriptUrl(import.meta.url, 'syntaxWorker'), {
       resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 256 },
     });
     this.worker.unref();

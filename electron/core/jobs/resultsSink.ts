@@ -5,20 +5,10 @@ import type { CountsRequest } from './counts.js';
 import { Worker } from 'node:worker_threads';
 import type { ExportRequest, ResultsSummary } from './exports.js';
 import type { ExportWorkerReply, ExportWorkerRequest } from './exportWorker.js';
+import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
 
 const BUFFER_BYTES = 1024 * 1024;
 const BUFFERS = 6;
-
-/**
- * The URL of the worker as JavaScript: beside this module in the build; from the build when this module runs
- * as TypeScript source (under Vitest, which runs sources; `npm test` builds dist/ first).
- */
-function exportWorkerUrl(): URL {
-  const here = import.meta.url;
-  return here.endsWith('.js')
-    ? new URL('./exportWorker.js', here)
-    : new URL('../../../dist/electron/core/jobs/exportWorker.js', here);
-}
 
 export class ResultsFormatFailure extends Error {}
 
@@ -69,7 +59,7 @@ export class ResultsSink {
   static spawn(): ResultsSink {
     // A small young generation, as for the list workers: it parses rows by the million into short-lived strings.
     return new ResultsSink(
-      new Worker(exportWorkerUrl(), {
+      new Worker(workerScriptUrl(import.meta.url, 'exportWorker'), {
         resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 },
       }),
     );
