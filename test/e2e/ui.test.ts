@@ -174,6 +174,15 @@ describe('the app at every size, from the keyboard (issue 15)', () => {
       const box = await remove.boundingBox();
       expect(box!.width).toBeGreaterThanOrEqual(24);
       expect(box!.height).toBeGreaterThanOrEqual(24);
+      // Nor do they overflow at the widths between the narrow layout and a wide one (the sidebar is wider there).
+      for (const width of [1200, 1280, 1366]) {
+        await page.setViewportSize({ width, height: 720 });
+        for (const header of await headers.all())
+          expect(isInView(page, await header.boundingBox()), `${width} px`).toBe(true);
+        await remove.click({ trial: true, timeout: 2000 });
+        const recheck = firstRow.getByRole('button', { name: 'Re-check unknown rows' });
+        expect(isInView(page, await recheck.boundingBox()), `${width} px`).toBe(true);
+      }
     } finally {
       await app.stop();
       home.remove();
