@@ -111,8 +111,13 @@ export function interestBit(name: InterestName): number {
 /** Each interest in the spec's order, with its bit. */
 const INTEREST_MASKS = INTEREST_NAMES.map((name) => [name, interestBit(name)] as const);
 
-/** `interests` objects by bit set: a bulk answer names the same few combinations thousands of times. */
+/**
+ * `interests` objects by bit set: a bulk answer names the same combinations many times. A store holds tens of
+ * thousands of combinations (44,000 in the 200,000-person demo store), so a cache of a few thousand was
+ * cleared every request or two and built most objects again; one of MAX_INTEREST_SETS is at most a few MB.
+ */
 const interestsOfBits = new Map<number, Readonly<Interests>>();
+const MAX_INTEREST_SETS = 65_536;
 
 /**
  * The `interests` object of a bit set, members in the spec's order; undefined when none is set. The object
@@ -125,7 +130,7 @@ export function interestsFromBits(bits: number): Readonly<Interests> | undefined
     const made: Interests = {};
     for (const [name, mask] of INTEREST_MASKS) if (bits & mask) made[name] = true;
     interests = Object.freeze(made);
-    if (interestsOfBits.size >= 4096) interestsOfBits.clear();
+    if (interestsOfBits.size >= MAX_INTEREST_SETS) interestsOfBits.clear();
     interestsOfBits.set(bits, interests);
   }
   return interests;
@@ -267,8 +272,10 @@ export class IdentityStore {
     const read = (column: 'email' | 'md5' | 'sha1', values: unknown[], found: Map<string, RawRow | null>) => {
       const key = (value: unknown) => (typeof value === 'string' ? value : (value as Buffer).toString('hex'));
       for (const value of values) found.set(key(value), null);
+      // A digest key is read as hex text, the form the maps hold: a BLOB column would make a Buffer per row.
+      const keyColumn = column === 'email' ? 'e.email' : `lower(hex(e.${column}))`;
       for (const raw of this.readBatches(
-        `SELECT e.${column}, ${ADDRESS_COLUMNS_FROM} WHERE e.${column} IN`,
+        `SELECT ${keyColumn}, ${ADDRESS_COLUMNS_FROM} WHERE e.${column} IN`,
         values,
       )) {
         const k = key(raw[0]);

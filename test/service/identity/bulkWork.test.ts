@@ -4,10 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerBulk, type BulkTask } from '../../../service/identity/bulkWork.js';
 import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
+import { requestedFields } from '../../../service/identity/requestPolicy.js';
 import { IdentityStore } from '../../../service/identity/store.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { tempDir } from '../../helpers/service.js';
 import { importFixture, md5, nowS, sha1 } from './fixture.js';
+
+type E6Task = Extract<BulkTask, { kind: 'intelligence' }>;
 
 const KNOWN = ['jane.doe@example.com', 'jd@example.org', 'john.doe@example.com', 'jim.doe@example.net'];
 
@@ -102,6 +105,18 @@ describe('bulk answers read ahead', () => {
       expect(answers.filter((answer) => 'postal_address' in answer).length).toBeGreaterThan(100);
     });
   }
+
+  it('gives an E6 answer its members in the order of the request’s fields', () => {
+    const ordered = intelligencePolicyFor(key, requestedFields({ fields: 'interests,zip,eam,age' }));
+    if (!ordered.ok) throw new Error('the test key lacks a field');
+    const outcome = answerBulk(readingAhead, {
+      ...(tasks[0][1](JSON.stringify([{ email: 'jane.doe@example.com' }])) as E6Task),
+      policy: ordered.policy,
+    });
+    if (!outcome.ok) throw new Error(outcome.message);
+    const [answer] = JSON.parse(Buffer.from(outcome.json).toString('utf8')) as Record<string, unknown>[];
+    expect(Object.keys(answer)).toEqual(['interests', 'zip', 'age', 'eam']);
+  });
 
   it('forgets what it read once the request is answered', () => {
     answerBulk(readingAhead, tasks[0][1](JSON.stringify(records(20))));
