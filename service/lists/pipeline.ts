@@ -18,7 +18,6 @@ import { join } from 'node:path';
 import { detectDelimiter, resolveLayout, parseSampleRows } from '../../shared/columns.js';
 import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
-import { DOMAIN_TYPES } from '../../shared/api/verification.js';
 import { DuplicateTable } from './dupTable.js';
 import { ExplainWriter, OnlineExplained } from './explain.js';
 import { formatBytes, formatCount } from './format.js';
@@ -41,12 +40,12 @@ import {
 import type { IdentityListService } from './store.js';
 import type { ListJob, ListOutcome, OnlineVerdicts } from './types.js';
 import {
-  FLAG_DOMAIN_MASK,
-  FLAG_DOMAIN_SHIFT,
   FLAG_HAS_KEY,
   FLAG_ROLE,
   FLAG_STATUS_MASK,
   LIST_ROW_STATUSES,
+  domainTypeOfFlags,
+  statusOfFlags,
 } from './rowFlags.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
 import type { VerifierPool } from './verifierPool.js';
@@ -808,11 +807,10 @@ function countByte(buf: Uint8Array, from: number, to: number, byte: number): num
 }
 
 function suffixFor(code: number, flags: number, isDuplicate: boolean, delimiter: string): Uint8Array {
-  const domainIndex = (flags & FLAG_DOMAIN_MASK) >> FLAG_DOMAIN_SHIFT;
   const values = [
-    LIST_ROW_STATUSES[flags & FLAG_STATUS_MASK],
+    statusOfFlags(flags),
     String(code),
-    domainIndex === 0 ? '' : DOMAIN_TYPES[domainIndex - 1],
+    domainTypeOfFlags(flags) ?? '',
     flags & FLAG_ROLE ? 'true' : '',
     isDuplicate ? 'true' : '',
   ];
