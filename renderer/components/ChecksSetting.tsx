@@ -1,7 +1,7 @@
 // The Checks setting of the local service (issue #11): Automatic, Offline only, Domains (DNS), Mailboxes
 // (SMTP); what the network allows (the preflight) in words beside it; for mailbox checks the HELO name, the
 // MAIL FROM address and an optional SOCKS5 proxy. The proxy's password is sent once and never shown again.
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import {
   CHECKS_CHOICES,
   CHECKS_CHOICE_TITLES,
@@ -49,10 +49,15 @@ export function ChecksSetting() {
   const [isChecking, setChecking] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const id = useId();
+  // Each choice made starts a new generation: a reply to an earlier one (a slow network check, a save)
+  // must not put back the choice the user has just changed.
+  const generation = useRef(0);
 
   async function preflight() {
+    const asked = generation.current;
     setChecking(true);
     const reply = await app.runPreflight();
+    if (asked !== generation.current) return;
     setChecking(false);
     if (reply.ok) setInfo(reply.value);
     else setError(reply.error.message);
@@ -85,8 +90,10 @@ export function ChecksSetting() {
   });
 
   async function save(input: ChecksInput, words: string) {
+    const asked = ++generation.current;
     setError(null);
     const reply = await app.setChecks(input);
+    if (asked !== generation.current) return;
     if (!reply.ok) return setError(reply.error.message);
     setInfo(reply.value);
     setForm((current) => (current ? { ...current, proxyPassword: '' } : current));
