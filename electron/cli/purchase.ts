@@ -4,10 +4,13 @@
 // same data folder as the clean's is opened.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { EMAIL_APPEND_PURCHASE_MATCH_TYPES, type PurchaseRequest } from '../../shared/api/list.js';
+import {
+  EMAIL_APPEND_PURCHASE_MATCH_TYPES,
+  effectiveDelimiter,
+  type PurchaseRequest,
+} from '../../shared/api/list.js';
 import { startEmbeddedService, type EmbeddedService } from '../core/embedded.js';
 import { purchaseListJob, type JobEvent } from '../core/jobs/runner.js';
-import { effectiveDelimiter } from '../../shared/api/list.js';
 import { STATUS_ZIP } from '../../shared/exports.js';
 import { exportShapeOf, statusZipOption, writeCleanStatusZip, writeReportCsvs } from './exportOptions.js';
 import { exportKindsOption, formatBreakdown, pollIntervalFor, Progress, showProgress } from './clean.js';

@@ -71,13 +71,11 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
   const rechecked = new PromiseCache<ReadonlyMap<string, string>>(2);
   const saving = new Map<number, Promise<void>>();
   const explainPathOf = (job: JobRecord) => join(resultsDir, String(job.id), EXPLAIN_FILE);
-  const countsRequestOf = (job: JobRecord): CountsRequest | undefined =>
-    job.options.services.includes('email_validation')
-      ? {
-          spec: desktopExportSpec(job, defaultExportKind(db, job), []),
-          isOffline: levelOf(db, job) === 'offline',
-        }
-      : undefined;
+  // The Results numbers count what the desktop's default export writes, at the level the job ran with.
+  const countsRequestOf = (job: JobRecord): CountsRequest => ({
+    spec: desktopExportSpec(job, defaultExportKind(db, job), []),
+    isOffline: levelOf(db, job) === 'offline',
+  });
 
   async function whysOf(
     job: JobRecord,
@@ -126,7 +124,8 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
   }
 
   return {
-    countsRequest: countsRequestOf,
+    countsRequest: (job) =>
+      job.options.services.includes('email_validation') ? countsRequestOf(job) : undefined,
 
     counts(job, results) {
       const stored = jobCountsOf(db, job.id, results.path);
@@ -135,10 +134,7 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
       const found = counting.get(key);
       if (found) return found;
       {
-        const request = countsRequestOf(job) ?? {
-          spec: desktopExportSpec(job, defaultExportKind(db, job), []),
-          isOffline: levelOf(db, job) === 'offline',
-        };
+        const request = countsRequestOf(job);
         const running = countResults(
           results.path,
           results.name,

@@ -166,13 +166,17 @@ export async function countResults(
   isOffline: boolean,
 ): Promise<ResultsCounts> {
   const counter = counterOf({ spec, isOffline });
+  let columns = new Map<string, number>();
   let statusIndex = -1;
   let duplicateIndex = -1;
   let current: ScannedRow | undefined;
   const row: ResultRow = {
     status: '',
     isDuplicate: false,
-    column: () => undefined,
+    column: (name) => {
+      const index = columns.get(name);
+      return index === undefined ? undefined : current!.field(index);
+    },
     fields: () => current!.fields(),
     field: (index) => current!.field(index),
     get fieldCount() {
@@ -180,17 +184,13 @@ export async function countResults(
     },
     fieldKeyHash: (index, out) => keyHashOf(current!.field(index), out),
   };
-  const mutable = row as { status: string; isDuplicate: boolean; column: ResultRow['column'] };
+  const mutable = row as { status: string; isDuplicate: boolean };
   await scanResults(
     path,
     name,
     delimiter,
     (header) => {
-      const columns = columnIndex(header);
-      mutable.column = (name) => {
-        const index = columns.get(name);
-        return index === undefined ? undefined : current!.field(index);
-      };
+      columns = columnIndex(header);
       statusIndex = columns.get(STATUS_COLUMN) ?? -1;
       duplicateIndex = columns.get(DUPLICATE_COLUMN) ?? -1;
       if (!counter.header(header))

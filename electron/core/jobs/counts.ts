@@ -4,7 +4,7 @@
 // ready when the job completes) or by a read of a stored results file (results.ts `countResults`: older jobs,
 // re-check versions).
 import { groupOf } from '../../../shared/vocabulary.js';
-import type { ExportRule, ExportSpec, ResultRow } from './exports.js';
+import { STATUS_COLUMN, type ExportRule, type ExportSpec, type ResultRow } from './exports.js';
 
 /** One line of the status-code table: rows of a code under the status they ended in. */
 export interface CodeCount {
@@ -42,8 +42,6 @@ export interface CountsRequest {
   /** The job ran offline checks (unknown rows are mailable). */
   readonly isOffline: boolean;
 }
-
-const STATUS_COLUMN = 'Validation Status';
 
 /**
  * Counts rows as they pass: `header` once with the results' column names, `row` for each data row (its
