@@ -36,6 +36,7 @@ import {
   type AttributeField,
   type IdentityStore,
   type PersonRow,
+  type RenderedAddress,
 } from './store.js';
 
 const ATTRIBUTE_INDEX = Object.fromEntries(ATTRIBUTE_FIELDS.map((field, index) => [field, index])) as Record<
@@ -134,23 +135,32 @@ function sameName(person: PersonRow, first: string, last: string): boolean {
   return nameKey(person.first_name ?? '') === first && nameKey(person.last_name ?? '') === last;
 }
 
-/** The address a query names by email or hash: an error, the stored address with its person, or undefined. */
-function addressOf(
-  store: IdentityStore,
+/** Finds stored addresses: the store itself (addresses with their people), or its rendered answers. */
+interface AddressFinder<T> {
+  findByEmail(canonical: string): T | undefined;
+  findByDigest(kind: 'md5' | 'sha1', digest: Buffer): T | undefined;
+}
+
+/**
+ * The address a query names by email or hash (`email`, else `sha1_email`, else `md5_email`): an error for a
+ * malformed one, what `finder` finds, or undefined.
+ */
+function addressOf<T>(
+  finder: AddressFinder<T>,
   query: PersonQuery,
   invalidEmail: string,
-): { ok: true; match: AddressMatch | undefined } | { ok: false; error: RecordError } {
+): { ok: true; match: T | undefined } | { ok: false; error: RecordError } {
   if (has(query.email)) {
     const canonical = canonicalEmail(query.email);
     if (canonical === undefined) return { ok: false, error: recordError(400, invalidEmail) };
-    return { ok: true, match: store.findByEmail(canonical) };
+    return { ok: true, match: finder.findByEmail(canonical) };
   }
   for (const kind of ['sha1', 'md5'] as const) {
     const hex = kind === 'sha1' ? query.sha1_email : query.md5_email;
     if (!has(hex)) continue;
     const digest = digestFromHex(hex, kind);
     if (!digest) return { ok: false, error: recordError(400, INVALID_IDENTIFIER) };
-    return { ok: true, match: store.findByDigest(kind, digest) };
+    return { ok: true, match: finder.findByDigest(kind, digest) };
   }
   return { ok: true, match: undefined };
 }
@@ -209,6 +219,43 @@ export function postalAddressOf(person: PersonRow): PostalAddress | undefined {
   return { first_name, last_name, address: street, city, state, zip: `${zip5}-${zip4}` };
 }
 
+/** Every intelligence field in the spec's order: the fields of a rendered answer (renderPerson). */
+const WHOLE_FIELD_SET: IntelligencePolicy = {
+  fields: new Set(INTELLIGENCE_FIELDS),
+  eam: false,
+  monthLastOpen: false,
+  postalAddress: false,
+};
+
+const wholeFieldSets = new WeakMap<IntelligencePolicy, boolean>();
+
+/** Whether a policy returns every intelligence field, in the spec's order: the answers rendered at import. */
+export function isWholeFieldSet(policy: IntelligencePolicy): boolean {
+  let isWhole = wholeFieldSets.get(policy);
+  if (isWhole === undefined) {
+    const fields = [...policy.fields];
+    isWhole =
+      fields.length === INTELLIGENCE_FIELDS.length && fields.every((f, i) => f === INTELLIGENCE_FIELDS[i]);
+    wholeFieldSets.set(policy, isWhole);
+  }
+  return isWhole;
+}
+
+/**
+ * What `ref_people` keeps of a person's intelligence answer, rendered once at import so that E6 need not
+ * read and serialise thirty columns per person: `members`, the JSON members of every field the person has
+ * (the whole field set, without braces: `"age":"35-44",…`, '' for none), and `postal`, the JSON of the
+ * person's `postal_address` ('' when incomplete). The same functions build them as build the answer
+ * objects, so both give the same text (answers.test.ts checks every demo person).
+ */
+export function renderPerson(person: PersonRow): { readonly members: string; readonly postal: string } {
+  const postal = postalAddressOf(person);
+  return {
+    members: JSON.stringify(attributesOf(person, WHOLE_FIELD_SET)).slice(1, -1),
+    postal: postal ? JSON.stringify(postal) : '',
+  };
+}
+
 export interface IntelligenceOptions {
   /** Unix seconds the activity windows end at; default now. */
   readonly nowS?: number;
@@ -234,7 +281,7 @@ export function intelligenceAnswer(
   const byEmail = hasEmailRoute(query);
   const byPostal = hasPostalRoute(query);
   if (!byEmail && !byPostal) return blankEmailError(query) ?? recordError(400, NO_PERSON_NAMED);
-  const found = addressOf(store, query, options.invalidEmailMessage ?? INVALID_IDENTIFIER);
+  const found = addressOf<AddressMatch>(store, query, options.invalidEmailMessage ?? INVALID_IDENTIFIER);
   if (!found.ok) return found.error;
   let email = found.match?.email;
   let person = found.match?.person;
@@ -256,6 +303,32 @@ export function intelligenceAnswer(
     if (postal) result.postal_address = postal;
   }
   return result;
+}
+
+/**
+ * An intelligence answer as JSON text: the text of `intelligenceAnswer`'s object. For a policy with the whole
+ * field set and an address whose person's answer is rendered (a rendered read-ahead, IdentityStore.readAhead),
+ * it is put together from the rendered text, `eam` and `postal_address` in the object's order; any other
+ * record is answered by `intelligenceAnswer`.
+ */
+export function intelligenceAnswerJson(
+  store: IdentityStore,
+  query: PersonQuery,
+  policy: IntelligencePolicy,
+  options: IntelligenceOptions = {},
+): string {
+  const address = isWholeFieldSet(policy) ? addressOf(store.rendered, query, INVALID_IDENTIFIER) : undefined;
+  const found: RenderedAddress | undefined = address?.ok ? address.match : undefined;
+  if (!found) return JSON.stringify(intelligenceAnswer(store, query, policy, options));
+  let members = found.members;
+  const add = (member: string) => (members = members === '' ? member : `${members},${member}`);
+  if (policy.eam) {
+    const nowS = options.nowS ?? nowSeconds();
+    const eam = eamFrom(store.activityOf(found.emailId, nowS), nowS, policy.monthLastOpen);
+    add(`"eam":${JSON.stringify(eam)}`);
+  }
+  if (policy.postalAddress && found.postal !== '') add(`"postal_address":${found.postal}`);
+  return `{${members}}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -327,7 +400,7 @@ export function emailForMatching(
   email: string,
 ): { ok: true; match: AddressMatch | undefined } | { ok: false; error: RecordError } {
   const blank = blankEmailError({ email });
-  return blank ? { ok: false, error: blank } : addressOf(store, { email }, INVALID_IDENTIFIER);
+  return blank ? { ok: false, error: blank } : addressOf<AddressMatch>(store, { email }, INVALID_IDENTIFIER);
 }
 
 /** An E4 element that is not an error: the members the record and the key ask for, `{}` for no match. */
@@ -353,7 +426,7 @@ export function identityBulkAnswer(
         403,
         'Access denied: this API key is not enabled for postal_append or alternate_email, which a record with an email asks for.',
       );
-    const found = addressOf(store, query, INVALID_IDENTIFIER);
+    const found = addressOf<AddressMatch>(store, query, INVALID_IDENTIFIER);
     if (!found.ok) return found.error;
     const result: IdentityBulkResult = {};
     if (policy.postalAppend) Object.assign(result, postalAppendAnswer(found.match));

@@ -15,8 +15,9 @@ import {
   blankEmailError,
   hasEmailRoute,
   identityBulkAnswer,
-  intelligenceAnswer,
+  intelligenceAnswerJson,
   isErrorAnswer,
+  isWholeFieldSet,
 } from './answers.js';
 import { canonicalEmail, digestFromHex, md5Of } from './normalise.js';
 import type { IdentityPolicy, IntelligencePolicy, KeyAccess } from './policy.js';
@@ -61,11 +62,12 @@ function identifierOf(query: PersonQuery): string | undefined {
   return undefined;
 }
 
+/** The answers of an E6 request, each as JSON text. */
 function intelligenceAnswers(
   store: IdentityStore,
   records: readonly BulkElement[],
   task: Extract<BulkTask, { kind: 'intelligence' }>,
-): unknown[] {
+): string[] {
   if (task.isActivityMetrics) {
     const seen = new Set<string>();
     for (const record of records) {
@@ -81,12 +83,12 @@ function intelligenceAnswers(
   };
   const recordPolicyOf = recordPolicies(task.key);
   return records.map((record) => {
-    if (!record.ok) return record.error;
+    if (!record.ok) return JSON.stringify(record.error);
     if (task.isActivityMetrics && !hasEmailRoute(record.query))
-      return blankEmailError(record.query) ?? recordError(400, ADDRESS_ONLY);
+      return JSON.stringify(blankEmailError(record.query) ?? recordError(400, ADDRESS_ONLY));
     const recordPolicy = record.fields === undefined ? task.policy : recordPolicyOf(record.fields);
-    if (isErrorAnswer(recordPolicy)) return recordPolicy;
-    return intelligenceAnswer(store, record.query, recordPolicy, options);
+    if (isErrorAnswer(recordPolicy)) return JSON.stringify(recordPolicy);
+    return intelligenceAnswerJson(store, record.query, recordPolicy, options);
   });
 }
 
@@ -123,14 +125,16 @@ export function answerBulk(store: IdentityStore, task: BulkTask): BulkOutcome {
   try {
     const records = parseBulkText(task.body, task.limit);
     // Thousands of one-row lookups cost more in statement calls than in reading: read them in batches.
-    store.readAhead(addressKeys(records), task.kind === 'intelligence' ? task.nowS : undefined);
-    const answers =
-      task.kind === 'identity'
-        ? records.map((record) =>
-            record.ok ? identityBulkAnswer(store, record.query, task.policy) : record.error,
-          )
-        : intelligenceAnswers(store, records, task);
-    return { ok: true, json: encoder.encode(JSON.stringify(answers)) };
+    if (task.kind === 'identity') {
+      store.readAhead(addressKeys(records), undefined);
+      const answers = records.map((record) =>
+        record.ok ? identityBulkAnswer(store, record.query, task.policy) : record.error,
+      );
+      return { ok: true, json: encoder.encode(JSON.stringify(answers)) };
+    }
+    // A whole-field-set answer is put together from the persons' rendered answers (answers.ts).
+    store.readAhead(addressKeys(records), task.nowS, { rendered: isWholeFieldSet(task.policy) });
+    return { ok: true, json: encoder.encode(`[${intelligenceAnswers(store, records, task).join(',')}]`) };
   } catch (error) {
     if (error instanceof HttpError) return { ok: false, status: error.status, message: error.message };
     throw error;

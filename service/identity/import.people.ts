@@ -20,7 +20,8 @@ import {
   stateFromImport,
   streetKey,
 } from './normalise.js';
-import { ATTRIBUTE_FIELDS, interestBit, type AttributeField } from './store.js';
+import { renderPerson } from './answers.js';
+import { ATTRIBUTE_FIELDS, interestBit, unrenderedPeople, type AttributeField } from './store.js';
 
 /** A file-level problem: the file cannot be imported at all (unreadable, no usable header). */
 export class ImportFileError extends Error {}
@@ -436,7 +437,7 @@ export class PeopleWriter {
       ON CONFLICT (person_key) DO NOTHING`);
     this.personByKey = db.prepare('SELECT id FROM ref_people WHERE person_key = ?');
     this.updatePerson = db.prepare(`
-      UPDATE ref_people SET dataset_id = ?,
+      UPDATE ref_people SET dataset_id = ?, answer_json = NULL, postal_json = NULL,
         ${PERSON_COLUMNS.map((column) => (column === 'interests' ? 'interests = interests | ?' : `${column} = coalesce(?, ${column})`)).join(',\n        ')}
       WHERE id = ?`);
     this.insertEmail = db.prepare(`
@@ -495,5 +496,32 @@ export class PeopleWriter {
       const known = this.emailByAddress.get(email)!;
       if (known.person_id !== personId) this.moveEmail.run(personId, known.id);
     }
+  }
+}
+
+/** People rendered per transaction by renderPeople. */
+const RENDER_BATCH = 5_000;
+
+/**
+ * Renders the intelligence answer of every person not rendered yet (answers.ts `renderPerson`, into
+ * `answer_json` and `postal_json`): the people an import added or changed, or, once, every person of a store
+ * from before those columns (migration 0070). A person not rendered is still answered, from their columns.
+ */
+export function renderPeople(db: Database): number {
+  const update = db.prepare<[string, string, number]>(
+    'UPDATE ref_people SET answer_json = ?, postal_json = ? WHERE id = ?',
+  );
+  let rendered = 0;
+  for (let afterId = 0; ;) {
+    const people = unrenderedPeople(db, afterId, RENDER_BATCH);
+    if (people.length === 0) return rendered;
+    db.transaction(() => {
+      for (const person of people) {
+        const { members, postal } = renderPerson(person);
+        update.run(members, postal, person.id);
+      }
+    })();
+    afterId = people[people.length - 1].id;
+    rendered += people.length;
   }
 }

@@ -13,6 +13,7 @@ import {
   PeopleWriter,
   peopleLayout,
   readPersonRow,
+  renderPeople,
   type PersonRecord,
   type RowResult,
 } from './import.people.js';
@@ -149,7 +150,10 @@ export async function withBulkLoad<T>(db: Database, load: () => Promise<T>): Pro
     db.prepare('SELECT 1 FROM ref_emails LIMIT 1').get() === undefined;
   if (isEmpty) for (const index of REFERENCE_INDEXES) db.exec(`DROP INDEX IF EXISTS ${index}`);
   try {
-    return await load();
+    const loaded = await load();
+    // The people added or changed get their rendered answers (a failed load leaves them to the next one).
+    renderPeople(db);
+    return loaded;
   } finally {
     createReferenceIndexes(db);
     db.pragma(`wal_autocheckpoint = ${autoCheckpoint}`);

@@ -61,6 +61,12 @@ const PERSON_SELECT = `SELECT ${PERSON_COLUMNS} FROM ref_people p`;
 /** An address joined with its person: the address's columns, then the person's (NULL when none). */
 const ADDRESS_COLUMNS_FROM = `e.id, e.email, e.person_id, ${PERSON_COLUMNS} FROM ref_emails e LEFT JOIN ref_people p ON p.id = e.person_id`;
 const ADDRESS_SELECT = `SELECT ${ADDRESS_COLUMNS_FROM}`;
+/**
+ * An address with its person's rendered answer: the address's id, its person (NULL when none), the person's
+ * `answer_json` and `postal_json` (NULL when not rendered). Two text columns decode far faster than thirty.
+ */
+const RENDERED_COLUMNS_FROM =
+  'e.id, e.person_id, p.answer_json, p.postal_json FROM ref_emails e LEFT JOIN ref_people p ON p.id = e.person_id';
 const PERSON_AT = 3;
 const ATTRIBUTES_AT = 10;
 
@@ -82,6 +88,30 @@ function personFromRaw(raw: RawRow, at = 0): PersonRow {
     interests: raw[at + 9] as number,
     attributes: raw.slice(at + ATTRIBUTES_AT),
   };
+}
+
+/** The people after `afterId` whose answer is not rendered yet (`answer_json` NULL), at most `limit`, by id. */
+export function unrenderedPeople(db: Database, afterId: number, limit: number): PersonRow[] {
+  return db
+    .prepare<[number, number], RawRow>(
+      `${PERSON_SELECT} WHERE p.id > ? AND p.answer_json IS NULL ORDER BY p.id LIMIT ?`,
+    )
+    .raw()
+    .all(afterId, limit)
+    .map((raw) => personFromRaw(raw));
+}
+
+/**
+ * A stored address whose person's intelligence answer is rendered (`ref_people.answer_json`, written by
+ * import.people.ts `renderPeople`): what an E6 answer for the whole field set is put together from.
+ */
+export interface RenderedAddress {
+  /** The address's id, for its activity. */
+  readonly emailId: number;
+  /** The person's intelligence members as JSON text without braces (`"age":"35-44",…`); '' for none. */
+  readonly members: string;
+  /** The person's `postal_address` as JSON text; '' when the person has no complete postal address. */
+  readonly postal: string;
 }
 
 /** A stored address and its person, if it has one. */
@@ -146,6 +176,8 @@ const READ_AHEAD_BATCH = 500;
  * statements would give, keyed as they are asked for; null for a key read ahead and not found.
  */
 interface ReadAhead {
+  /** The rows are RENDERED_COLUMNS_FROM's (rendered answers), not ADDRESS_COLUMNS_FROM's. */
+  readonly isRendered: boolean;
   readonly byEmail: Map<string, RawRow | null>;
   readonly byMd5: Map<string, RawRow | null>;
   readonly bySha1: Map<string, RawRow | null>;
@@ -246,16 +278,39 @@ export class IdentityStore {
   /** An address by its canonical form (normalise.ts `canonicalEmail`), with its person. */
   findByEmail(canonical: string): AddressMatch | undefined {
     const ahead = this.ahead?.byEmail.get(canonical);
-    if (ahead !== undefined) return addressFromRaw(ahead, 1);
+    if (ahead === null) return undefined;
+    if (ahead !== undefined && !this.ahead!.isRendered) return addressFromRaw(ahead, 1);
     return addressFromRaw(this.byEmail.get(canonical));
   }
 
   /** An address by the MD5 or SHA-1 of its canonical form, with its person. */
   findByDigest(kind: 'md5' | 'sha1', digest: Buffer): AddressMatch | undefined {
-    const ahead =
-      this.ahead && (kind === 'md5' ? this.ahead.byMd5 : this.ahead.bySha1).get(digest.toString('hex'));
-    if (ahead !== undefined) return addressFromRaw(ahead, 1);
+    const ahead = this.aheadByDigest(kind, digest);
+    if (ahead === null) return undefined;
+    if (ahead !== undefined && !this.ahead!.isRendered) return addressFromRaw(ahead, 1);
     return addressFromRaw((kind === 'md5' ? this.byMd5 : this.bySha1).get(digest));
+  }
+
+  private aheadByDigest(kind: 'md5' | 'sha1', digest: Buffer): RawRow | null | undefined {
+    return this.ahead && (kind === 'md5' ? this.ahead.byMd5 : this.ahead.bySha1).get(digest.toString('hex'));
+  }
+
+  /**
+   * Rendered answers, from a rendered read-ahead only (`readAhead(…, { rendered: true })`): an address read
+   * ahead whose person's answer is rendered; undefined otherwise (not read ahead, not found, no person, or
+   * not rendered yet), and the answer is then built from the person's columns.
+   */
+  readonly rendered = {
+    findByEmail: (canonical: string): RenderedAddress | undefined =>
+      this.renderedFrom(this.ahead?.byEmail.get(canonical)),
+    findByDigest: (kind: 'md5' | 'sha1', digest: Buffer): RenderedAddress | undefined =>
+      this.renderedFrom(this.aheadByDigest(kind, digest)),
+  };
+
+  private renderedFrom(raw: RawRow | null | undefined): RenderedAddress | undefined {
+    // RENDERED_COLUMNS_FROM after the key: e.id, e.person_id, answer_json, postal_json.
+    if (!raw || !this.ahead?.isRendered || raw[3] === null) return undefined;
+    return { emailId: raw[1] as number, members: raw[3] as string, postal: raw[4] as string };
   }
 
   /**
@@ -263,8 +318,14 @@ export class IdentityStore {
    * statements of READ_AHEAD_BATCH values each instead of one per record: findByEmail, findByDigest and
    * activityOf answer them from memory, the same rows, until `forgetReadAhead`. Keys not read ahead are
    * looked up one by one as always.
+   *
+   * With `rendered`, the rows read are the persons' rendered answers (`rendered.findByEmail`, …) instead of
+   * their columns: findByEmail and findByDigest then answer an address not found from memory, and read the
+   * others one by one.
    */
-  readAhead(keys: ReadAheadKeys, nowS: number | undefined): void {
+  readAhead(keys: ReadAheadKeys, nowS: number | undefined, options: { rendered?: boolean } = {}): void {
+    const isRendered = options.rendered === true;
+    const columnsFrom = isRendered ? RENDERED_COLUMNS_FROM : ADDRESS_COLUMNS_FROM;
     const byEmail = new Map<string, RawRow | null>();
     const byMd5 = new Map<string, RawRow | null>();
     const bySha1 = new Map<string, RawRow | null>();
@@ -275,7 +336,7 @@ export class IdentityStore {
       // A digest key is read as hex text, the form the maps hold: a BLOB column would make a Buffer per row.
       const keyColumn = column === 'email' ? 'e.email' : `lower(hex(e.${column}))`;
       for (const raw of this.readBatches(
-        `SELECT ${keyColumn}, ${ADDRESS_COLUMNS_FROM} WHERE e.${column} IN`,
+        `SELECT ${keyColumn}, ${columnsFrom} WHERE e.${column} IN`,
         values,
       )) {
         const k = key(raw[0]);
@@ -291,7 +352,7 @@ export class IdentityStore {
     read('sha1', uniqueDigests(keys.sha1), bySha1);
     const activity = new Map<number, ActivitySummary>();
     if (nowS !== undefined) this.readActivity(emailIds, nowS, activity);
-    this.ahead = { byEmail, byMd5, bySha1, nowS, activity };
+    this.ahead = { isRendered, byEmail, byMd5, bySha1, nowS, activity };
   }
 
   /** The activity summaries of `emailIds` as of `nowS`, into `activity`. */

@@ -5,6 +5,7 @@ import { keyChecks } from './0030-key-checks.js';
 import { identity } from './0040-identity.js';
 import { listServices } from './0050-list-services.js';
 import { listOnline } from './0060-list-online.js';
+import { personAnswers } from './0070-person-answers.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -13,4 +14,5 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   identity,
   listServices,
   listOnline,
+  personAnswers,
 ];

@@ -3,12 +3,16 @@
 // several batches, repeated and unknown keys, every way of naming an address, and the postal route.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerBulk, type BulkTask } from '../../../service/identity/bulkWork.js';
+import { loadDemo } from '../../../service/identity/demo.js';
+import { importPeopleFile } from '../../../service/identity/import.js';
+import { renderPeople } from '../../../service/identity/import.people.js';
 import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
 import { requestedFields } from '../../../service/identity/requestPolicy.js';
+import { INTELLIGENCE_FIELDS } from '../../../shared/api/intelligence.js';
 import { IdentityStore } from '../../../service/identity/store.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { tempDir } from '../../helpers/service.js';
-import { importFixture, md5, nowS, sha1 } from './fixture.js';
+import { importFixture, md5, nowS, PEOPLE_HEADER, PEOPLE_ROWS, sha1, writeCsv } from './fixture.js';
 
 type E6Task = Extract<BulkTask, { kind: 'intelligence' }>;
 
@@ -131,5 +135,137 @@ describe('bulk answers read ahead', () => {
       Buffer.from(sha1('unknown.0@example.com'), 'hex'),
     );
     expect(readingAhead.findByEmail('unknown.0@example.com')?.email.email).toBe('unknown.0@example.com');
+  });
+});
+
+// E6 answers for the whole field set are put together from each person's answer rendered at import
+// (answers.ts renderPerson, `ref_people.answer_json`): they must be the text the answer objects give.
+describe('rendered answers', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let db: ServiceDb;
+  let rendered: IdentityStore;
+  let fromColumns: IdentityStore;
+
+  const key: KeyAccess = {
+    services: new Set(['intelligence', 'eam', 'postal_append']),
+    fields: null,
+    alternateMax: 1,
+    bulkLimit: 5000,
+  };
+  const e6 = (body: unknown[], policyKey: KeyAccess = key): E6Task => {
+    const policy = intelligencePolicyFor(policyKey);
+    if (!policy.ok) throw new Error(policy.message);
+    return {
+      kind: 'intelligence',
+      body: JSON.stringify(body),
+      limit: 5000,
+      policy: policy.policy,
+      key: policyKey,
+      isActivityMetrics: false,
+      nowS: nowS(),
+    };
+  };
+  const text = (store: IdentityStore, task: E6Task) => {
+    const outcome = answerBulk(store, task);
+    if (!outcome.ok) throw new Error(outcome.message);
+    return Buffer.from(outcome.json).toString('utf8');
+  };
+
+  beforeAll(async () => {
+    dir = tempDir();
+    db = openServiceDb(dir.path);
+    await loadDemo(db, { people: 1_500, seed: 11 });
+    rendered = new IdentityStore(db);
+    fromColumns = new IdentityStore(db);
+    // Reading ahead without rendered answers: every answer is built from the person's columns.
+    const readAhead = fromColumns.readAhead.bind(fromColumns);
+    fromColumns.readAhead = (keys, at) => readAhead(keys, at);
+  });
+
+  afterAll(() => {
+    db.close();
+    dir.remove();
+  });
+
+  const demoAddresses = () =>
+    db.prepare<[], string>('SELECT email FROM ref_emails ORDER BY id').pluck().all();
+
+  it('renders every person at import', () => {
+    const counts = db
+      .prepare<[], { people: number; unrendered: number }>(
+        'SELECT count(*) AS people, sum(answer_json IS NULL) AS unrendered FROM ref_people',
+      )
+      .get()!;
+    expect(counts.people).toBeGreaterThan(1_000);
+    expect(counts.unrendered).toBe(0);
+  });
+
+  it('gives every demo person the answer built from their columns, by email, MD5 and SHA-1', () => {
+    const addresses = demoAddresses();
+    for (const [name, policyKey] of [
+      ['intelligence, eam and postal', key],
+      ['intelligence only', { ...key, services: new Set(['intelligence']) }],
+      ['no month_last_open', { ...key, fields: new Set(INTELLIGENCE_FIELDS) }],
+    ] as const) {
+      for (const recordOf of [
+        (a: string): Record<string, string> => ({ email: a }),
+        (a: string) => ({ md5_email: md5(a) }),
+        (a: string) => ({ sha1_email: sha1(a) }),
+      ]) {
+        for (let start = 0; start < addresses.length; start += 5000) {
+          const task = e6(addresses.slice(start, start + 5000).map(recordOf), policyKey as KeyAccess);
+          expect(text(rendered, task), name).toBe(text(fromColumns, task));
+        }
+      }
+    }
+  });
+
+  it('answers from the rendered text (not the columns) when it can', () => {
+    const [address] = demoAddresses();
+    const personId = db
+      .prepare<[string], number>('SELECT person_id FROM ref_emails WHERE email = ?')
+      .pluck()
+      .get(address)!;
+    const saved = db.prepare('SELECT answer_json FROM ref_people WHERE id = ?').pluck().get(personId);
+    db.prepare(`UPDATE ref_people SET answer_json = '"age":"rendered"' WHERE id = ?`).run(personId);
+    try {
+      const [answer] = JSON.parse(text(rendered, e6([{ email: address }]))) as Record<string, unknown>[];
+      expect(answer.age).toBe('rendered');
+      // A request for some fields only is answered from the columns.
+      const some = intelligencePolicyFor(key, requestedFields({ fields: 'age,eam' }));
+      if (!some.ok) throw new Error(some.message);
+      const [partial] = JSON.parse(
+        text(rendered, { ...e6([{ email: address }]), policy: some.policy }),
+      ) as Record<string, unknown>[];
+      expect(partial.age).not.toBe('rendered');
+    } finally {
+      db.prepare('UPDATE ref_people SET answer_json = ? WHERE id = ?').run(saved, personId);
+    }
+  });
+
+  it('answers a person not rendered yet from the columns, and renderPeople renders them', () => {
+    const addresses = demoAddresses().slice(0, 300);
+    const task = e6(addresses.map((email) => ({ email })));
+    const before = text(rendered, task);
+    db.exec('UPDATE ref_people SET answer_json = NULL, postal_json = NULL WHERE id % 2 = 0');
+    expect(text(rendered, task)).toBe(before);
+    expect(renderPeople(db)).toBeGreaterThan(100);
+    expect(db.prepare('SELECT count(*) FROM ref_people WHERE answer_json IS NULL').pluck().get()).toBe(0);
+    expect(text(rendered, task)).toBe(before);
+  });
+
+  it('renders a person again when an import changes them', async () => {
+    const importDir = tempDir();
+    try {
+      await importFixture(db, importDir.path);
+      const jane = e6([{ email: 'jane.doe@example.com' }]);
+      expect((JSON.parse(text(rendered, jane)) as Record<string, unknown>[])[0].age).toBe('35-44');
+      const older = PEOPLE_ROWS[1].map((value) => (value === '35-44' ? '45-54' : value));
+      await importPeopleFile(db, writeCsv(importDir.path, 'update.csv', [PEOPLE_HEADER, older]));
+      expect((JSON.parse(text(rendered, jane)) as Record<string, unknown>[])[0].age).toBe('45-54');
+      expect(text(rendered, jane)).toBe(text(fromColumns, jane));
+    } finally {
+      importDir.remove();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { migrate, NewerDatabaseError, type Migration } from '../../../service/st
 import { openServiceDb } from '../../../service/store/db.js';
 import { SERVICE_MIGRATIONS } from '../../../service/store/migrations/index.js';
 import { tempDir } from '../../helpers/service.js';
+import { loadDemo } from '../../../service/identity/demo.js';
 
 describe('migrations', () => {
   const dirs: { remove(): void }[] = [];
@@ -20,6 +21,26 @@ describe('migrations', () => {
     const again = openServiceDb(dir.path);
     expect(again.pragma('user_version', { simple: true })).toBe(latest);
     again.close();
+  });
+
+  it('0070 renders the answers of the people of a store from before it', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const db = openServiceDb(dir.path);
+    await loadDemo(db, { people: 200, seed: 5 });
+    const renderings = () =>
+      db.prepare('SELECT id, answer_json, postal_json FROM ref_people ORDER BY id').raw().all();
+    const rendered = renderings();
+    expect(rendered.length).toBeGreaterThan(150);
+    // The store as it was at version 60: no rendered answers.
+    db.exec('ALTER TABLE ref_people DROP COLUMN answer_json; ALTER TABLE ref_people DROP COLUMN postal_json');
+    db.pragma('user_version = 60');
+    db.close();
+    const reopened = openServiceDb(dir.path);
+    expect(
+      reopened.prepare('SELECT id, answer_json, postal_json FROM ref_people ORDER BY id').raw().all(),
+    ).toEqual(rendered);
+    reopened.close();
   });
 
   it('0010 creates strict key tables that refuse a wrong mode', () => {
