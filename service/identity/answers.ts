@@ -291,7 +291,7 @@ export function intelligenceAnswer(
     const first = nameKey(query.first ?? '');
     const last = nameKey(query.last ?? '');
     person = at.people.find((candidate) => sameName(candidate, first, last));
-    if (person && !email && policy.eam) email = store.emailsOf(person.id)[0];
+    if (person && !email && policy.eam) email = store.primaryEmailOf(person.id);
   }
   const result: IntelligenceResult = person ? attributesOf(person, policy) : {};
   if (policy.eam) {
@@ -388,7 +388,7 @@ export function emailAppendAnswer(store: IdentityStore, query: PostalQuery): Ans
   for (const person of at.people) {
     if (matches.length >= EMAIL_APPEND_MAX) break;
     if (individuals.includes(person) || nameKey(person.last_name ?? '') !== last) continue;
-    const primary = store.emailsOf(person.id)[0];
+    const primary = store.primaryEmailOf(person.id);
     if (primary) matches.push({ email: primary.email, email_match_type: 'Household' });
   }
   return matches.length > 0 ? { email_append: matches } : {};

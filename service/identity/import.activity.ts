@@ -4,6 +4,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { normaliseHeaderName } from '../../shared/columns.js';
 import { ImportFileError, shown, type RowResult } from './import.people.js';
 import { canonicalEmail, md5Of, sha1Of } from './normalise.js';
+import { packActivity, unpackedActivity } from './store.js';
 
 export const ACTIVITY_KINDS = ['open', 'click', 'seen'] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
@@ -197,5 +198,28 @@ export class ActivityWriter {
         else this.duplicates++;
       }
     })();
+  }
+}
+
+/** Addresses packed per transaction by packAddressActivity. */
+const PACK_BATCH = 5_000;
+
+/**
+ * Packs the activity of every address not packed yet (store.ts `packActivity`, into
+ * `ref_emails.activity_packed`): the addresses an import added or whose events it changed (a trigger of
+ * migration 0070 unpacks an address when an event of it is written), or, once, every address of a store from
+ * before that column. An address not packed is still answered, from its events' rows.
+ */
+export function packAddressActivity(db: Database): number {
+  const update = db.prepare<[Buffer, number]>('UPDATE ref_emails SET activity_packed = ? WHERE id = ?');
+  let packed = 0;
+  for (let afterId = 0; ;) {
+    const addresses = unpackedActivity(db, afterId, PACK_BATCH);
+    if (addresses.length === 0) return packed;
+    db.transaction(() => {
+      for (const { emailId, rows } of addresses) update.run(packActivity(rows), emailId);
+    })();
+    afterId = addresses[addresses.length - 1].emailId;
+    packed += addresses.length;
   }
 }

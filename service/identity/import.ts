@@ -7,7 +7,13 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import Papa from 'papaparse';
 import { createReferenceIndexes, REFERENCE_INDEXES } from '../store/migrations/0040-identity.js';
-import { ActivityWriter, activityLayout, readActivityRow, type ActivityRecord } from './import.activity.js';
+import {
+  ActivityWriter,
+  activityLayout,
+  packAddressActivity,
+  readActivityRow,
+  type ActivityRecord,
+} from './import.activity.js';
 import {
   ImportFileError,
   PeopleWriter,
@@ -151,8 +157,10 @@ export async function withBulkLoad<T>(db: Database, load: () => Promise<T>): Pro
   if (isEmpty) for (const index of REFERENCE_INDEXES) db.exec(`DROP INDEX IF EXISTS ${index}`);
   try {
     const loaded = await load();
-    // The people added or changed get their rendered answers (a failed load leaves them to the next one).
+    // The people and addresses added or changed get their rendered answers and packed activity (a failed
+    // load leaves them to the next one).
     renderPeople(db);
+    packAddressActivity(db);
     return loaded;
   } finally {
     createReferenceIndexes(db);

@@ -58,15 +58,16 @@ const PERSON_COLUMNS = [
   .map((column) => `p.${column}`)
   .join(', ');
 const PERSON_SELECT = `SELECT ${PERSON_COLUMNS} FROM ref_people p`;
-/** An address joined with its person: the address's columns, then the person's (NULL when none). */
-const ADDRESS_COLUMNS_FROM = `e.id, e.email, e.person_id, ${PERSON_COLUMNS} FROM ref_emails e LEFT JOIN ref_people p ON p.id = e.person_id`;
-const ADDRESS_SELECT = `SELECT ${ADDRESS_COLUMNS_FROM}`;
+/** An address's columns, then its person's (NULL when none; with PERSON_JOIN). */
+const ADDRESS_COLUMNS = `e.id, e.email, e.person_id, ${PERSON_COLUMNS}`;
+const PERSON_JOIN = 'LEFT JOIN ref_people p ON p.id = e.person_id';
+const ADDRESS_SELECT = `SELECT ${ADDRESS_COLUMNS} FROM ref_emails e ${PERSON_JOIN}`;
 /**
  * An address with its person's rendered answer: the address's id, its person (NULL when none), the person's
- * `answer_json` and `postal_json` (NULL when not rendered). Two text columns decode far faster than thirty.
+ * `answer_json` and `postal_json` (NULL when not rendered), and the address's packed activity (packActivity;
+ * NULL when not packed). Two text columns decode far faster than thirty, and one blob than a row per event.
  */
-const RENDERED_COLUMNS_FROM =
-  'e.id, e.person_id, p.answer_json, p.postal_json FROM ref_emails e LEFT JOIN ref_people p ON p.id = e.person_id';
+const RENDERED_COLUMNS = 'e.id, e.person_id, p.answer_json, p.postal_json, e.activity_packed';
 const PERSON_AT = 3;
 const ATTRIBUTES_AT = 10;
 
@@ -166,17 +167,19 @@ export function interestsFromBits(bits: number): Readonly<Interests> | undefined
   return interests;
 }
 
-type ActivityRow = [occurredAt: number, sourceId: number, kind: string];
-
-/** Values per batch query of a read-ahead (`… IN (?, ?, …)`); a shorter last batch repeats its last value. */
-const READ_AHEAD_BATCH = 500;
+/** An event: its time, its source, and its kind as ACTIVITY_KIND_CODE gives it (an integer decodes faster). */
+type ActivityRow = [occurredAt: number, sourceId: number, kind: number];
+/** `ref_activity.kind` as 1 (open), 2 (click) or 0 (seen). */
+const ACTIVITY_KIND_CODE = "(kind = 'open') + 2 * (kind = 'click')";
+const OPEN = 1;
+const CLICK = 2;
 
 /**
  * Lookups read ahead for the records of one bulk request (IdentityStore.readAhead): the rows the one-row
  * statements would give, keyed as they are asked for; null for a key read ahead and not found.
  */
 interface ReadAhead {
-  /** The rows are RENDERED_COLUMNS_FROM's (rendered answers), not ADDRESS_COLUMNS_FROM's. */
+  /** The rows are RENDERED_COLUMNS's (rendered answers), not ADDRESS_COLUMNS's. */
   readonly isRendered: boolean;
   readonly byEmail: Map<string, RawRow | null>;
   readonly byMd5: Map<string, RawRow | null>;
@@ -207,13 +210,12 @@ function summarise(rows: Iterable<ActivityRow>, nowS: number): ActivitySummary {
   for (const [at, source, kind] of rows) {
     events++;
     if (firstAt === null || at < firstAt) firstAt = at;
-    const isOpen = kind === 'open';
-    if ((isOpen || kind === 'click') && (lastOpenAt === null || at > lastOpenAt)) lastOpenAt = at;
+    if (kind !== 0 && (lastOpenAt === null || at > lastOpenAt)) lastOpenAt = at;
     if (at >= year) sources.add(source);
     if (at >= halfYear) {
       recentEvents++;
-      if (isOpen) recentOpens++;
-      else if (kind === 'click') recentClicks++;
+      if (kind === OPEN) recentOpens++;
+      else if (kind === CLICK) recentClicks++;
     }
   }
   return {
@@ -229,6 +231,54 @@ function summarise(rows: Iterable<ActivityRow>, nowS: number): ActivitySummary {
 
 const NO_ACTIVITY: ActivitySummary = summarise([], 0);
 
+/** Bytes per event of a packed activity: its time, source and kind code, each a little-endian double. */
+const PACKED_EVENT_BYTES = 24;
+
+/**
+ * An address's events as one blob (`ref_emails.activity_packed`, written after each import): a bulk answer
+ * reads it with the address instead of a row per event. The events in the order given (the table's).
+ */
+export function packActivity(rows: readonly ActivityRow[]): Buffer {
+  const packed = Buffer.alloc(rows.length * PACKED_EVENT_BYTES);
+  rows.forEach(([at, source, kind], i) => {
+    packed.writeDoubleLE(at, i * PACKED_EVENT_BYTES);
+    packed.writeDoubleLE(source, i * PACKED_EVENT_BYTES + 8);
+    packed.writeDoubleLE(kind, i * PACKED_EVENT_BYTES + 16);
+  });
+  return packed;
+}
+
+/** The events of a packed activity at or before `nowS`, as the activity statements read them. */
+function unpackActivity(packed: Buffer, nowS: number): ActivityRow[] {
+  const rows: ActivityRow[] = [];
+  for (let at = 0; at + PACKED_EVENT_BYTES <= packed.length; at += PACKED_EVENT_BYTES) {
+    const occurredAt = packed.readDoubleLE(at);
+    if (occurredAt <= nowS)
+      rows.push([occurredAt, packed.readDoubleLE(at + 8), packed.readDoubleLE(at + 16)] as ActivityRow);
+  }
+  return rows;
+}
+
+/** The addresses after `afterId` whose activity is not packed yet, at most `limit`, with all their events. */
+export function unpackedActivity(
+  db: Database,
+  afterId: number,
+  limit: number,
+): { readonly emailId: number; readonly rows: ActivityRow[] }[] {
+  const ids = db
+    .prepare<[number, number], number>(
+      'SELECT id FROM ref_emails WHERE id > ? AND activity_packed IS NULL ORDER BY id LIMIT ?',
+    )
+    .pluck()
+    .all(afterId, limit);
+  const events = db
+    .prepare<[number], ActivityRow>(
+      `SELECT occurred_at, source_id, ${ACTIVITY_KIND_CODE} FROM ref_activity WHERE email_id = ?`,
+    )
+    .raw();
+  return ids.map((emailId) => ({ emailId, rows: events.all(emailId) }));
+}
+
 export class IdentityStore {
   private readonly byEmail: Statement<[string], RawRow>;
   private readonly byMd5: Statement<[Buffer], RawRow>;
@@ -237,9 +287,10 @@ export class IdentityStore {
   private readonly peopleAtZip: Statement<[string, string], RawRow>;
   private readonly peopleInCity: Statement<[string, string, string], RawRow>;
   private readonly emailsOfPerson: Statement<[number], EmailRow>;
+  private readonly firstEmailOfPerson: Statement<[number], EmailRow>;
   private readonly householdEmails: Statement<[string, number], EmailRow>;
   private readonly activity: Statement<[number, number], ActivityRow>;
-  private readonly batchStatements = new Map<string, Statement<unknown[], RawRow>>();
+  private readonly eachStatements = new Map<string, Statement<unknown[], RawRow>>();
   private ahead: ReadAhead | undefined;
 
   constructor(readonly db: Database) {
@@ -260,6 +311,9 @@ export class IdentityStore {
     this.emailsOfPerson = db.prepare(
       'SELECT id, email, person_id FROM ref_emails WHERE person_id = ? ORDER BY id',
     );
+    this.firstEmailOfPerson = db.prepare(
+      'SELECT id, email, person_id FROM ref_emails WHERE person_id = ? ORDER BY id LIMIT 1',
+    );
     // Addresses of the other people of a household, person by person, each person's in import order.
     this.householdEmails = db.prepare(`
       SELECT e.id, e.email, e.person_id
@@ -270,7 +324,7 @@ export class IdentityStore {
     // cheaper than an aggregate query, whose count(DISTINCT …) builds a table on every call.
     this.activity = db
       .prepare<[number, number], ActivityRow>(
-        'SELECT occurred_at, source_id, kind FROM ref_activity WHERE email_id = ? AND occurred_at <= ?',
+        `SELECT occurred_at, source_id, ${ACTIVITY_KIND_CODE} FROM ref_activity WHERE email_id = ? AND occurred_at <= ?`,
       )
       .raw();
   }
@@ -308,49 +362,54 @@ export class IdentityStore {
   };
 
   private renderedFrom(raw: RawRow | null | undefined): RenderedAddress | undefined {
-    // RENDERED_COLUMNS_FROM after the key: e.id, e.person_id, answer_json, postal_json.
+    // RENDERED_COLUMNS after the key: e.id, e.person_id, answer_json, postal_json, activity_packed.
     if (!raw || !this.ahead?.isRendered || raw[3] === null) return undefined;
     return { emailId: raw[1] as number, members: raw[3] as string, postal: raw[4] as string };
   }
 
   /**
    * Reads the addresses of a bulk request's records, and the activity of those found as of `nowS`, in a few
-   * statements of READ_AHEAD_BATCH values each instead of one per record: findByEmail, findByDigest and
+   * statements (all keys of a kind in one) instead of one per record: findByEmail, findByDigest and
    * activityOf answer them from memory, the same rows, until `forgetReadAhead`. Keys not read ahead are
    * looked up one by one as always.
    *
    * With `rendered`, the rows read are the persons' rendered answers (`rendered.findByEmail`, …) instead of
-   * their columns: findByEmail and findByDigest then answer an address not found from memory, and read the
-   * others one by one.
+   * their columns, and the activity comes packed with them: findByEmail and findByDigest then answer an
+   * address not found from memory, and read the others one by one.
    */
   readAhead(keys: ReadAheadKeys, nowS: number | undefined, options: { rendered?: boolean } = {}): void {
     const isRendered = options.rendered === true;
-    const columnsFrom = isRendered ? RENDERED_COLUMNS_FROM : ADDRESS_COLUMNS_FROM;
+    const columns = isRendered ? RENDERED_COLUMNS : ADDRESS_COLUMNS;
     const byEmail = new Map<string, RawRow | null>();
     const byMd5 = new Map<string, RawRow | null>();
     const bySha1 = new Map<string, RawRow | null>();
     const emailIds: number[] = [];
-    const read = (column: 'email' | 'md5' | 'sha1', values: unknown[], found: Map<string, RawRow | null>) => {
-      const key = (value: unknown) => (typeof value === 'string' ? value : (value as Buffer).toString('hex'));
-      for (const value of values) found.set(key(value), null);
-      // A digest key is read as hex text, the form the maps hold: a BLOB column would make a Buffer per row.
-      const keyColumn = column === 'email' ? 'e.email' : `lower(hex(e.${column}))`;
-      for (const raw of this.readBatches(
-        `SELECT ${keyColumn}, ${columnsFrom} WHERE e.${column} IN`,
+    const activity = new Map<number, ActivitySummary>();
+    const read = (column: 'email' | 'md5' | 'sha1', values: string[], found: Map<string, RawRow | null>) => {
+      for (const value of values) found.set(value, null);
+      // Digests are given and keyed as hex text: a BLOB column would make a Buffer per row.
+      const match = column === 'email' ? 'j.value' : 'unhex(j.value)';
+      for (const raw of this.readEach(
+        `SELECT j.value, ${columns} FROM json_each(?) j JOIN ref_emails e ON e.${column} = ${match} ${PERSON_JOIN}`,
         values,
       )) {
-        const k = key(raw[0]);
+        const k = raw[0] as string;
         const earlier = found.get(k);
         // As the one-row statement: the first row by id when a digest names several addresses.
         if (earlier && (earlier[1] as number) < (raw[1] as number)) continue;
-        if (!earlier) emailIds.push(raw[1] as number);
+        if (!earlier) {
+          const packed = isRendered ? (raw[5] as unknown as Buffer | null) : null;
+          if (packed !== null && nowS !== undefined)
+            activity.set(raw[1] as number, summarise(unpackActivity(packed, nowS), nowS));
+          else emailIds.push(raw[1] as number);
+        }
         found.set(k, raw);
       }
     };
     read('email', [...new Set(keys.emails)], byEmail);
     read('md5', uniqueDigests(keys.md5), byMd5);
     read('sha1', uniqueDigests(keys.sha1), bySha1);
-    const activity = new Map<number, ActivitySummary>();
+    // The activity of addresses read without a packed one (all, unless rendered) as rows.
     if (nowS !== undefined) this.readActivity(emailIds, nowS, activity);
     this.ahead = { isRendered, byEmail, byMd5, bySha1, nowS, activity };
   }
@@ -362,10 +421,11 @@ export class IdentityStore {
     activity: Map<number, ActivitySummary>,
   ): void {
     const rowsOf = new Map<number, ActivityRow[]>();
-    for (const raw of this.readBatches(
-      'SELECT email_id, occurred_at, source_id, kind FROM ref_activity WHERE occurred_at <= ? AND email_id IN',
+    for (const raw of this.readEach(
+      `SELECT email_id, occurred_at, source_id, ${ACTIVITY_KIND_CODE}
+         FROM json_each(?) j JOIN ref_activity a ON a.email_id = j.value WHERE a.occurred_at <= ?`,
       [...new Set(emailIds)],
-      [nowS],
+      nowS,
     )) {
       const id = raw[0] as number;
       let rows = rowsOf.get(id);
@@ -383,25 +443,18 @@ export class IdentityStore {
     this.ahead = undefined;
   }
 
-  /** The rows of `prefix (?, …)` for every value, READ_AHEAD_BATCH values per statement. */
-  private *readBatches(
-    prefix: string,
-    values: readonly unknown[],
-    leading: readonly unknown[] = [],
-  ): Generator<RawRow> {
-    if (values.length === 0) return;
-    let statement = this.batchStatements.get(prefix);
+  /**
+   * The rows of `sql` for `values`, given as one JSON array (`json_each(?)`): cheaper than binding the values
+   * of `IN (?, ?, …)` lists one by one. `then` is bound after the array.
+   */
+  private readEach(sql: string, values: readonly unknown[], ...then: unknown[]): RawRow[] {
+    if (values.length === 0) return [];
+    let statement = this.eachStatements.get(sql);
     if (!statement) {
-      const marks = Array.from({ length: READ_AHEAD_BATCH }, () => '?').join(', ');
-      statement = this.db.prepare<unknown[], RawRow>(`${prefix} (${marks})`).raw();
-      this.batchStatements.set(prefix, statement);
+      statement = this.db.prepare<unknown[], RawRow>(sql).raw();
+      this.eachStatements.set(sql, statement);
     }
-    for (let start = 0; start < values.length; start += READ_AHEAD_BATCH) {
-      const batch = values.slice(start, start + READ_AHEAD_BATCH);
-      // Repeating a value in an IN list changes nothing: the last batch is filled up with its last value.
-      while (batch.length < READ_AHEAD_BATCH) batch.push(batch[batch.length - 1]);
-      yield* statement.all(...leading, ...batch);
-    }
+    return statement.all(JSON.stringify(values), ...then);
   }
 
   person(id: number): PersonRow | undefined {
@@ -424,6 +477,11 @@ export class IdentityStore {
     return this.emailsOfPerson.all(personId);
   }
 
+  /** A person's primary address: the first in import order. */
+  primaryEmailOf(personId: number): EmailRow | undefined {
+    return this.firstEmailOfPerson.get(personId);
+  }
+
   /** The addresses of the household's other people, by person, then import order. */
   householdEmailsOf(household: string, exceptPersonId: number): EmailRow[] {
     return this.householdEmails.all(household, exceptPersonId);
@@ -436,9 +494,9 @@ export class IdentityStore {
   }
 }
 
-/** Distinct digests, once each. */
-function uniqueDigests(digests: Iterable<Buffer>): Buffer[] {
-  const seen = new Map<string, Buffer>();
-  for (const digest of digests) seen.set(digest.toString('hex'), digest);
-  return [...seen.values()];
+/** Distinct digests, once each, as hex text. */
+function uniqueDigests(digests: Iterable<Buffer>): string[] {
+  const seen = new Set<string>();
+  for (const digest of digests) seen.add(digest.toString('hex'));
+  return [...seen];
 }

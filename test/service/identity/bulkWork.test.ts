@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerBulk, type BulkTask } from '../../../service/identity/bulkWork.js';
 import { loadDemo } from '../../../service/identity/demo.js';
 import { importPeopleFile } from '../../../service/identity/import.js';
+import { packAddressActivity } from '../../../service/identity/import.activity.js';
 import { renderPeople } from '../../../service/identity/import.people.js';
 import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
 import { requestedFields } from '../../../service/identity/requestPolicy.js';
@@ -238,8 +239,15 @@ describe('rendered answers', () => {
         text(rendered, { ...e6([{ email: address }]), policy: some.policy }),
       ) as Record<string, unknown>[];
       expect(partial.age).not.toBe('rendered');
+      // The activity comes packed with the address: packed as none, the address reads as unknown.
+      expect((answer.eam as Record<string, unknown>).date_first_seen).not.toBe('now');
+      db.prepare(`UPDATE ref_emails SET activity_packed = X'' WHERE email = ?`).run(address);
+      const [unpacked] = JSON.parse(text(rendered, e6([{ email: address }]))) as Record<string, unknown>[];
+      expect((unpacked.eam as Record<string, unknown>).date_first_seen).toBe('now');
     } finally {
       db.prepare('UPDATE ref_people SET answer_json = ? WHERE id = ?').run(saved, personId);
+      db.prepare('UPDATE ref_emails SET activity_packed = NULL WHERE email = ?').run(address);
+      packAddressActivity(db);
     }
   });
 

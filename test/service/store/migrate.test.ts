@@ -23,23 +23,44 @@ describe('migrations', () => {
     again.close();
   });
 
-  it('0070 renders the answers of the people of a store from before it', async () => {
+  it('0070 renders the answers of the people and packs the activity of a store from before it', async () => {
     const dir = tempDir();
     dirs.push(dir);
     const db = openServiceDb(dir.path);
     await loadDemo(db, { people: 200, seed: 5 });
-    const renderings = () =>
-      db.prepare('SELECT id, answer_json, postal_json FROM ref_people ORDER BY id').raw().all();
-    const rendered = renderings();
+    const people = (at: typeof db) =>
+      at.prepare('SELECT id, answer_json, postal_json FROM ref_people ORDER BY id').raw().all();
+    const addresses = (at: typeof db) =>
+      at.prepare('SELECT id, activity_packed FROM ref_emails ORDER BY id').raw().all();
+    const rendered = people(db);
+    const packed = addresses(db);
     expect(rendered.length).toBeGreaterThan(150);
-    // The store as it was at version 60: no rendered answers.
-    db.exec('ALTER TABLE ref_people DROP COLUMN answer_json; ALTER TABLE ref_people DROP COLUMN postal_json');
+    expect(
+      db.prepare('SELECT count(*) FROM ref_emails WHERE length(activity_packed) > 0').pluck().get(),
+    ).toBeGreaterThan(100);
+    // The store as it was at version 60: no rendered answers, no packed activity.
+    db.exec(`
+      DROP TRIGGER ref_activity_added;
+      DROP TRIGGER ref_activity_removed;
+      ALTER TABLE ref_people DROP COLUMN answer_json;
+      ALTER TABLE ref_people DROP COLUMN postal_json;
+      ALTER TABLE ref_emails DROP COLUMN activity_packed;
+    `);
     db.pragma('user_version = 60');
     db.close();
     const reopened = openServiceDb(dir.path);
+    expect(people(reopened)).toEqual(rendered);
+    expect(addresses(reopened)).toEqual(packed);
+    // A new event unpacks its address; the next import packs it again.
+    const [emailId] = packed[0] as [number, Buffer];
+    reopened
+      .prepare(
+        "INSERT INTO ref_activity (email_id, occurred_at, source_id, kind) SELECT ?, 1, id, 'seen' FROM ref_sources LIMIT 1",
+      )
+      .run(emailId);
     expect(
-      reopened.prepare('SELECT id, answer_json, postal_json FROM ref_people ORDER BY id').raw().all(),
-    ).toEqual(rendered);
+      reopened.prepare('SELECT activity_packed FROM ref_emails WHERE id = ?').pluck().get(emailId),
+    ).toBeNull();
     reopened.close();
   });
 
