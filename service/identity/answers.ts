@@ -9,6 +9,7 @@ import {
 } from '../../shared/api/errors.js';
 import {
   INTELLIGENCE_FIELDS,
+  type Eam,
   type EmailMatch,
   type IntelligenceResult,
   type PostalAddress,
@@ -35,8 +36,9 @@ import {
   type AddressMatch,
   type AttributeField,
   type IdentityStore,
+  type EmailRow,
   type PersonRow,
-  type RenderedAddress,
+  type RenderedPerson,
 } from './store.js';
 
 const ATTRIBUTE_INDEX = Object.fromEntries(ATTRIBUTE_FIELDS.map((field, index) => [field, index])) as Record<
@@ -278,6 +280,31 @@ export function intelligenceAnswer(
   policy: IntelligencePolicy,
   options: IntelligenceOptions = {},
 ): Answer<IntelligenceResult> {
+  const named = namedBy(store, query, policy, options);
+  if (isErrorAnswer(named)) return named;
+  const { person, email } = named;
+  const result: IntelligenceResult = person ? attributesOf(person, policy) : {};
+  if (policy.eam) result.eam = eamOf(store, email?.id, policy, options);
+  if (policy.postalAddress && person) {
+    const postal = postalAddressOf(person);
+    if (postal) result.postal_address = postal;
+  }
+  return result;
+}
+
+/** Whom an intelligence query names: the person matched, if any, and the address `eam` is about. */
+interface Named {
+  readonly person: PersonRow | undefined;
+  readonly email: EmailRow | undefined;
+}
+
+/** The routes of `intelligenceAnswer`: whom the query names, or the per-record error. */
+function namedBy(
+  store: IdentityStore,
+  query: PersonQuery,
+  policy: IntelligencePolicy,
+  options: IntelligenceOptions,
+): Named | RecordError {
   const byEmail = hasEmailRoute(query);
   const byPostal = hasPostalRoute(query);
   if (!byEmail && !byPostal) return blankEmailError(query) ?? recordError(400, NO_PERSON_NAMED);
@@ -293,23 +320,29 @@ export function intelligenceAnswer(
     person = at.people.find((candidate) => sameName(candidate, first, last));
     if (person && !email && policy.eam) email = store.primaryEmailOf(person.id);
   }
-  const result: IntelligenceResult = person ? attributesOf(person, policy) : {};
-  if (policy.eam) {
-    const nowS = options.nowS ?? nowSeconds();
-    result.eam = eamFrom(email ? store.activityOf(email.id, nowS) : undefined, nowS, policy.monthLastOpen);
-  }
-  if (policy.postalAddress && person) {
-    const postal = postalAddressOf(person);
-    if (postal) result.postal_address = postal;
-  }
-  return result;
+  return { person, email };
+}
+
+/** The `eam` of an address (by id; undefined: none, the spec's defaults for an unknown address). */
+function eamOf(
+  store: IdentityStore,
+  emailId: number | undefined,
+  policy: IntelligencePolicy,
+  options: IntelligenceOptions,
+): Eam {
+  const nowS = options.nowS ?? nowSeconds();
+  return eamFrom(
+    emailId === undefined ? undefined : store.activityOf(emailId, nowS),
+    nowS,
+    policy.monthLastOpen,
+  );
 }
 
 /**
  * An intelligence answer as JSON text: the text of `intelligenceAnswer`'s object. For a policy with the whole
- * field set and an address whose person's answer is rendered (a rendered read-ahead, IdentityStore.readAhead),
- * it is put together from the rendered text, `eam` and `postal_address` in the object's order; any other
- * record is answered by `intelligenceAnswer`.
+ * field set, a person whose answer is rendered (or no person) is put together from the rendered text, `eam`
+ * and `postal_address`, in the object's order; an address read ahead rendered (IdentityStore.readAhead) is
+ * not even read as a person. Any other answer is `intelligenceAnswer`'s object as JSON.
  */
 export function intelligenceAnswerJson(
   store: IdentityStore,
@@ -317,17 +350,29 @@ export function intelligenceAnswerJson(
   policy: IntelligencePolicy,
   options: IntelligenceOptions = {},
 ): string {
-  const address = isWholeFieldSet(policy) ? addressOf(store.rendered, query, INVALID_IDENTIFIER) : undefined;
-  const found: RenderedAddress | undefined = address?.ok ? address.match : undefined;
-  if (!found) return JSON.stringify(intelligenceAnswer(store, query, policy, options));
-  let members = found.members;
+  if (!isWholeFieldSet(policy)) return JSON.stringify(intelligenceAnswer(store, query, policy, options));
+  const address = addressOf(store.rendered, query, INVALID_IDENTIFIER);
+  if (address.ok && address.match)
+    return renderedAnswer(address.match, address.match.emailId, store, policy, options);
+  const named = namedBy(store, query, policy, options);
+  if (isErrorAnswer(named)) return JSON.stringify(named);
+  const { person, email } = named;
+  if (person && !person.rendered) return JSON.stringify(intelligenceAnswer(store, query, policy, options));
+  return renderedAnswer(person?.rendered, email?.id, store, policy, options);
+}
+
+/** The JSON of a whole-field-set answer from a person's rendered answer (undefined: no person). */
+function renderedAnswer(
+  person: RenderedPerson | undefined,
+  emailId: number | undefined,
+  store: IdentityStore,
+  policy: IntelligencePolicy,
+  options: IntelligenceOptions,
+): string {
+  let members = person?.members ?? '';
   const add = (member: string) => (members = members === '' ? member : `${members},${member}`);
-  if (policy.eam) {
-    const nowS = options.nowS ?? nowSeconds();
-    const eam = eamFrom(store.activityOf(found.emailId, nowS), nowS, policy.monthLastOpen);
-    add(`"eam":${JSON.stringify(eam)}`);
-  }
-  if (policy.postalAddress && found.postal !== '') add(`"postal_address":${found.postal}`);
+  if (policy.eam) add(`"eam":${JSON.stringify(eamOf(store, emailId, policy, options))}`);
+  if (policy.postalAddress && person && person.postal !== '') add(`"postal_address":${person.postal}`);
   return `{${members}}`;
 }
 

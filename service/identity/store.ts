@@ -38,6 +38,8 @@ export interface PersonRow {
   readonly household: string | null;
   /** Bit i set: INTEREST_BITS[i] was seen. */
   readonly interests: number;
+  /** The person's rendered answer (`answer_json`, `postal_json`); undefined when not rendered yet. */
+  readonly rendered: RenderedPerson | undefined;
   /** One value per ATTRIBUTE_FIELDS entry, null when unknown. */
   readonly attributes: readonly (string | number | null)[];
 }
@@ -53,6 +55,8 @@ const PERSON_COLUMNS = [
   'zip4',
   'household',
   'interests',
+  'answer_json',
+  'postal_json',
   ...ATTRIBUTE_FIELDS,
 ]
   .map((column) => `p.${column}`)
@@ -69,7 +73,7 @@ const ADDRESS_SELECT = `SELECT ${ADDRESS_COLUMNS} FROM ref_emails e ${PERSON_JOI
  */
 const RENDERED_COLUMNS = 'e.id, e.person_id, p.answer_json, p.postal_json, e.activity_packed';
 const PERSON_AT = 3;
-const ATTRIBUTES_AT = 10;
+const ATTRIBUTES_AT = 12;
 
 type RawRow = (string | number | null)[];
 
@@ -87,6 +91,8 @@ function personFromRaw(raw: RawRow, at = 0): PersonRow {
     zip4: raw[at + 7] as string | null,
     household: raw[at + 8] as string | null,
     interests: raw[at + 9] as number,
+    rendered:
+      raw[at + 10] === null ? undefined : { members: raw[at + 10] as string, postal: raw[at + 11] as string },
     attributes: raw.slice(at + ATTRIBUTES_AT),
   };
 }
@@ -103,16 +109,20 @@ export function unrenderedPeople(db: Database, afterId: number, limit: number): 
 }
 
 /**
- * A stored address whose person's intelligence answer is rendered (`ref_people.answer_json`, written by
+ * A person's intelligence answer rendered as JSON text (`ref_people.answer_json` and `postal_json`, written by
  * import.people.ts `renderPeople`): what an E6 answer for the whole field set is put together from.
  */
-export interface RenderedAddress {
-  /** The address's id, for its activity. */
-  readonly emailId: number;
+export interface RenderedPerson {
   /** The person's intelligence members as JSON text without braces (`"age":"35-44",…`); '' for none. */
   readonly members: string;
   /** The person's `postal_address` as JSON text; '' when the person has no complete postal address. */
   readonly postal: string;
+}
+
+/** A stored address whose person's answer is rendered, as a rendered read-ahead reads it. */
+export interface RenderedAddress extends RenderedPerson {
+  /** The address's id, for its activity. */
+  readonly emailId: number;
 }
 
 /** A stored address and its person, if it has one. */
