@@ -44,7 +44,8 @@ export interface PersonRow {
   readonly attributes: readonly (string | number | null)[];
 }
 
-const PERSON_COLUMNS = [
+/** A person's columns but the attributes (which follow them in PERSON_COLUMNS). */
+const PERSON_BASICS = [
   'id',
   'first_name',
   'last_name',
@@ -57,10 +58,10 @@ const PERSON_COLUMNS = [
   'interests',
   'answer_json',
   'postal_json',
-  ...ATTRIBUTE_FIELDS,
-]
-  .map((column) => `p.${column}`)
-  .join(', ');
+].map((column) => `p.${column}`);
+const PERSON_COLUMNS = [...PERSON_BASICS, ...ATTRIBUTE_FIELDS.map((column) => `p.${column}`)].join(', ');
+/** People read without their attributes, which are read when first asked for (StoredPerson). */
+const PERSON_BASICS_SELECT = `SELECT ${PERSON_BASICS.join(', ')} FROM ref_people p`;
 const PERSON_SELECT = `SELECT ${PERSON_COLUMNS} FROM ref_people p`;
 /** An address's columns, then its person's (NULL when none; with PERSON_JOIN). */
 const ADDRESS_COLUMNS = `e.id, e.email, e.person_id, ${PERSON_COLUMNS}`;
@@ -73,28 +74,63 @@ const ADDRESS_SELECT = `SELECT ${ADDRESS_COLUMNS} FROM ref_emails e ${PERSON_JOI
  */
 const RENDERED_COLUMNS = 'e.id, e.person_id, p.answer_json, p.postal_json, e.activity_packed';
 const PERSON_AT = 3;
-const ATTRIBUTES_AT = 12;
+const ATTRIBUTES_AT = PERSON_BASICS.length;
 
 type RawRow = (string | number | null)[];
 
-// Rows are read as arrays (better-sqlite3 `raw()`): building a 30-member object per row cost more than
-// the lookup itself.
+type Attributes = readonly (string | number | null)[];
+
+/**
+ * A person read from a row (better-sqlite3 `raw()`: building a 30-member object per row cost more than the
+ * lookup itself). Read without its attributes (PERSON_BASICS_SELECT), it reads them when first asked for:
+ * a postal match reads every person at an address, and an answer rendered at import needs none of them.
+ */
+class StoredPerson implements PersonRow {
+  readonly id: number;
+  readonly first_name: string | null;
+  readonly last_name: string | null;
+  readonly street: string | null;
+  readonly city: string | null;
+  readonly state: string | null;
+  readonly zip5: string | null;
+  readonly zip4: string | null;
+  readonly household: string | null;
+  readonly interests: number;
+  readonly rendered: RenderedPerson | undefined;
+  private read: Attributes | undefined;
+
+  constructor(
+    raw: RawRow,
+    at: number,
+    private readonly readAttributes: (id: number) => Attributes,
+  ) {
+    this.id = raw[at] as number;
+    this.first_name = raw[at + 1] as string | null;
+    this.last_name = raw[at + 2] as string | null;
+    this.street = raw[at + 3] as string | null;
+    this.city = raw[at + 4] as string | null;
+    this.state = raw[at + 5] as string | null;
+    this.zip5 = raw[at + 6] as string | null;
+    this.zip4 = raw[at + 7] as string | null;
+    this.household = raw[at + 8] as string | null;
+    this.interests = raw[at + 9] as number;
+    this.rendered =
+      raw[at + 10] === null ? undefined : { members: raw[at + 10] as string, postal: raw[at + 11] as string };
+    if (raw.length > at + ATTRIBUTES_AT) this.read = raw.slice(at + ATTRIBUTES_AT);
+  }
+
+  get attributes(): Attributes {
+    return (this.read ??= this.readAttributes(this.id));
+  }
+}
+
+/** Attributes are read with the person's row everywhere but PERSON_BASICS_SELECT. */
+const READ_WITH_ROW = (): Attributes => {
+  throw new Error('a person read with its row has its attributes');
+};
+
 function personFromRaw(raw: RawRow, at = 0): PersonRow {
-  return {
-    id: raw[at] as number,
-    first_name: raw[at + 1] as string | null,
-    last_name: raw[at + 2] as string | null,
-    street: raw[at + 3] as string | null,
-    city: raw[at + 4] as string | null,
-    state: raw[at + 5] as string | null,
-    zip5: raw[at + 6] as string | null,
-    zip4: raw[at + 7] as string | null,
-    household: raw[at + 8] as string | null,
-    interests: raw[at + 9] as number,
-    rendered:
-      raw[at + 10] === null ? undefined : { members: raw[at + 10] as string, postal: raw[at + 11] as string },
-    attributes: raw.slice(at + ATTRIBUTES_AT),
-  };
+  return new StoredPerson(raw, at, READ_WITH_ROW);
 }
 
 /** The people after `afterId` whose answer is not rendered yet (`answer_json` NULL), at most `limit`, by id. */
@@ -296,8 +332,12 @@ export class IdentityStore {
   private readonly personById: Statement<[number], RawRow>;
   private readonly peopleAtZip: Statement<[string, string], RawRow>;
   private readonly peopleInCity: Statement<[string, string, string], RawRow>;
+  private readonly attributesById: Statement<[number], RawRow>;
+  /** A person's attributes, for people read without them. */
+  private readonly readAttributes = (id: number): Attributes =>
+    this.attributesById.get(id) ?? ATTRIBUTE_FIELDS.map(() => null);
   private readonly emailsOfPerson: Statement<[number], EmailRow>;
-  private readonly firstEmailOfPerson: Statement<[number], EmailRow>;
+  private readonly firstEmailOfPerson: Statement<[number], RawRow>;
   private readonly householdEmails: Statement<[string, number], EmailRow>;
   private readonly activity: Statement<[number, number], ActivityRow>;
   private readonly eachStatements = new Map<string, Statement<unknown[], RawRow>>();
@@ -310,20 +350,27 @@ export class IdentityStore {
     this.personById = db.prepare<[number], RawRow>(`${PERSON_SELECT} WHERE p.id = ?`).raw();
     this.peopleAtZip = db
       .prepare<[string, string], RawRow>(
-        `${PERSON_SELECT} WHERE p.zip5 = ? AND p.street_key = ? ORDER BY p.id`,
+        `${PERSON_BASICS_SELECT} WHERE p.zip5 = ? AND p.street_key = ? ORDER BY p.id`,
       )
       .raw();
     this.peopleInCity = db
       .prepare<[string, string, string], RawRow>(
-        `${PERSON_SELECT} WHERE p.state = ? AND p.city_key = ? AND p.street_key = ? ORDER BY p.id`,
+        `${PERSON_BASICS_SELECT} WHERE p.state = ? AND p.city_key = ? AND p.street_key = ? ORDER BY p.id`,
+      )
+      .raw();
+    this.attributesById = db
+      .prepare<[number], RawRow>(
+        `SELECT ${ATTRIBUTE_FIELDS.map((c) => `p.${c}`).join(', ')} FROM ref_people p WHERE p.id = ?`,
       )
       .raw();
     this.emailsOfPerson = db.prepare(
       'SELECT id, email, person_id FROM ref_emails WHERE person_id = ? ORDER BY id',
     );
-    this.firstEmailOfPerson = db.prepare(
-      'SELECT id, email, person_id FROM ref_emails WHERE person_id = ? ORDER BY id LIMIT 1',
-    );
+    this.firstEmailOfPerson = db
+      .prepare<[number], RawRow>(
+        'SELECT id, email, person_id, activity_packed FROM ref_emails WHERE person_id = ? ORDER BY id LIMIT 1',
+      )
+      .raw();
     // Addresses of the other people of a household, person by person, each person's in import order.
     this.householdEmails = db.prepare(`
       SELECT e.id, e.email, e.person_id
@@ -474,12 +521,14 @@ export class IdentityStore {
 
   /** People at a street in a ZIP code (5 digits), in import order. */
   peopleAtZipStreet(zip5: string, streetKey: string): PersonRow[] {
-    return this.peopleAtZip.all(zip5, streetKey).map((raw) => personFromRaw(raw));
+    return this.peopleAtZip.all(zip5, streetKey).map((raw) => new StoredPerson(raw, 0, this.readAttributes));
   }
 
   /** People at a street in a city and state, in import order. */
   peopleAtCityStreet(state: string, cityKey: string, streetKey: string): PersonRow[] {
-    return this.peopleInCity.all(state, cityKey, streetKey).map((raw) => personFromRaw(raw));
+    return this.peopleInCity
+      .all(state, cityKey, streetKey)
+      .map((raw) => new StoredPerson(raw, 0, this.readAttributes));
   }
 
   /** A person's addresses, in import order (the first is the person's primary address). */
@@ -489,7 +538,15 @@ export class IdentityStore {
 
   /** A person's primary address: the first in import order. */
   primaryEmailOf(personId: number): EmailRow | undefined {
-    return this.firstEmailOfPerson.get(personId);
+    const raw = this.firstEmailOfPerson.get(personId);
+    if (!raw) return undefined;
+    const email: EmailRow = { id: raw[0] as number, email: raw[1] as string, person_id: raw[2] as number };
+    // During a read-ahead with activity, the address's packed activity comes along (activityOf).
+    const packed = raw[3] as unknown as Buffer | null;
+    const nowS = this.ahead?.nowS;
+    if (packed !== null && nowS !== undefined && !this.ahead!.activity.has(email.id))
+      this.ahead!.activity.set(email.id, summarise(unpackActivity(packed, nowS), nowS));
+    return email;
   }
 
   /** The addresses of the household's other people, by person, then import order. */
