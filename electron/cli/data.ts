@@ -191,6 +191,11 @@ export function statusCommand(options: { dataDir: string; json?: boolean }): voi
         `  #${dataset.id}  ${dataset.kind.padEnd(8)} ${dataset.name}  ${count(dataset.rows_imported)} rows` +
           `${dataset.rows_rejected ? ` (${count(dataset.rows_rejected)} rejected)` : ''}  ${dataset.started_at}`,
       );
+    const { people, addresses } = status.waiting;
+    if (people + addresses > 0)
+      lines.push(
+        `Answers to prepare: ${count(people)} people, ${count(addresses)} addresses (the service prepares them in the background; E6 answers meanwhile, more slowly).`,
+      );
     lines.push(
       `Disk used in ${options.dataDir}: ${megabytes(disk.database_bytes)} database, ${megabytes(disk.list_bytes)} in ${count(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
     );

@@ -197,19 +197,20 @@ for (let i = 0; i < 16; i++) {
   for (const member of [...INTELLIGENCE_FIELDS, 'eam', 'postal_address']) primed[member] = true;
 }
 
+/** A person's value of a planned field (fieldPlanOf), undefined when the person has none. */
+function fieldValue(person: PersonRow, index: number): unknown {
+  // Values come from columns the import checked against the spec's enumerations and formats.
+  if (index >= 0) return person.attributes[index] ?? undefined;
+  if (index === -1) return interestsFromBits(person.interests);
+  return person.zip5 ?? undefined;
+}
+
 /** The fields of a person that the policy enables and the person has, in the spec's table order. */
 function attributesOf(person: PersonRow, policy: IntelligencePolicy): IntelligenceResult {
-  // Values come from columns the import checked against the spec's enumerations and formats.
   const result = new IntelligenceMembers() as Record<string, unknown>;
-  const { attributes } = person;
   for (const [field, index] of fieldPlanOf(policy)) {
-    if (index >= 0) {
-      const value = attributes[index];
-      if (value !== null && value !== undefined) result[field] = value;
-    } else if (index === -1) {
-      const interests = interestsFromBits(person.interests);
-      if (interests) result.interests = interests;
-    } else if (person.zip5 !== null) result.zip = person.zip5;
+    const value = fieldValue(person, index);
+    if (value !== undefined) result[field] = value;
   }
   return result;
 }
@@ -243,19 +244,44 @@ export function isWholeFieldSet(policy: IntelligencePolicy): boolean {
   return isWhole;
 }
 
+/** The JSON of interest sets by bits: an import renders a million people from a few tens of thousands. */
+const interestsJsonOfBits = new Map<number, string>();
+
+function jsonOfValue(value: unknown, index: number, person: PersonRow): string {
+  if (index === -1) {
+    let json = interestsJsonOfBits.get(person.interests);
+    if (json === undefined) {
+      json = JSON.stringify(value);
+      if (interestsJsonOfBits.size >= MAX_INTEREST_JSON) interestsJsonOfBits.clear();
+      interestsJsonOfBits.set(person.interests, json);
+    }
+    return json;
+  }
+  return typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : JSON.stringify(value);
+}
+const MAX_INTEREST_JSON = 65_536;
+
+/** Each field of the whole field set with its JSON member name (`"age":`), in the spec's order. */
+const WHOLE_FIELD_PLAN = fieldPlanOf(WHOLE_FIELD_SET).map(
+  ([field, index]) => [`${JSON.stringify(field)}:`, index] as const,
+);
+
 /**
  * What `ref_people` keeps of a person's intelligence answer, rendered once at import so that E6 need not
  * read and serialise thirty columns per person: `members`, the JSON members of every field the person has
  * (the whole field set, without braces: `"age":"35-44",…`, '' for none), and `postal`, the JSON of the
- * person's `postal_address` ('' when incomplete). The same functions build them as build the answer
- * objects, so both give the same text (answers.test.ts checks every demo person).
+ * person's `postal_address` ('' when incomplete). Built from the same field plan and values as the answer
+ * objects (attributesOf), as their JSON text (bulkWork.test.ts compares both for every demo person).
  */
 export function renderPerson(person: PersonRow): { readonly members: string; readonly postal: string } {
+  let members = '';
+  for (const [name, index] of WHOLE_FIELD_PLAN) {
+    const value = fieldValue(person, index);
+    if (value !== undefined)
+      members += `${members === '' ? '' : ','}${name}${jsonOfValue(value, index, person)}`;
+  }
   const postal = postalAddressOf(person);
-  return {
-    members: JSON.stringify(attributesOf(person, WHOLE_FIELD_SET)).slice(1, -1),
-    postal: postal ? JSON.stringify(postal) : '',
-  };
+  return { members, postal: postal ? JSON.stringify(postal) : '' };
 }
 
 export interface IntelligenceOptions {

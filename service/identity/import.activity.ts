@@ -145,6 +145,7 @@ export class ActivityWriter {
   private readonly sourceId: Statement<[string], { id: number }>;
   private readonly insertSource: Statement<[string]>;
   private readonly insertEvent: Statement<[number, number, number, string]>;
+  private readonly unpack: Statement<[number]>;
   private readonly sources = new Map<string, number>();
   private lastEmail = '';
   private lastEmailId = 0;
@@ -158,6 +159,9 @@ export class ActivityWriter {
     this.insertEmail = db.prepare('INSERT INTO ref_emails (email, md5, sha1) VALUES (?, ?, ?)');
     this.sourceId = db.prepare('SELECT id FROM ref_sources WHERE name = ?');
     this.insertSource = db.prepare('INSERT INTO ref_sources (name) VALUES (?)');
+    this.unpack = db.prepare(
+      'UPDATE ref_emails SET activity_packed = NULL WHERE id = ? AND activity_packed IS NOT NULL',
+    );
     this.insertEvent = db.prepare(
       'INSERT OR IGNORE INTO ref_activity (email_id, occurred_at, source_id, kind) VALUES (?, ?, ?, ?)',
     );
@@ -187,39 +191,47 @@ export class ActivityWriter {
 
   write(records: readonly ActivityRecord[]): void {
     this.db.transaction(() => {
-      for (const record of records) {
+      // The addresses whose events change lose their packed activity in the same transaction, so that a
+      // store never answers from a stale one; packAddressActivity packs them again after the import.
+      const emailIds = records.map((record) => this.email(record.email));
+      for (const emailId of new Set(emailIds)) this.unpack.run(emailId);
+      records.forEach((record, i) => {
         const changes = this.insertEvent.run(
-          this.email(record.email),
+          emailIds[i],
           record.occurredAt,
           this.source(record.source),
           record.kind,
         ).changes;
         if (changes > 0) this.added++;
         else this.duplicates++;
-      }
+      });
     })();
   }
 }
 
 /** Addresses packed per transaction by packAddressActivity. */
-const PACK_BATCH = 5_000;
+const PACK_BATCH = 1_000;
 
 /**
- * Packs the activity of every address not packed yet (store.ts `packActivity`, into
- * `ref_emails.activity_packed`): the addresses an import added or whose events it changed (a trigger of
- * migration 0070 unpacks an address when an event of it is written), or, once, every address of a store from
- * before that column. An address not packed is still answered, from its events' rows.
+ * Packs the activity (store.ts `packActivity`, into `ref_emails.activity_packed`) of up to `max` addresses
+ * not packed yet: those whose events an import changed (ActivityWriter unpacks an address in the transaction
+ * that writes its events; every writer of `ref_activity` must), or every address of a store from before that
+ * column. Returns how many it packed. An address not packed is still answered, from its events' rows; the
+ * service packs them in the background (preparer.ts).
  */
-export function packAddressActivity(db: Database): number {
-  const update = db.prepare<[Buffer, number]>('UPDATE ref_emails SET activity_packed = ? WHERE id = ?');
+export function packAddressActivity(db: Database, max = Number.POSITIVE_INFINITY): number {
+  // An address with no events is packed as an empty blob, which better-sqlite3 binds as NULL.
+  const update = db.prepare<[Buffer, number]>(
+    "UPDATE ref_emails SET activity_packed = coalesce(?, X'') WHERE id = ?",
+  );
   let packed = 0;
-  for (let afterId = 0; ;) {
-    const addresses = unpackedActivity(db, afterId, PACK_BATCH);
-    if (addresses.length === 0) return packed;
+  while (packed < max) {
+    const addresses = unpackedActivity(db, Math.min(PACK_BATCH, max - packed));
+    if (addresses.length === 0) break;
     db.transaction(() => {
       for (const { emailId, rows } of addresses) update.run(packActivity(rows), emailId);
     })();
-    afterId = addresses[addresses.length - 1].emailId;
     packed += addresses.length;
   }
+  return packed;
 }

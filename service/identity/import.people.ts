@@ -441,7 +441,7 @@ export class PeopleWriter {
         ${PERSON_COLUMNS.map((column) => (column === 'interests' ? 'interests = interests | ?' : `${column} = coalesce(?, ${column})`)).join(',\n        ')}
       WHERE id = ?`);
     this.insertEmail = db.prepare(`
-      INSERT INTO ref_emails (email, md5, sha1, person_id) VALUES (?, ?, ?, ?)
+      INSERT INTO ref_emails (email, md5, sha1, person_id, activity_packed) VALUES (?, ?, ?, ?, X'')
       ON CONFLICT (email) DO NOTHING`);
     this.emailByAddress = db.prepare('SELECT id, person_id FROM ref_emails WHERE email = ?');
     this.moveEmail = db.prepare('UPDATE ref_emails SET person_id = ? WHERE id = ?');
@@ -500,28 +500,29 @@ export class PeopleWriter {
 }
 
 /** People rendered per transaction by renderPeople. */
-const RENDER_BATCH = 5_000;
+const RENDER_BATCH = 1_000;
 
 /**
- * Renders the intelligence answer of every person not rendered yet (answers.ts `renderPerson`, into
- * `answer_json` and `postal_json`): the people an import added or changed, or, once, every person of a store
- * from before those columns (migration 0070). A person not rendered is still answered, from their columns.
+ * Renders the intelligence answer (answers.ts `renderPerson`, into `answer_json` and `postal_json`) of up
+ * to `max` people not rendered yet: people an import added or changed (written with no rendering), or every
+ * person of a store from before those columns. Returns how many it rendered. A person not rendered is still
+ * answered, from their columns; the service renders them in the background (preparer.ts).
  */
-export function renderPeople(db: Database): number {
+export function renderPeople(db: Database, max = Number.POSITIVE_INFINITY): number {
   const update = db.prepare<[string, string, number]>(
     'UPDATE ref_people SET answer_json = ?, postal_json = ? WHERE id = ?',
   );
   let rendered = 0;
-  for (let afterId = 0; ;) {
-    const people = unrenderedPeople(db, afterId, RENDER_BATCH);
-    if (people.length === 0) return rendered;
+  while (rendered < max) {
+    const people = unrenderedPeople(db, Math.min(RENDER_BATCH, max - rendered));
+    if (people.length === 0) break;
     db.transaction(() => {
       for (const person of people) {
         const { members, postal } = renderPerson(person);
         update.run(members, postal, person.id);
       }
     })();
-    afterId = people[people.length - 1].id;
     rendered += people.length;
   }
+  return rendered;
 }

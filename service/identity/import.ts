@@ -7,19 +7,13 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import Papa from 'papaparse';
 import { createReferenceIndexes, REFERENCE_INDEXES } from '../store/migrations/0040-identity.js';
-import {
-  ActivityWriter,
-  activityLayout,
-  packAddressActivity,
-  readActivityRow,
-  type ActivityRecord,
-} from './import.activity.js';
+import { ANSWER_INDEXES, createAnswerIndexes } from '../store/migrations/0070-person-answers.js';
+import { ActivityWriter, activityLayout, readActivityRow, type ActivityRecord } from './import.activity.js';
 import {
   ImportFileError,
   PeopleWriter,
   peopleLayout,
   readPersonRow,
-  renderPeople,
   type PersonRecord,
   type RowResult,
 } from './import.people.js';
@@ -154,16 +148,13 @@ export async function withBulkLoad<T>(db: Database, load: () => Promise<T>): Pro
   const isEmpty =
     db.prepare('SELECT 1 FROM ref_people LIMIT 1').get() === undefined &&
     db.prepare('SELECT 1 FROM ref_emails LIMIT 1').get() === undefined;
-  if (isEmpty) for (const index of REFERENCE_INDEXES) db.exec(`DROP INDEX IF EXISTS ${index}`);
+  if (isEmpty)
+    for (const index of [...REFERENCE_INDEXES, ...ANSWER_INDEXES]) db.exec(`DROP INDEX IF EXISTS ${index}`);
   try {
-    const loaded = await load();
-    // The people and addresses added or changed get their rendered answers and packed activity (a failed
-    // load leaves them to the next one).
-    renderPeople(db);
-    packAddressActivity(db);
-    return loaded;
+    return await load();
   } finally {
     createReferenceIndexes(db);
+    createAnswerIndexes(db);
     db.pragma(`wal_autocheckpoint = ${autoCheckpoint}`);
     db.pragma('wal_checkpoint(PASSIVE)');
     db.pragma(`cache_size = ${cacheSize}`);

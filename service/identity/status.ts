@@ -1,5 +1,6 @@
 // What the reference store holds (`mailsieve data status`), and clearing it (`mailsieve data clear`).
 import type { Database } from 'better-sqlite3';
+import { answersWaiting } from './prepared.js';
 
 export interface DatasetRow {
   id: number;
@@ -18,6 +19,8 @@ export interface ReferenceDataStatus {
   readonly events: number;
   readonly sources: number;
   readonly datasets: readonly DatasetRow[];
+  /** People and addresses whose answers the service has yet to prepare (prepared.ts). */
+  readonly waiting: { readonly people: number; readonly addresses: number };
 }
 
 const countOf = (db: Database, table: string) =>
@@ -30,6 +33,7 @@ export function referenceDataStatus(db: Database): ReferenceDataStatus {
     events: countOf(db, 'ref_activity'),
     sources: countOf(db, 'ref_sources'),
     datasets: db.prepare('SELECT * FROM ref_datasets ORDER BY id').all() as DatasetRow[],
+    waiting: answersWaiting(db),
   };
 }
 

@@ -133,14 +133,12 @@ function personFromRaw(raw: RawRow, at = 0): PersonRow {
   return new StoredPerson(raw, at, READ_WITH_ROW);
 }
 
-/** The people after `afterId` whose answer is not rendered yet (`answer_json` NULL), at most `limit`, by id. */
-export function unrenderedPeople(db: Database, afterId: number, limit: number): PersonRow[] {
+/** People whose answer is not rendered yet (`answer_json` NULL), at most `limit`, by id. */
+export function unrenderedPeople(db: Database, limit: number): PersonRow[] {
   return db
-    .prepare<[number, number], RawRow>(
-      `${PERSON_SELECT} WHERE p.id > ? AND p.answer_json IS NULL ORDER BY p.id LIMIT ?`,
-    )
+    .prepare<[number], RawRow>(`${PERSON_SELECT} WHERE p.answer_json IS NULL ORDER BY p.id LIMIT ?`)
     .raw()
-    .all(afterId, limit)
+    .all(limit)
     .map((raw) => personFromRaw(raw));
 }
 
@@ -305,24 +303,25 @@ function unpackActivity(packed: Buffer, nowS: number): ActivityRow[] {
   return rows;
 }
 
-/** The addresses after `afterId` whose activity is not packed yet, at most `limit`, with all their events. */
+/** Addresses whose activity is not packed yet, at most `limit`, by id, with all their events. */
 export function unpackedActivity(
   db: Database,
-  afterId: number,
   limit: number,
 ): { readonly emailId: number; readonly rows: ActivityRow[] }[] {
   const ids = db
-    .prepare<[number, number], number>(
-      'SELECT id FROM ref_emails WHERE id > ? AND activity_packed IS NULL ORDER BY id LIMIT ?',
-    )
+    .prepare<[number], number>('SELECT id FROM ref_emails WHERE activity_packed IS NULL ORDER BY id LIMIT ?')
     .pluck()
-    .all(afterId, limit);
+    .all(limit);
+  const rowsOf = new Map<number, ActivityRow[]>(ids.map((id) => [id, []]));
   const events = db
-    .prepare<[number], ActivityRow>(
-      `SELECT occurred_at, source_id, ${ACTIVITY_KIND_CODE} FROM ref_activity WHERE email_id = ?`,
+    .prepare<[string], RawRow>(
+      `SELECT a.email_id, a.occurred_at, a.source_id, ${ACTIVITY_KIND_CODE}
+         FROM json_each(?) j JOIN ref_activity a ON a.email_id = j.value`,
     )
     .raw();
-  return ids.map((emailId) => ({ emailId, rows: events.all(emailId) }));
+  for (const raw of events.all(JSON.stringify(ids)))
+    rowsOf.get(raw[0] as number)!.push([raw[1], raw[2], raw[3]] as ActivityRow);
+  return ids.map((emailId) => ({ emailId, rows: rowsOf.get(emailId)! }));
 }
 
 export class IdentityStore {

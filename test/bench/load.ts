@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { buildStore, percentile, sampleRecords } from './identity.js';
+import { buildStore, percentile, prepareStore, sampleRecords } from './identity.js';
 import { fmt, spawnUntil, stop } from './util.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -86,6 +86,7 @@ export async function benchLoad(options: {
   if (!existsSync(join(cache, 'store')) || !existsSync(join(cache, 'import.json')))
     await buildStore(cache, options.people);
   const store = join(cache, 'store');
+  prepareStore(store);
   const key = execFileSync(
     process.execPath,
     [

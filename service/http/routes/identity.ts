@@ -20,6 +20,7 @@ import { HttpError, sendError } from '../errors.js';
 import { singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import { BulkPool } from '../../identity/bulkPool.js';
+import { AnswerPreparer } from '../../identity/preparer.js';
 import { BULK_BODY_LIMIT, bulkBodyText, readBulkBodiesAsText, sendBulk } from './bulkBody.js';
 import { registerIntelligence } from './intelligence.js';
 import { sendJson, sendRecordError } from './replies.js';
@@ -135,6 +136,9 @@ export function registerIdentityRoutes(
   readBulkBodiesAsText(app, ['/v5/eppend/bulk', '/v5/ei/bulk']);
   const bulk = new BulkPool({ dbPath: db.name, nativeBinding: options.nativeBinding }, store);
   app.addHook('onClose', () => bulk.close());
+  // Answers of people imported or changed since they were last prepared, in the background.
+  const preparer = new AnswerPreparer(db, options);
+  app.addHook('onClose', () => preparer.close());
   registerIdentity(app, auth, store, bulk);
   registerIntelligence(app, auth, store, bulk);
   return store;

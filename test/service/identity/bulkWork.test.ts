@@ -7,6 +7,7 @@ import { loadDemo } from '../../../service/identity/demo.js';
 import { importPeopleFile } from '../../../service/identity/import.js';
 import { packAddressActivity } from '../../../service/identity/import.activity.js';
 import { renderPeople } from '../../../service/identity/import.people.js';
+import { answersWaiting, prepareAnswers } from '../../../service/identity/prepared.js';
 import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
 import { requestedFields } from '../../../service/identity/requestPolicy.js';
 import { INTELLIGENCE_FIELDS } from '../../../shared/api/intelligence.js';
@@ -176,6 +177,9 @@ describe('rendered answers', () => {
     dir = tempDir();
     db = openServiceDb(dir.path);
     await loadDemo(db, { people: 1_500, seed: 11 });
+    // An import leaves the answers to prepare (the service does it in the background).
+    expect(answersWaiting(db).people).toBeGreaterThan(1_000);
+    prepareAnswers(db);
     rendered = new IdentityStore(db);
     fromColumns = new IdentityStore(db);
     // Reading ahead without rendered answers: every answer is built from the person's columns.
@@ -191,14 +195,12 @@ describe('rendered answers', () => {
   const demoAddresses = () =>
     db.prepare<[], string>('SELECT email FROM ref_emails ORDER BY id').pluck().all();
 
-  it('renders every person at import', () => {
-    const counts = db
-      .prepare<[], { people: number; unrendered: number }>(
-        'SELECT count(*) AS people, sum(answer_json IS NULL) AS unrendered FROM ref_people',
-      )
-      .get()!;
-    expect(counts.people).toBeGreaterThan(1_000);
-    expect(counts.unrendered).toBe(0);
+  it('prepares every person and address', () => {
+    expect(answersWaiting(db)).toEqual({ people: 0, addresses: 0 });
+    expect(db.prepare('SELECT count(*) FROM ref_people WHERE answer_json IS NULL').pluck().get()).toBe(0);
+    expect(
+      db.prepare('SELECT count(*) FROM ref_emails WHERE length(activity_packed) > 0').pluck().get(),
+    ).toBeGreaterThan(1_000);
   });
 
   it('gives every demo person the answer built from their columns, by email, MD5 and SHA-1', () => {
@@ -266,10 +268,16 @@ describe('rendered answers', () => {
     const importDir = tempDir();
     try {
       await importFixture(db, importDir.path);
+      prepareAnswers(db);
       const jane = e6([{ email: 'jane.doe@example.com' }]);
       expect((JSON.parse(text(rendered, jane)) as Record<string, unknown>[])[0].age).toBe('35-44');
       const older = PEOPLE_ROWS[1].map((value) => (value === '35-44' ? '45-54' : value));
       await importPeopleFile(db, writeCsv(importDir.path, 'update.csv', [PEOPLE_HEADER, older]));
+      // Not prepared again yet: answered from the columns.
+      expect(answersWaiting(db).people).toBe(1);
+      expect((JSON.parse(text(rendered, jane)) as Record<string, unknown>[])[0].age).toBe('45-54');
+      prepareAnswers(db);
+      expect(answersWaiting(db).people).toBe(0);
       expect((JSON.parse(text(rendered, jane)) as Record<string, unknown>[])[0].age).toBe('45-54');
       expect(text(rendered, jane)).toBe(text(fromColumns, jane));
     } finally {
