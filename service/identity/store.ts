@@ -25,25 +25,6 @@ export const ATTRIBUTE_FIELDS = (Object.keys(INTELLIGENCE_FIELD_SCHEMAS) as Scal
 );
 export type AttributeField = Exclude<ScalarIntelligenceField, 'zip'>;
 
-/** A person of `ref_people`. */
-export interface PersonRow {
-  readonly id: number;
-  readonly first_name: string | null;
-  readonly last_name: string | null;
-  readonly street: string | null;
-  readonly city: string | null;
-  readonly state: string | null;
-  readonly zip5: string | null;
-  readonly zip4: string | null;
-  readonly household: string | null;
-  /** Bit i set: INTEREST_BITS[i] was seen. */
-  readonly interests: number;
-  /** The person's rendered answer (`answer_json`, `postal_json`); undefined when not rendered yet. */
-  readonly rendered: RenderedPerson | undefined;
-  /** One value per ATTRIBUTE_FIELDS entry, null when unknown. */
-  readonly attributes: readonly (string | number | null)[];
-}
-
 /** A person's columns but the attributes (which follow them in PERSON_COLUMNS). */
 const PERSON_BASICS = [
   'id',
@@ -60,7 +41,7 @@ const PERSON_BASICS = [
   'postal_json',
 ].map((column) => `p.${column}`);
 const PERSON_COLUMNS = [...PERSON_BASICS, ...ATTRIBUTE_FIELDS.map((column) => `p.${column}`)].join(', ');
-/** People read without their attributes, which are read when first asked for (StoredPerson). */
+/** People read without their attributes, which are read when first asked for (PersonRow). */
 const PERSON_BASICS_SELECT = `SELECT ${PERSON_BASICS.join(', ')} FROM ref_people p`;
 const PERSON_SELECT = `SELECT ${PERSON_COLUMNS} FROM ref_people p`;
 /** An address's columns, then its person's (NULL when none; with PERSON_JOIN). */
@@ -81,11 +62,11 @@ type RawRow = (string | number | null)[];
 type Attributes = readonly (string | number | null)[];
 
 /**
- * A person read from a row (better-sqlite3 `raw()`: building a 30-member object per row cost more than the
- * lookup itself). Read without its attributes (PERSON_BASICS_SELECT), it reads them when first asked for:
- * a postal match reads every person at an address, and an answer rendered at import needs none of them.
+ * A person of `ref_people`, read from a row (better-sqlite3 `raw()`: building a 30-member object per row
+ * cost more than the lookup itself). Read without its attributes (PERSON_BASICS_SELECT), it reads them when
+ * first asked for: a postal match reads every person at an address, and a rendered answer needs none of them.
  */
-class StoredPerson implements PersonRow {
+export class PersonRow {
   readonly id: number;
   readonly first_name: string | null;
   readonly last_name: string | null;
@@ -95,7 +76,9 @@ class StoredPerson implements PersonRow {
   readonly zip5: string | null;
   readonly zip4: string | null;
   readonly household: string | null;
+  /** Bit i set: INTEREST_BITS[i] was seen. */
   readonly interests: number;
+  /** The person's rendered answer (`answer_json`, `postal_json`); undefined when not rendered yet. */
   readonly rendered: RenderedPerson | undefined;
   private read: Attributes | undefined;
 
@@ -119,6 +102,7 @@ class StoredPerson implements PersonRow {
     if (raw.length > at + ATTRIBUTES_AT) this.read = raw.slice(at + ATTRIBUTES_AT);
   }
 
+  /** One value per ATTRIBUTE_FIELDS entry, null when unknown. */
   get attributes(): Attributes {
     return (this.read ??= this.readAttributes(this.id));
   }
@@ -130,7 +114,7 @@ const READ_WITH_ROW = (): Attributes => {
 };
 
 function personFromRaw(raw: RawRow, at = 0): PersonRow {
-  return new StoredPerson(raw, at, READ_WITH_ROW);
+  return new PersonRow(raw, at, READ_WITH_ROW);
 }
 
 /** People whose answer is not rendered yet (`answer_json` NULL), at most `limit`, by id. */
@@ -520,14 +504,14 @@ export class IdentityStore {
 
   /** People at a street in a ZIP code (5 digits), in import order. */
   peopleAtZipStreet(zip5: string, streetKey: string): PersonRow[] {
-    return this.peopleAtZip.all(zip5, streetKey).map((raw) => new StoredPerson(raw, 0, this.readAttributes));
+    return this.peopleAtZip.all(zip5, streetKey).map((raw) => new PersonRow(raw, 0, this.readAttributes));
   }
 
   /** People at a street in a city and state, in import order. */
   peopleAtCityStreet(state: string, cityKey: string, streetKey: string): PersonRow[] {
     return this.peopleInCity
       .all(state, cityKey, streetKey)
-      .map((raw) => new StoredPerson(raw, 0, this.readAttributes));
+      .map((raw) => new PersonRow(raw, 0, this.readAttributes));
   }
 
   /** A person's addresses, in import order (the first is the person's primary address). */

@@ -4,12 +4,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkPool, canLowerWorkerPriority, EXTRA_WORKER_NICE } from '../../../service/identity/bulkPool.js';
-import { answerBulk, type BulkTask } from '../../../service/identity/bulkWork.js';
-import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
+import { answerBulk } from '../../../service/identity/bulkWork.js';
 import { IdentityStore } from '../../../service/identity/store.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { tempDir } from '../../helpers/service.js';
-import { importFixture, md5, nowS } from './fixture.js';
+import { importFixture, intelligenceTask, md5 } from './fixture.js';
 
 /** The nice values of this process's threads (Linux). */
 function threadNiceValues(): number[] {
@@ -31,23 +30,7 @@ describe('bulk pool', () => {
   let db: ServiceDb;
   let pool: BulkPool;
 
-  const key: KeyAccess = {
-    services: new Set(['intelligence', 'eam', 'postal_append']),
-    fields: null,
-    alternateMax: 1,
-    bulkLimit: 5000,
-  };
-  const policy = intelligencePolicyFor(key);
-  if (!policy.ok) throw new Error(policy.message);
-  const task = (records: unknown[]): BulkTask => ({
-    kind: 'intelligence',
-    body: JSON.stringify(records),
-    limit: 5000,
-    policy: policy.policy,
-    key,
-    isActivityMetrics: false,
-    nowS: nowS(),
-  });
+  const task = (records: unknown[]) => intelligenceTask(records);
   const records = Array.from({ length: 5000 }, (_, i) =>
     i % 2 ? { email: 'jane.doe@example.com' } : { md5_email: md5(`nobody.${i}@example.com`) },
   );

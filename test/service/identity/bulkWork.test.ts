@@ -14,7 +14,17 @@ import { INTELLIGENCE_FIELDS } from '../../../shared/api/intelligence.js';
 import { IdentityStore } from '../../../service/identity/store.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { tempDir } from '../../helpers/service.js';
-import { importFixture, md5, nowS, PEOPLE_HEADER, PEOPLE_ROWS, sha1, writeCsv } from './fixture.js';
+import {
+  importFixture,
+  INTELLIGENCE_KEY,
+  intelligenceTask,
+  md5,
+  nowS,
+  PEOPLE_HEADER,
+  PEOPLE_ROWS,
+  sha1,
+  writeCsv,
+} from './fixture.js';
 
 type E6Task = Extract<BulkTask, { kind: 'intelligence' }>;
 
@@ -148,25 +158,8 @@ describe('rendered answers', () => {
   let rendered: IdentityStore;
   let fromColumns: IdentityStore;
 
-  const key: KeyAccess = {
-    services: new Set(['intelligence', 'eam', 'postal_append']),
-    fields: null,
-    alternateMax: 1,
-    bulkLimit: 5000,
-  };
-  const e6 = (body: unknown[], policyKey: KeyAccess = key): E6Task => {
-    const policy = intelligencePolicyFor(policyKey);
-    if (!policy.ok) throw new Error(policy.message);
-    return {
-      kind: 'intelligence',
-      body: JSON.stringify(body),
-      limit: 5000,
-      policy: policy.policy,
-      key: policyKey,
-      isActivityMetrics: false,
-      nowS: nowS(),
-    };
-  };
+  const key = INTELLIGENCE_KEY;
+  const e6 = (body: unknown[], policyKey: KeyAccess = key): E6Task => intelligenceTask(body, policyKey);
   const text = (store: IdentityStore, task: E6Task) => {
     const outcome = answerBulk(store, task);
     if (!outcome.ok) throw new Error(outcome.message);

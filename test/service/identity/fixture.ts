@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { importActivityFile, importPeopleFile } from '../../../service/identity/import.js';
+import type { BulkTask } from '../../../service/identity/bulkWork.js';
+import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
 import type { ServiceDb } from '../../../service/store/db.js';
 
 export const DAY_S = 86_400;
@@ -208,3 +210,29 @@ export async function postJson(
 }
 
 export const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
+
+/** A key with intelligence, eam and postal append: every field, as most E6 keys have. */
+export const INTELLIGENCE_KEY: KeyAccess = {
+  services: new Set(['intelligence', 'eam', 'postal_append']),
+  fields: null,
+  alternateMax: 1,
+  bulkLimit: 5000,
+};
+
+/** An E6 task (bulkWork.ts) answering `records` for `key`, as of now. */
+export function intelligenceTask(
+  records: unknown[],
+  key: KeyAccess = INTELLIGENCE_KEY,
+): Extract<BulkTask, { kind: 'intelligence' }> {
+  const policy = intelligencePolicyFor(key);
+  if (!policy.ok) throw new Error(policy.message);
+  return {
+    kind: 'intelligence',
+    body: JSON.stringify(records),
+    limit: 5000,
+    policy: policy.policy,
+    key,
+    isActivityMetrics: false,
+    nowS: nowS(),
+  };
+}

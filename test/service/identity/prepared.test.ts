@@ -1,15 +1,14 @@
 // Answers prepared ahead (prepared.ts): an import leaves them to prepare, the service prepares them in a
 // background worker (preparer.ts), and a store answers the same before and after.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerBulk, type BulkTask } from '../../../service/identity/bulkWork.js';
+import { answerBulk } from '../../../service/identity/bulkWork.js';
 import { loadDemo } from '../../../service/identity/demo.js';
-import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
 import { answersWaiting } from '../../../service/identity/prepared.js';
 import { AnswerPreparer } from '../../../service/identity/preparer.js';
 import { IdentityStore } from '../../../service/identity/store.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { tempDir } from '../../helpers/service.js';
-import { nowS } from './fixture.js';
+import { intelligenceTask } from './fixture.js';
 
 describe('answers prepared in the background', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -27,27 +26,11 @@ describe('answers prepared in the background', () => {
   });
 
   it('prepares every person and address an import left, and E6 answers the same before and after', async () => {
-    const key: KeyAccess = {
-      services: new Set(['intelligence', 'eam', 'postal_append']),
-      fields: null,
-      alternateMax: 1,
-      bulkLimit: 5000,
-    };
-    const policy = intelligencePolicyFor(key);
-    if (!policy.ok) throw new Error(policy.message);
     const emails = db
       .prepare<[], string>('SELECT email FROM ref_emails ORDER BY id LIMIT 5000')
       .pluck()
       .all();
-    const task: BulkTask = {
-      kind: 'intelligence',
-      body: JSON.stringify(emails.map((email) => ({ email }))),
-      limit: 5000,
-      policy: policy.policy,
-      key,
-      isActivityMetrics: false,
-      nowS: nowS(),
-    };
+    const task = intelligenceTask(emails.map((email) => ({ email })));
     const answer = () => {
       const outcome = answerBulk(new IdentityStore(db), task);
       if (!outcome.ok) throw new Error(outcome.message);
