@@ -24,7 +24,11 @@ export class AnswerPreparer {
 
   constructor(
     private readonly db: Database,
-    private readonly options: { readonly nativeBinding?: string | undefined } = {},
+    private readonly options: {
+      readonly nativeBinding?: string | undefined;
+      /** Where a failed run is reported; default stderr. */
+      readonly log?: (line: string) => void;
+    } = {},
   ) {
     this.check();
     this.timer = setInterval(() => this.check(), CHECK_MS);
@@ -45,7 +49,12 @@ export class AnswerPreparer {
     this.worker = worker;
     this.finished = new Promise((resolve) => {
       worker.once('message', (reply: PrepareReply) => (this.prepared += reply.prepared));
-      worker.once('error', (error) => (this.failure = error.message));
+      worker.once('error', (error) => {
+        this.failure = error.message;
+        (this.options.log ?? ((line: string) => process.stderr.write(`${line}\n`)))(
+          `Preparing answers of imported people failed (${error.message}); answers come from the columns meanwhile, and it is tried again in a minute.`,
+        );
+      });
       worker.once('exit', () => {
         this.worker = undefined;
         resolve();
