@@ -37,7 +37,8 @@ export class AnswerPreparer {
 
   /** Starts the worker when answers wait and none runs. */
   check(): void {
-    if (this.isClosed || this.worker || this.db.memory || !hasAnswersWaiting(this.db)) return;
+    if (this.isClosed || this.worker || this.db.memory || !this.db.open || !hasAnswersWaiting(this.db))
+      return;
     const data: PrepareWorkerData = {
       dbPath: this.db.name,
       nativeBinding: this.options.nativeBinding,
