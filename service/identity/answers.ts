@@ -232,7 +232,7 @@ const WHOLE_FIELD_SET: IntelligencePolicy = {
 
 const wholeFieldSets = new WeakMap<IntelligencePolicy, boolean>();
 
-/** Whether a policy returns every intelligence field, in the spec's order: the answers rendered at import. */
+/** Whether a policy returns every intelligence field, in the spec's order: the fields of a rendered answer. */
 export function isWholeFieldSet(policy: IntelligencePolicy): boolean {
   let isWhole = wholeFieldSets.get(policy);
   if (isWhole === undefined) {
@@ -244,31 +244,14 @@ export function isWholeFieldSet(policy: IntelligencePolicy): boolean {
   return isWhole;
 }
 
-/** The JSON of interest sets by bits: an import renders a million people from a few tens of thousands. */
-const interestsJsonOfBits = new Map<number, string>();
-
-function jsonOfValue(value: unknown, index: number, person: PersonRow): string {
-  if (index === -1) {
-    let json = interestsJsonOfBits.get(person.interests);
-    if (json === undefined) {
-      json = JSON.stringify(value);
-      if (interestsJsonOfBits.size >= MAX_INTEREST_JSON) interestsJsonOfBits.clear();
-      interestsJsonOfBits.set(person.interests, json);
-    }
-    return json;
-  }
-  return typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : JSON.stringify(value);
-}
-const MAX_INTEREST_JSON = 65_536;
-
 /** Each field of the whole field set with its JSON member name (`"age":`), in the spec's order. */
 const WHOLE_FIELD_PLAN = fieldPlanOf(WHOLE_FIELD_SET).map(
   ([field, index]) => [`${JSON.stringify(field)}:`, index] as const,
 );
 
 /**
- * What `ref_people` keeps of a person's intelligence answer, rendered once at import so that E6 need not
- * read and serialise thirty columns per person: `members`, the JSON members of every field the person has
+ * What `ref_people` keeps of a person's intelligence answer, rendered once after an import (prepared.ts) so
+ * that E6 need not read and serialise thirty columns per person: `members`, the JSON members of every field the person has
  * (the whole field set, without braces: `"age":"35-44",…`, '' for none), and `postal`, the JSON of the
  * person's `postal_address` ('' when incomplete). Built from the same field plan and values as the answer
  * objects (attributesOf), as their JSON text (bulkWork.test.ts compares both for every demo person).
@@ -277,8 +260,7 @@ export function renderPerson(person: PersonRow): { readonly members: string; rea
   let members = '';
   for (const [name, index] of WHOLE_FIELD_PLAN) {
     const value = fieldValue(person, index);
-    if (value !== undefined)
-      members += `${members === '' ? '' : ','}${name}${jsonOfValue(value, index, person)}`;
+    if (value !== undefined) members += `${members === '' ? '' : ','}${name}${JSON.stringify(value)}`;
   }
   const postal = postalAddressOf(person);
   return { members, postal: postal ? JSON.stringify(postal) : '' };
@@ -307,8 +289,16 @@ export function intelligenceAnswer(
   options: IntelligenceOptions = {},
 ): Answer<IntelligenceResult> {
   const named = namedBy(store, query, policy, options);
-  if (isErrorAnswer(named)) return named;
-  const { person, email } = named;
+  return isErrorAnswer(named) ? named : answerOf(store, named, policy, options);
+}
+
+/** The intelligence answer for whom a query names (namedBy). */
+function answerOf(
+  store: IdentityStore,
+  { person, email }: Named,
+  policy: IntelligencePolicy,
+  options: IntelligenceOptions,
+): IntelligenceResult {
   const result: IntelligenceResult = person ? attributesOf(person, policy) : {};
   if (policy.eam) result.eam = eamOf(store, email?.id, policy, options);
   if (policy.postalAddress && person) {
@@ -383,7 +373,7 @@ export function intelligenceAnswerJson(
   const named = namedBy(store, query, policy, options);
   if (isErrorAnswer(named)) return JSON.stringify(named);
   const { person, email } = named;
-  if (person && !person.rendered) return JSON.stringify(intelligenceAnswer(store, query, policy, options));
+  if (person && !person.rendered) return JSON.stringify(answerOf(store, named, policy, options));
   return renderedAnswer(person?.rendered, email?.id, store, policy, options);
 }
 

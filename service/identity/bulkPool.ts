@@ -105,7 +105,10 @@ export class BulkPool {
     this.idleThreads = Math.max(this.threads, options.idleThreads ?? idleBulkThreads());
   }
 
-  /** How many workers may take requests now: `threads`, or `idleThreads` while the request thread idles. */
+  /**
+   * How many workers may take requests now: `idleThreads` where the extra ones run at a lower priority;
+   * elsewhere `threads`, or `idleThreads` while the request thread idles.
+   */
   private workersNow(): number {
     if (this.idleThreads === this.threads || canLowerWorkerPriority) return this.idleThreads;
     const now = performance.now();

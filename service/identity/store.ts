@@ -128,7 +128,7 @@ export function unrenderedPeople(db: Database, limit: number): PersonRow[] {
 
 /**
  * A person's intelligence answer rendered as JSON text (`ref_people.answer_json` and `postal_json`, written by
- * import.people.ts `renderPeople`): what an E6 answer for the whole field set is put together from.
+ * prepared.ts `renderPeople`): what an E6 answer for the whole field set is put together from.
  */
 export interface RenderedPerson {
   /** The person's intelligence members as JSON text without braces (`"age":"35-44",…`); '' for none. */
@@ -274,6 +274,11 @@ export function packActivity(rows: readonly ActivityRow[]): Buffer {
     packed.writeDoubleLE(kind, i * PACKED_EVENT_BYTES + 16);
   });
   return packed;
+}
+
+/** The activity summary of a packed activity as of `nowS`. */
+function summarisePacked(packed: Buffer, nowS: number): ActivitySummary {
+  return summarise(unpackActivity(packed, nowS), nowS);
 }
 
 /** The events of a packed activity at or before `nowS`, as the activity statements read them. */
@@ -440,7 +445,7 @@ export class IdentityStore {
         if (!earlier) {
           const packed = isRendered ? (raw[5] as unknown as Buffer | null) : null;
           if (packed !== null && nowS !== undefined)
-            activity.set(raw[1] as number, summarise(unpackActivity(packed, nowS), nowS));
+            activity.set(raw[1] as number, summarisePacked(packed, nowS));
           else emailIds.push(raw[1] as number);
         }
         found.set(k, raw);
@@ -528,7 +533,7 @@ export class IdentityStore {
     const packed = raw[3] as unknown as Buffer | null;
     const nowS = this.ahead?.nowS;
     if (packed !== null && nowS !== undefined && !this.ahead!.activity.has(email.id))
-      this.ahead!.activity.set(email.id, summarise(unpackActivity(packed, nowS), nowS));
+      this.ahead!.activity.set(email.id, summarisePacked(packed, nowS));
     return email;
   }
 
