@@ -4,7 +4,6 @@ import type { Database, Statement } from 'better-sqlite3';
 import { normaliseHeaderName } from '../../shared/columns.js';
 import { ImportFileError, shown, type RowResult } from './import.people.js';
 import { canonicalEmail, md5Of, sha1Of } from './normalise.js';
-import { packActivity, unpackedActivity } from './store.js';
 
 export const ACTIVITY_KINDS = ['open', 'click', 'seen'] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
@@ -192,7 +191,7 @@ export class ActivityWriter {
   write(records: readonly ActivityRecord[]): void {
     this.db.transaction(() => {
       // The addresses whose events change lose their packed activity in the same transaction, so that a
-      // store never answers from a stale one; packAddressActivity packs them again after the import.
+      // store never answers from a stale one; the service packs them again (prepared.ts).
       const emailIds = records.map((record) => this.email(record.email));
       for (const emailId of new Set(emailIds)) this.unpack.run(emailId);
       records.forEach((record, i) => {
@@ -207,31 +206,4 @@ export class ActivityWriter {
       });
     })();
   }
-}
-
-/** Addresses packed per transaction by packAddressActivity. */
-const PACK_BATCH = 1_000;
-
-/**
- * Packs the activity (store.ts `packActivity`, into `ref_emails.activity_packed`) of up to `max` addresses
- * not packed yet: those whose events an import changed (ActivityWriter unpacks an address in the transaction
- * that writes its events; every writer of `ref_activity` must), or every address of a store from before that
- * column. Returns how many it packed. An address not packed is still answered, from its events' rows; the
- * service packs them in the background (preparer.ts).
- */
-export function packAddressActivity(db: Database, max = Number.POSITIVE_INFINITY): number {
-  // An address with no events is packed as an empty blob, which better-sqlite3 binds as NULL.
-  const update = db.prepare<[Buffer, number]>(
-    "UPDATE ref_emails SET activity_packed = coalesce(?, X'') WHERE id = ?",
-  );
-  let packed = 0;
-  while (packed < max) {
-    const addresses = unpackedActivity(db, Math.min(PACK_BATCH, max - packed));
-    if (addresses.length === 0) break;
-    db.transaction(() => {
-      for (const { emailId, rows } of addresses) update.run(packActivity(rows), emailId);
-    })();
-    packed += addresses.length;
-  }
-  return packed;
 }

@@ -20,8 +20,7 @@ import {
   stateFromImport,
   streetKey,
 } from './normalise.js';
-import { renderPerson } from './answers.js';
-import { ATTRIBUTE_FIELDS, interestBit, unrenderedPeople, type AttributeField } from './store.js';
+import { ATTRIBUTE_FIELDS, interestBit, type AttributeField } from './store.js';
 
 /** A file-level problem: the file cannot be imported at all (unreadable, no usable header). */
 export class ImportFileError extends Error {}
@@ -497,32 +496,4 @@ export class PeopleWriter {
       if (known.person_id !== personId) this.moveEmail.run(personId, known.id);
     }
   }
-}
-
-/** People rendered per transaction by renderPeople. */
-const RENDER_BATCH = 1_000;
-
-/**
- * Renders the intelligence answer (answers.ts `renderPerson`, into `answer_json` and `postal_json`) of up
- * to `max` people not rendered yet: people an import added or changed (written with no rendering), or every
- * person of a store from before those columns. Returns how many it rendered. A person not rendered is still
- * answered, from their columns; the service renders them in the background (preparer.ts).
- */
-export function renderPeople(db: Database, max = Number.POSITIVE_INFINITY): number {
-  const update = db.prepare<[string, string, number]>(
-    'UPDATE ref_people SET answer_json = ?, postal_json = ? WHERE id = ?',
-  );
-  let rendered = 0;
-  while (rendered < max) {
-    const people = unrenderedPeople(db, Math.min(RENDER_BATCH, max - rendered));
-    if (people.length === 0) break;
-    db.transaction(() => {
-      for (const person of people) {
-        const { members, postal } = renderPerson(person);
-        update.run(members, postal, person.id);
-      }
-    })();
-    rendered += people.length;
-  }
-  return rendered;
 }

@@ -5,9 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerBulk, type BulkTask } from '../../../service/identity/bulkWork.js';
 import { loadDemo } from '../../../service/identity/demo.js';
 import { importPeopleFile } from '../../../service/identity/import.js';
-import { packAddressActivity } from '../../../service/identity/import.activity.js';
-import { renderPeople } from '../../../service/identity/import.people.js';
-import { answersWaiting, prepareAnswers } from '../../../service/identity/prepared.js';
+import {
+  answersWaiting,
+  packAddressActivity,
+  prepareAnswers,
+  renderPeople,
+} from '../../../service/identity/prepared.js';
 import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
 import { requestedFields } from '../../../service/identity/requestPolicy.js';
 import { INTELLIGENCE_FIELDS } from '../../../shared/api/intelligence.js';
