@@ -83,7 +83,8 @@ export class ResultsPage {
   async drill(control: string | RegExp, title: string): Promise<Locator> {
     await this.page.getByRole('button', { name: control }).click();
     const view = this.rowsView(title);
-    await view.locator('tbody tr:not(.spacer) td').first().waitFor();
+    // The first row's cells, not the one-cell "Reading…" row drawn while its page is read.
+    await view.locator('tbody tr:not(.spacer)').first().locator('td').nth(1).waitFor();
     return view;
   }
 
