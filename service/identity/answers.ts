@@ -20,15 +20,7 @@ import type {
   PostalAppendResult,
 } from '../../shared/api/identity.js';
 import { eamFrom, engagementScoreFrom } from './eam.js';
-import {
-  canonicalEmail,
-  cityKey,
-  digestFromHex,
-  nameKey,
-  parseZip,
-  stateCode,
-  streetKey,
-} from './normalise.js';
+import { canonicalEmail, cityKey, digestHex, nameKey, parseZip, stateCode, streetKey } from './normalise.js';
 import type { IdentityPolicy, IntelligencePolicy } from './policy.js';
 import {
   ATTRIBUTE_FIELDS,
@@ -140,7 +132,8 @@ function sameName(person: PersonRow, first: string, last: string): boolean {
 /** Finds stored addresses: the store itself (addresses with their people), or its rendered answers. */
 interface AddressFinder<T> {
   findByEmail(canonical: string): T | undefined;
-  findByDigest(kind: 'md5' | 'sha1', digest: Buffer): T | undefined;
+  /** `hex`: as `digestHex` gives it. */
+  findByDigest(kind: 'md5' | 'sha1', hex: string): T | undefined;
 }
 
 /**
@@ -160,8 +153,8 @@ function addressOf<T>(
   for (const kind of ['sha1', 'md5'] as const) {
     const hex = kind === 'sha1' ? query.sha1_email : query.md5_email;
     if (!has(hex)) continue;
-    const digest = digestFromHex(hex, kind);
-    if (!digest) return { ok: false, error: recordError(400, INVALID_IDENTIFIER) };
+    const digest = digestHex(hex, kind);
+    if (digest === undefined) return { ok: false, error: recordError(400, INVALID_IDENTIFIER) };
     return { ok: true, match: finder.findByDigest(kind, digest) };
   }
   return { ok: true, match: undefined };

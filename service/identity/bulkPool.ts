@@ -1,9 +1,9 @@
 // The bulk workers of the service: E4 and E6 requests are answered in worker threads (bulkWorker.ts), at most
 // one request per worker at a time; further requests wait in a queue, in arrival order. The request thread
 // stays free for everything else (E1 under four 5,000-record E6 clients: `npm run bench -- load`), and bulk
-// work in flight is capped, so a burst of bulk requests queues instead of starving the service. Workers beyond
-// the first run at a lower OS priority where a thread can have its own (Linux), so a burst of bulk work can
-// use a second core while yielding it to the request thread when that needs it.
+// work in flight is capped, so a burst of bulk requests queues instead of starving the service. Where a thread
+// can have its own OS priority (Linux), every worker runs a little below the request thread, so a burst of
+// bulk work can use both cores while yielding them to the request thread when that needs them.
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -29,8 +29,6 @@ interface Pending {
 
 interface Member {
   readonly worker: Worker;
-  /** Runs at EXTRA_WORKER_NICE: takes a request only when no worker of normal priority is free. */
-  readonly isLowPriority: boolean;
   current: { readonly id: number; readonly pending: Pending } | undefined;
 }
 
@@ -40,23 +38,26 @@ export function defaultBulkThreads(): number {
 }
 
 /**
- * Bulk workers in all: one per core, at most two. Beyond `defaultBulkThreads`, a worker runs at a lower OS
- * priority (Linux), or, where a thread cannot, only takes a request while the request thread was busy less
- * than IDLE_BELOW of its recent time: a second bulk request runs at once when no other traffic needs that
- * core, and yields to the request thread when it does.
+ * Bulk workers in all: one per core, at most two. On Linux all of them take requests, at BULK_WORKER_NICE.
+ * Where a thread cannot have its own priority, the workers beyond `defaultBulkThreads` only take a request
+ * while the request thread was busy less than IDLE_BELOW of its recent time: a second bulk request runs at
+ * once when no other traffic needs that core, and yields to the request thread when it does.
  */
 export function idleBulkThreads(): number {
   return Math.max(defaultBulkThreads(), Math.min(2, availableParallelism()));
 }
 
 /**
- * The OS priority (nice value) of the workers beyond `threads`, on Linux. A little below the request thread's:
- * the scheduler then gives such a worker about half the time of a normal thread it shares a core with (weight
- * 526 against 1024). Measured under `npm run bench -- load`: nice 3 kept E1 at about 47% of its throughput
- * alone with E6's p99 near 450 ms; nice 5 and 10 slowed the requests that worker took (E6 p99 580–830 ms)
- * without keeping more of E1; the same priority as the request thread kept E1 at 40%.
+ * The OS priority (nice value) of every bulk worker, on Linux. A little below the request thread's: the
+ * scheduler gives such a worker about two thirds of the time of a normal thread it shares a core with
+ * (weight 655 against 1024), so bulk work yields to other requests. All workers alike, so that no request
+ * waits on a slower worker than the others: with the first worker at the request thread's priority and the
+ * second at nice 3, the requests the second took made E6's p99 (`npm run bench -- load`, 4 runs each:
+ * p99 460–508 ms against 408–467 ms at nice 2 for both, E1 keeping 42–62% against 49–60% of its
+ * throughput). Both at nice 3 let E6 fall behind (p99 508–520 ms); both at the request thread's priority
+ * kept E1 at 40%.
  */
-export const EXTRA_WORKER_NICE = 3;
+export const BULK_WORKER_NICE = 2;
 
 /**
  * Whether a worker thread can lower its own priority without lowering the whole process's: on Linux a
@@ -106,7 +107,7 @@ export class BulkPool {
   }
 
   /**
-   * How many workers may take requests now: `idleThreads` where the extra ones run at a lower priority;
+   * How many workers may take requests now: `idleThreads` where workers run at a lower priority (Linux);
    * elsewhere `threads`, or `idleThreads` while the request thread idles.
    */
   private workersNow(): number {
@@ -141,9 +142,7 @@ export class BulkPool {
     while (this.queue.length > 0) {
       const allowed = this.workersNow();
       if (this.members.filter((m) => m.current !== undefined).length >= allowed) return;
-      let member =
-        this.members.find((m) => m.current === undefined && !m.isLowPriority) ??
-        this.members.find((m) => m.current === undefined);
+      let member = this.members.find((m) => m.current === undefined);
       if (!member && this.members.length < allowed) member = this.startWorker();
       if (!member) return;
       const pending = this.queue.shift()!;
@@ -155,18 +154,16 @@ export class BulkPool {
   }
 
   private startWorker(): Member {
-    const isLowPriority =
-      canLowerWorkerPriority && this.members.filter((m) => !m.isLowPriority).length >= this.threads;
     const data: BulkWorkerData = {
       dbPath: this.options.dbPath,
       nativeBinding: this.options.nativeBinding,
-      nice: isLowPriority ? EXTRA_WORKER_NICE : 0,
+      nice: canLowerWorkerPriority ? BULK_WORKER_NICE : 0,
     };
     const worker = new Worker(workerUrl('../identity/bulkWorker'), {
       workerData: data,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
-    const member: Member = { worker, isLowPriority, current: undefined };
+    const member: Member = { worker, current: undefined };
     worker.on('message', (reply: BulkReply) => {
       const current = member.current;
       if (!current || current.id !== reply.id) return;

@@ -19,7 +19,7 @@ import {
   isErrorAnswer,
   isWholeFieldSet,
 } from './answers.js';
-import { canonicalEmail, digestFromHex, md5Of } from './normalise.js';
+import { canonicalEmail, digestHex, md5Of } from './normalise.js';
 import type { IdentityPolicy, IntelligencePolicy, KeyAccess } from './policy.js';
 import { recordPolicies } from './requestPolicy.js';
 import type { IdentityStore, ReadAheadKeys } from './store.js';
@@ -101,8 +101,8 @@ const encoder = new TextEncoder();
  */
 function addressKeys(records: readonly BulkElement[]): ReadAheadKeys {
   const emails: string[] = [];
-  const md5: Buffer[] = [];
-  const sha1: Buffer[] = [];
+  const md5: string[] = [];
+  const sha1: string[] = [];
   for (const record of records) {
     if (!record.ok) continue;
     const { email, sha1_email, md5_email } = record.query;
@@ -110,11 +110,11 @@ function addressKeys(records: readonly BulkElement[]): ReadAheadKeys {
       const canonical = canonicalEmail(email);
       if (canonical !== undefined) emails.push(canonical);
     } else if (sha1_email !== undefined && sha1_email.trim() !== '') {
-      const digest = digestFromHex(sha1_email, 'sha1');
-      if (digest) sha1.push(digest);
+      const digest = digestHex(sha1_email, 'sha1');
+      if (digest !== undefined) sha1.push(digest);
     } else if (md5_email !== undefined && md5_email.trim() !== '') {
-      const digest = digestFromHex(md5_email, 'md5');
-      if (digest) md5.push(digest);
+      const digest = digestHex(md5_email, 'md5');
+      if (digest !== undefined) md5.push(digest);
     }
   }
   return { emails, md5, sha1 };

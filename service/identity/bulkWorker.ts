@@ -9,7 +9,7 @@ import { IdentityStore } from './store.js';
 export interface BulkWorkerData {
   readonly dbPath: string;
   readonly nativeBinding?: string | undefined;
-  /** The nice value this thread takes (Linux: its own; bulkPool.ts EXTRA_WORKER_NICE), 0 for normal. */
+  /** The nice value this thread takes (Linux: its own; bulkPool.ts BULK_WORKER_NICE), 0 for normal. */
   readonly nice: number;
 }
 export type BulkRequest = { readonly id: number; readonly task: BulkTask };

@@ -32,10 +32,13 @@ export function sha1Of(canonical: string): Buffer {
 const MD5_HEX = /^[0-9a-fA-F]{32}$/;
 const SHA1_HEX = /^[0-9a-fA-F]{40}$/;
 
-/** A hex digest as the bytes stored, or undefined when it is not one of that length. */
-export function digestFromHex(hex: string, kind: 'md5' | 'sha1'): Buffer | undefined {
+/**
+ * A hex digest as it is looked up: lower case, without surrounding white space; undefined when it is not
+ * one of that length. Kept as text to the query (`unhex`): a Buffer per digest cost more than the lookup.
+ */
+export function digestHex(hex: string, kind: 'md5' | 'sha1'): string | undefined {
   const value = hex.trim();
-  return (kind === 'md5' ? MD5_HEX : SHA1_HEX).test(value) ? Buffer.from(value, 'hex') : undefined;
+  return (kind === 'md5' ? MD5_HEX : SHA1_HEX).test(value) ? value.toLowerCase() : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------

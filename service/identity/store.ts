@@ -220,8 +220,9 @@ interface ReadAhead {
 /** What IdentityStore.readAhead reads: canonical addresses, MD5 and SHA-1 digests. */
 export interface ReadAheadKeys {
   readonly emails: Iterable<string>;
-  readonly md5: Iterable<Buffer>;
-  readonly sha1: Iterable<Buffer>;
+  /** Digests as `digestHex` gives them. */
+  readonly md5: Iterable<string>;
+  readonly sha1: Iterable<string>;
 }
 
 /** The activity summary of one address's events (at or before `nowS`). */
@@ -315,8 +316,8 @@ export function unpackedActivity(
 
 export class IdentityStore {
   private readonly byEmail: Statement<[string], RawRow>;
-  private readonly byMd5: Statement<[Buffer], RawRow>;
-  private readonly bySha1: Statement<[Buffer], RawRow>;
+  private readonly byMd5: Statement<[string], RawRow>;
+  private readonly bySha1: Statement<[string], RawRow>;
   private readonly personById: Statement<[number], RawRow>;
   private readonly peopleAtZip: Statement<[string, string], RawRow>;
   private readonly peopleInCity: Statement<[string, string, string], RawRow>;
@@ -333,8 +334,8 @@ export class IdentityStore {
 
   constructor(readonly db: Database) {
     this.byEmail = db.prepare<[string], RawRow>(`${ADDRESS_SELECT} WHERE e.email = ?`).raw();
-    this.byMd5 = db.prepare<[Buffer], RawRow>(`${ADDRESS_SELECT} WHERE e.md5 = ?`).raw();
-    this.bySha1 = db.prepare<[Buffer], RawRow>(`${ADDRESS_SELECT} WHERE e.sha1 = ?`).raw();
+    this.byMd5 = db.prepare<[string], RawRow>(`${ADDRESS_SELECT} WHERE e.md5 = unhex(?)`).raw();
+    this.bySha1 = db.prepare<[string], RawRow>(`${ADDRESS_SELECT} WHERE e.sha1 = unhex(?)`).raw();
     this.personById = db.prepare<[number], RawRow>(`${PERSON_SELECT} WHERE p.id = ?`).raw();
     this.peopleAtZip = db
       .prepare<[string, string], RawRow>(
@@ -382,16 +383,16 @@ export class IdentityStore {
     return addressFromRaw(this.byEmail.get(canonical));
   }
 
-  /** An address by the MD5 or SHA-1 of its canonical form, with its person. */
-  findByDigest(kind: 'md5' | 'sha1', digest: Buffer): AddressMatch | undefined {
-    const ahead = this.aheadByDigest(kind, digest);
+  /** An address by the MD5 or SHA-1 of its canonical form (`hex`: as normalise.ts `digestHex` gives it), with its person. */
+  findByDigest(kind: 'md5' | 'sha1', hex: string): AddressMatch | undefined {
+    const ahead = this.aheadByDigest(kind, hex);
     if (ahead === null) return undefined;
     if (ahead !== undefined && !this.ahead!.isRendered) return addressFromRaw(ahead, 1);
-    return addressFromRaw((kind === 'md5' ? this.byMd5 : this.bySha1).get(digest));
+    return addressFromRaw((kind === 'md5' ? this.byMd5 : this.bySha1).get(hex));
   }
 
-  private aheadByDigest(kind: 'md5' | 'sha1', digest: Buffer): RawRow | null | undefined {
-    return this.ahead && (kind === 'md5' ? this.ahead.byMd5 : this.ahead.bySha1).get(digest.toString('hex'));
+  private aheadByDigest(kind: 'md5' | 'sha1', hex: string): RawRow | null | undefined {
+    return this.ahead && (kind === 'md5' ? this.ahead.byMd5 : this.ahead.bySha1).get(hex);
   }
 
   /**
@@ -402,8 +403,8 @@ export class IdentityStore {
   readonly rendered = {
     findByEmail: (canonical: string): RenderedAddress | undefined =>
       this.renderedFrom(this.ahead?.byEmail.get(canonical)),
-    findByDigest: (kind: 'md5' | 'sha1', digest: Buffer): RenderedAddress | undefined =>
-      this.renderedFrom(this.aheadByDigest(kind, digest)),
+    findByDigest: (kind: 'md5' | 'sha1', hex: string): RenderedAddress | undefined =>
+      this.renderedFrom(this.aheadByDigest(kind, hex)),
   };
 
   private renderedFrom(raw: RawRow | null | undefined): RenderedAddress | undefined {
@@ -434,11 +435,12 @@ export class IdentityStore {
       for (const value of values) found.set(value, null);
       // Digests are given and keyed as hex text: a BLOB column would make a Buffer per row.
       const match = column === 'email' ? 'j.value' : 'unhex(j.value)';
+      // Each row says which value it is by its place in the array (j.key): no string made per row.
       for (const raw of this.readEach(
-        `SELECT j.value, ${columns} FROM json_each(?) j JOIN ref_emails e ON e.${column} = ${match} ${PERSON_JOIN}`,
+        `SELECT j.key, ${columns} FROM json_each(?) j JOIN ref_emails e ON e.${column} = ${match} ${PERSON_JOIN}`,
         values,
       )) {
-        const k = raw[0] as string;
+        const k = values[raw[0] as number];
         const earlier = found.get(k);
         // As the one-row statement: the first row by id when a digest names several addresses.
         if (earlier && (earlier[1] as number) < (raw[1] as number)) continue;
@@ -452,8 +454,8 @@ export class IdentityStore {
       }
     };
     read('email', [...new Set(keys.emails)], byEmail);
-    read('md5', uniqueDigests(keys.md5), byMd5);
-    read('sha1', uniqueDigests(keys.sha1), bySha1);
+    read('md5', [...new Set(keys.md5)], byMd5);
+    read('sha1', [...new Set(keys.sha1)], bySha1);
     // The activity of addresses read without a packed one (all, unless rendered) as rows.
     if (nowS !== undefined) this.readActivity(emailIds, nowS, activity);
     this.ahead = { isRendered, byEmail, byMd5, bySha1, nowS, activity };
@@ -547,11 +549,4 @@ export class IdentityStore {
     const ahead = this.ahead?.nowS === nowS ? this.ahead.activity.get(emailId) : undefined;
     return ahead ?? summarise(this.activity.all(emailId, nowS), nowS);
   }
-}
-
-/** Distinct digests, once each, as hex text. */
-function uniqueDigests(digests: Iterable<Buffer>): string[] {
-  const seen = new Set<string>();
-  for (const digest of digests) seen.add(digest.toString('hex'));
-  return [...seen];
 }
