@@ -281,3 +281,54 @@ describe('rendered answers', () => {
     }
   });
 });
+
+describe('E6 answer bytes', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let db: ServiceDb;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    db = openServiceDb(dir.path);
+    // Names and a street beyond ASCII (two-byte, three-byte and four-byte UTF-8), prepared and not.
+    const rows = PEOPLE_ROWS.map((row, i) =>
+      i === 0
+        ? row
+        : [`Zoë${i}`, `Ångström-${i}`, ...row.slice(2, 4), `${i} Rue de l’Église 🏠`, ...row.slice(5)],
+    );
+    const people = await importPeopleFile(db, writeCsv(dir.path, 'people.csv', rows));
+    expect(people.rejected).toBe(0);
+    renderPeople(db);
+  });
+
+  afterAll(() => {
+    db.close();
+    dir.remove();
+  });
+
+  it('are the UTF-8 of the answers’ JSON, one answer after another', () => {
+    const store = new IdentityStore(db);
+    const emails = db.prepare<[], string>('SELECT email FROM ref_emails ORDER BY id').pluck().all();
+    const body: unknown[] = [];
+    for (let i = 0; i < 3000; i++)
+      body.push(
+        i % 3 === 0
+          ? { email: emails[i % emails.length] }
+          : i % 3 === 1
+            ? { email: `x${i}@example.com` }
+            : 'no',
+      );
+    const task = intelligenceTask(body);
+    const outcome = answerBulk(store, task);
+    if (!outcome.ok) throw new Error(outcome.message);
+    const answers = JSON.parse(Buffer.from(outcome.json).toString('utf8')) as unknown[];
+    expect(answers).toHaveLength(3000);
+    expect(JSON.stringify(answers[0])).toContain('Zoë');
+    expect(JSON.stringify(answers[0])).toContain('🏠');
+    // The same bytes as encoding the whole array's text at once.
+    expect(Buffer.from(outcome.json).equals(Buffer.from(JSON.stringify(answers), 'utf8'))).toBe(true);
+    // And a longer answer after it, in the same thread: the buffer it is written in grows.
+    const longer = answerBulk(store, intelligenceTask([...body, ...body.slice(0, 1999)]));
+    if (!longer.ok) throw new Error(longer.message);
+    expect((JSON.parse(Buffer.from(longer.json).toString('utf8')) as unknown[]).length).toBe(4999);
+  });
+});
