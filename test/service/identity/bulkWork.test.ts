@@ -289,7 +289,7 @@ describe('E6 answer bytes', () => {
   beforeAll(async () => {
     dir = tempDir();
     db = openServiceDb(dir.path);
-    // Names and a street beyond ASCII (two-byte, three-byte and four-byte UTF-8), prepared and not.
+    // Names and a street beyond ASCII (two-byte, three-byte and four-byte UTF-8), their answers rendered.
     const rows = PEOPLE_ROWS.map((row, i) =>
       i === 0
         ? row
