@@ -112,6 +112,20 @@ function suffixDistance(suffix: string, providerSuffix: string, isRealTld: boole
   return isRealTld ? 2 : editDistance(suffix, providerSuffix, 1);
 }
 
+/**
+ * The providers whose name a name of each length may be a misspelling of: those within their
+ * {@link nameTolerance} of that length (a name further from a provider's in length is further in edits).
+ * Most domains' names have none, and are not compared with any provider.
+ */
+const PROVIDERS_BY_NAME_LENGTH = new Map<number, Provider[]>();
+for (const provider of PROVIDERS) {
+  const tolerance = nameTolerance(provider.name);
+  for (let length = provider.name.length - tolerance; length <= provider.name.length + tolerance; length++) {
+    const providers = PROVIDERS_BY_NAME_LENGTH.get(length) ?? [];
+    PROVIDERS_BY_NAME_LENGTH.set(length, [...providers, provider]);
+  }
+}
+
 /** The one value of `candidates` closest to `value` within `within`, or undefined if none or a tie. */
 function closest<T>(candidates: readonly T[], within: number, distanceTo: (c: T) => number): T | undefined {
   let best: T | undefined;
@@ -154,7 +168,7 @@ function findCorrectDomain(domain: string): string | undefined {
   const lastDot = domain.lastIndexOf('.');
   const tld = domain.slice(lastDot + 1);
   const isRealTld = isRootZoneTld(tld);
-  const provider = closest(PROVIDERS, 2, (p) => {
+  const provider = closest(PROVIDERS_BY_NAME_LENGTH.get(name.length) ?? [], 2, (p) => {
     const suffixEdits = suffixDistance(suffix, p.suffix, isRealTld);
     if (suffixEdits > 1) return Infinity;
     const tolerance = nameTolerance(p.name);
