@@ -627,7 +627,16 @@ export class ResultsExporter {
               const dupEnd = fromEnd.duplicate === 0 ? contentEnd : delimiters[fromEnd.duplicate - 1];
               isDuplicate = isTrueAt(buf, delimiters[fromEnd.duplicate] + 1, dupEnd);
             }
-            await this.take(buf, start, contentEnd, next, status, isDuplicate, this.isLineQuoteFree);
+            const waiting = this.take(
+              buf,
+              start,
+              contentEnd,
+              next,
+              status,
+              isDuplicate,
+              this.isLineQuoteFree,
+            );
+            if (waiting) await waiting;
             continue;
           }
           if (i >= start && buf[i] !== QUOTE)
@@ -653,7 +662,8 @@ export class ResultsExporter {
       if (scanner.fields === 1 && contentEnd === start) continue;
       const status = this.fieldAt(scanner, this.statusIndex, statusAt, '');
       const isDuplicate = this.fieldAt(scanner, this.duplicateIndex, isTrueAt, false);
-      await this.take(buf, start, contentEnd, pos, status, isDuplicate, false);
+      const waiting = this.take(buf, start, contentEnd, pos, status, isDuplicate, false);
+      if (waiting) await waiting;
     }
     await this.flushRuns(buf);
     // Keep the unread tail at the front.
@@ -676,9 +686,10 @@ export class ResultsExporter {
   /**
    * A row: `buf[start, contentEnd)`, its line break up to `next` (none for the last row of a file without
    * one); `isQuoteFree` when the caller saw no quote in it. Each export's rule decides; copied rows join the
-   * export's run of consecutive rows.
+   * export's run of consecutive rows. Answers a promise only when a write must be waited for: nearly every
+   * row is placed in a buffer at once, and a million awaits cost more than the rows' own work.
    */
-  private async take(
+  private take(
     buf: Buffer,
     start: number,
     contentEnd: number,
@@ -686,48 +697,85 @@ export class ResultsExporter {
     status: string,
     isDuplicate: boolean,
     isQuoteFree: boolean,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     this.rows++;
     if (isDuplicate) this.duplicates++;
     const view = this.view!;
     view.set(buf, start, contentEnd, status, isDuplicate, isQuoteFree);
     this.counter?.row(view);
-    for (const state of this.files) {
+    for (let k = 0; k < this.files.length; k++) {
+      const state = this.files[k];
       const outcome = state.target.rule.row(view);
       if (outcome === false) continue;
       state.rows++;
-      const writer = state.writer;
-      if (writer) {
-        if (outcome === true || isAppended(outcome)) {
-          const append = outcome === true ? NO_FIELDS : outcome.append;
-          // A row goes as its bytes when they are what the writer would write (same delimiter, same quoting).
-          if (writer.copyRow && view.isCanonical) {
-            const copied = writer.copyRow(buf, start, contentEnd, this.delimiter, append);
-            if (copied === true || (copied !== false && (await copied))) continue;
-          }
-          await writer.writeRow(append.length > 0 ? [...view.fields(), ...append] : view.fields());
-        } else await writer.writeRow(outcome);
-        continue;
-      }
-      if (isAppended(outcome)) {
-        await this.flushRun(state, buf);
-        await state.file.write(this.encode([...view.fields(), ...outcome.append]));
-        continue;
-      }
-      if (outcome === true && next > contentEnd) {
-        if (state.runEnd === start) {
-          state.runEnd = next;
-          continue;
-        }
-        if (state.runStart >= 0) await state.file.append(buf, state.runStart, state.runEnd, EMPTY);
-        state.runStart = start;
-        state.runEnd = next;
-        continue;
-      }
-      await this.flushRun(state, buf);
-      if (outcome === true) await state.file.append(buf, start, contentEnd, this.newline);
-      else await state.file.write(this.encode(outcome));
+      const waiting = this.place(state, outcome, buf, start, contentEnd, next);
+      if (waiting) return this.placeRest(waiting, k + 1, buf, start, contentEnd, next);
     }
+    return undefined;
+  }
+
+  /** `take` for the exports after the k-th, once the write it waits for is done. */
+  private async placeRest(
+    waiting: Promise<void>,
+    k: number,
+    buf: Buffer,
+    start: number,
+    contentEnd: number,
+    next: number,
+  ): Promise<void> {
+    await waiting;
+    for (; k < this.files.length; k++) {
+      const state = this.files[k];
+      const outcome = state.target.rule.row(this.view!);
+      if (outcome === false) continue;
+      state.rows++;
+      await this.place(state, outcome, buf, start, contentEnd, next);
+    }
+  }
+
+  /** Writes a row an export keeps, as its outcome says; a promise only when a write must be waited for. */
+  private place(
+    state: ExportState,
+    outcome: Exclude<RowOutcome, false>,
+    buf: Buffer,
+    start: number,
+    contentEnd: number,
+    next: number,
+  ): Promise<void> | undefined {
+    const view = this.view!;
+    const writer = state.writer;
+    if (writer) {
+      if (outcome !== true && !isAppended(outcome)) return writer.writeRow(outcome);
+      const append = outcome === true ? NO_FIELDS : outcome.append;
+      const fields = () => (append.length > 0 ? [...view.fields(), ...append] : view.fields());
+      // A row goes as its bytes when they are what the writer would write (same delimiter, same quoting).
+      if (writer.copyRow && view.isCanonical) {
+        const copied = writer.copyRow(buf, start, contentEnd, this.delimiter, append);
+        if (copied === true) return undefined;
+        if (copied !== false)
+          return copied.then((isCopied) => (isCopied ? undefined : writer.writeRow(fields())));
+      }
+      return writer.writeRow(fields());
+    }
+    if (isAppended(outcome)) {
+      const row = this.encode([...view.fields(), ...outcome.append]);
+      return this.flushRun(state, buf).then(() => state.file.write(row));
+    }
+    if (outcome === true && next > contentEnd) {
+      if (state.runEnd === start) {
+        state.runEnd = next;
+        return undefined;
+      }
+      const [runStart, runEnd] = [state.runStart, state.runEnd];
+      state.runStart = start;
+      state.runEnd = next;
+      if (runStart < 0 || state.file.tryAppend(buf, runStart, runEnd, EMPTY)) return undefined;
+      return state.file.append(buf, runStart, runEnd, EMPTY);
+    }
+    const row = outcome === true ? undefined : this.encode(outcome);
+    return this.flushRun(state, buf).then(() =>
+      row === undefined ? state.file.append(buf, start, contentEnd, this.newline) : state.file.write(row),
+    );
   }
 
   /** Fields as a row of the results' delimiter and line break, quoted where needed. */
