@@ -145,7 +145,12 @@ function closest<T>(candidates: readonly T[], within: number, distanceTo: (c: T)
  * top-level domain not in the root zone the common TLD one edit away. `domain`: lower-case.
  */
 export function correctDomain(domain: string): string | undefined {
-  // Lists repeat a few thousand domains over a million rows: the answer depends on the domain alone.
+  // Most domains are answered at once: a provider's own, or a name no provider's is within edit range of.
+  // Lists repeat their domains, and the answer depends on the domain alone: the others, compared with
+  // providers edit by edit, are kept (keeping every domain cost more than it saved).
+  const dot = domain.indexOf('.');
+  if (dot < 0 || !PROVIDERS_BY_NAME_LENGTH.has(dot) || NOT_TYPOS.has(domain))
+    return findCorrectDomain(domain);
   let known = correctedDomains.get(domain);
   if (known === undefined) {
     if (correctedDomains.size >= CORRECTED_DOMAINS_MAX) correctedDomains.clear();
