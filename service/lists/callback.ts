@@ -3,7 +3,6 @@
 // attempt (network error, timeout or a non-2xx answer) after growing delays, and gives up after the last
 // one, saying so on stderr. Redirects are not followed. Unless private targets are allowed, the target is
 // checked (callbackTarget.ts) and connections go only to public addresses.
-import { fetch } from 'undici';
 import type { ListResource } from '../../shared/api/list.js';
 import { callbackTargetProblem, publicOnlyDispatcher } from './callbackTarget.js';
 
@@ -60,6 +59,9 @@ export async function deliverCallback(
     log(problem);
     return false;
   }
+  // undici is loaded on the first callback: most runs deliver none, and loading it took 80 ms of every start.
+  const { fetch } = await import('undici');
+  const dispatcher = allowPrivate ? undefined : await publicOnlyDispatcher();
   let lastFailure = 'no attempt was made';
   for (let attempt = 0; attempt <= delays.length; attempt++) {
     if (attempt > 0) await pause(delays[attempt - 1], signal);
@@ -71,7 +73,7 @@ export async function deliverCallback(
         body,
         redirect: 'manual',
         signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs ?? 10_000)]),
-        ...(allowPrivate ? {} : { dispatcher: publicOnlyDispatcher() }),
+        ...(dispatcher ? { dispatcher } : {}),
       });
       await response.body?.cancel().catch(() => undefined);
       if (response.ok) return true;

@@ -5,7 +5,7 @@
 // to addresses that pass the same check, looked up again at connection time (DNS may change in between).
 import { lookup } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 
 const PRIVATE = new BlockList();
 for (const [network, prefix] of [
@@ -94,8 +94,11 @@ const publicLookup: LookupFunction = (hostname, options, callback) => {
 let publicAgent: Agent | undefined;
 
 /** The dispatcher callbacks are delivered with when private targets are not allowed. */
-export function publicOnlyDispatcher(): Agent {
-  publicAgent ??= new Agent({ connect: { lookup: publicLookup } });
+export async function publicOnlyDispatcher(): Promise<Agent> {
+  if (!publicAgent) {
+    const { Agent } = await import('undici');
+    publicAgent ??= new Agent({ connect: { lookup: publicLookup } });
+  }
   return publicAgent;
 }
 
