@@ -145,16 +145,16 @@ function closest<T>(candidates: readonly T[], within: number, distanceTo: (c: T)
  * top-level domain not in the root zone the common TLD one edit away. `domain`: lower-case.
  */
 export function correctDomain(domain: string): string | undefined {
-  // Most domains are answered at once: a provider's own, or a name no provider's is within edit range of.
-  // Lists repeat their domains, and the answer depends on the domain alone: the others, compared with
-  // providers edit by edit, are kept (keeping every domain cost more than it saved).
+  if (NOT_TYPOS.has(domain) || isCuratedDomain(domain)) return undefined;
+  // Most other domains are answered at once: a name no provider's is within edit range of. Lists repeat
+  // their domains, and the answer depends on the domain alone: the others, compared with providers edit by
+  // edit, are kept (keeping every domain cost more than it saved).
   const dot = domain.indexOf('.');
-  if (dot < 0 || !PROVIDERS_BY_NAME_LENGTH.has(dot) || NOT_TYPOS.has(domain))
-    return findCorrectDomain(domain);
+  if (dot < 0 || !PROVIDERS_BY_NAME_LENGTH.has(dot)) return findCorrectDomain(domain, dot);
   let known = correctedDomains.get(domain);
   if (known === undefined) {
     if (correctedDomains.size >= CORRECTED_DOMAINS_MAX) correctedDomains.clear();
-    known = findCorrectDomain(domain) ?? null;
+    known = findCorrectDomain(domain, dot) ?? null;
     correctedDomains.set(domain, known);
   }
   return known ?? undefined;
@@ -164,9 +164,8 @@ export function correctDomain(domain: string): string | undefined {
 const correctedDomains = new Map<string, string | null>();
 const CORRECTED_DOMAINS_MAX = 50_000;
 
-function findCorrectDomain(domain: string): string | undefined {
-  if (NOT_TYPOS.has(domain) || isCuratedDomain(domain)) return undefined;
-  const dot = domain.indexOf('.');
+/** correctDomain for a domain that is no provider's nor curated; `dot`: its first dot's index (-1: none). */
+function findCorrectDomain(domain: string, dot: number): string | undefined {
   if (dot < 0) return DOTLESS.get(domain);
   const name = domain.slice(0, dot);
   const suffix = domain.slice(dot + 1);

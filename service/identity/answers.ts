@@ -244,10 +244,11 @@ const WHOLE_FIELD_PLAN = fieldPlanOf(WHOLE_FIELD_SET).map(
 
 /**
  * What `ref_people` keeps of a person's intelligence answer, rendered once after an import (prepared.ts) so
- * that E6 need not read and serialise thirty columns per person: `members`, the JSON members of every field the person has
- * (the whole field set, without braces: `"age":"35-44",…`, '' for none), and `postal`, the JSON of the
- * person's `postal_address` ('' when incomplete). Built from the same field plan and values as the answer
- * objects (attributesOf), as their JSON text (bulkWork.test.ts compares both for every demo person).
+ * that E6 need not read and serialise thirty columns per person: `members`, the JSON members of every field
+ * the person has (the whole field set, without braces: `"age":"35-44",…`, '' for none), and `postal`, the
+ * JSON of the person's `postal_address` ('' when incomplete). Built from the same field plan and values as
+ * the answer objects (attributesOf), as their JSON text (bulkWork.test.ts compares both for every demo
+ * person).
  */
 export function renderPerson(person: PersonRow): { readonly members: string; readonly postal: string } {
   let members = '';

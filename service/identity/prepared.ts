@@ -74,20 +74,20 @@ export function prepareAnswers(db: Database, max = Number.POSITIVE_INFINITY): nu
   return renderPeople(db, max) + packAddressActivity(db, max);
 }
 
-/** People and addresses waiting to be prepared (the partial indexes of migration 0070 count them). */
+/** The people and the addresses waiting to be prepared, as the partial indexes of migration 0070 name them. */
+const WAITING = {
+  people: 'ref_people WHERE answer_json IS NULL',
+  addresses: 'ref_emails WHERE activity_packed IS NULL',
+} as const;
+
+/** People and addresses waiting to be prepared (the partial indexes count them). */
 export function answersWaiting(db: Database): { readonly people: number; readonly addresses: number } {
-  const count = (sql: string) => db.prepare<[], number>(sql).pluck().get() ?? 0;
-  return {
-    people: count('SELECT count(*) FROM ref_people WHERE answer_json IS NULL'),
-    addresses: count('SELECT count(*) FROM ref_emails WHERE activity_packed IS NULL'),
-  };
+  const count = (rows: string) => db.prepare<[], number>(`SELECT count(*) FROM ${rows}`).pluck().get() ?? 0;
+  return { people: count(WAITING.people), addresses: count(WAITING.addresses) };
 }
 
 /** Whether any person or address waits to be prepared: one probe of each partial index. */
 export function hasAnswersWaiting(db: Database): boolean {
-  const probe = (sql: string) => db.prepare(sql).get() !== undefined;
-  return (
-    probe('SELECT 1 FROM ref_people WHERE answer_json IS NULL LIMIT 1') ||
-    probe('SELECT 1 FROM ref_emails WHERE activity_packed IS NULL LIMIT 1')
-  );
+  const probe = (rows: string) => db.prepare(`SELECT 1 FROM ${rows} LIMIT 1`).get() !== undefined;
+  return probe(WAITING.people) || probe(WAITING.addresses);
 }

@@ -40,7 +40,8 @@ const PERSON_BASICS = [
   'answer_json',
   'postal_json',
 ].map((column) => `p.${column}`);
-const PERSON_COLUMNS = [...PERSON_BASICS, ...ATTRIBUTE_FIELDS.map((column) => `p.${column}`)].join(', ');
+const ATTRIBUTE_COLUMNS = ATTRIBUTE_FIELDS.map((column) => `p.${column}`);
+const PERSON_COLUMNS = [...PERSON_BASICS, ...ATTRIBUTE_COLUMNS].join(', ');
 /** People read without their attributes, which are read when first asked for (PersonRow). */
 const PERSON_BASICS_SELECT = `SELECT ${PERSON_BASICS.join(', ')} FROM ref_people p`;
 const PERSON_SELECT = `SELECT ${PERSON_COLUMNS} FROM ref_people p`;
@@ -348,9 +349,7 @@ export class IdentityStore {
       )
       .raw();
     this.attributesById = db
-      .prepare<[number], RawRow>(
-        `SELECT ${ATTRIBUTE_FIELDS.map((c) => `p.${c}`).join(', ')} FROM ref_people p WHERE p.id = ?`,
-      )
+      .prepare<[number], RawRow>(`SELECT ${ATTRIBUTE_COLUMNS.join(', ')} FROM ref_people p WHERE p.id = ?`)
       .raw();
     this.emailsOfPerson = db.prepare(
       'SELECT id, email, person_id FROM ref_emails WHERE person_id = ? ORDER BY id',
@@ -383,7 +382,10 @@ export class IdentityStore {
     return addressFromRaw(this.byEmail.get(canonical));
   }
 
-  /** An address by the MD5 or SHA-1 of its canonical form (`hex`: as normalise.ts `digestHex` gives it), with its person. */
+  /**
+   * An address by the MD5 or SHA-1 of its canonical form (`hex`: as normalise.ts `digestHex` gives it), with
+   * its person.
+   */
   findByDigest(kind: 'md5' | 'sha1', hex: string): AddressMatch | undefined {
     const ahead = this.aheadByDigest(kind, hex);
     if (ahead === null) return undefined;

@@ -703,34 +703,27 @@ export class ResultsExporter {
     const view = this.view!;
     view.set(buf, start, contentEnd, status, isDuplicate, isQuoteFree);
     this.counter?.row(view);
-    for (let k = 0; k < this.files.length; k++) {
-      const state = this.files[k];
-      const outcome = state.target.rule.row(view);
-      if (outcome === false) continue;
-      state.rows++;
-      const waiting = this.place(state, outcome, buf, start, contentEnd, next);
-      if (waiting) return this.placeRest(waiting, k + 1, buf, start, contentEnd, next);
-    }
-    return undefined;
+    return this.takeFrom(0, buf, start, contentEnd, next);
   }
 
-  /** `take` for the exports after the k-th, once the write it waits for is done. */
-  private async placeRest(
-    waiting: Promise<void>,
+  /** `take` for the exports from the k-th on; after a write to wait for, the rest follow it. */
+  private takeFrom(
     k: number,
     buf: Buffer,
     start: number,
     contentEnd: number,
     next: number,
-  ): Promise<void> {
-    await waiting;
+  ): Promise<void> | undefined {
     for (; k < this.files.length; k++) {
       const state = this.files[k];
       const outcome = state.target.rule.row(this.view!);
       if (outcome === false) continue;
       state.rows++;
-      await this.place(state, outcome, buf, start, contentEnd, next);
+      const waiting = this.place(state, outcome, buf, start, contentEnd, next);
+      const after = k + 1;
+      if (waiting) return waiting.then(() => this.takeFrom(after, buf, start, contentEnd, next));
     }
+    return undefined;
   }
 
   /** Writes a row an export keeps, as its outcome says; a promise only when a write must be waited for. */
@@ -766,7 +759,8 @@ export class ResultsExporter {
         state.runEnd = next;
         return undefined;
       }
-      const [runStart, runEnd] = [state.runStart, state.runEnd];
+      const runStart = state.runStart;
+      const runEnd = state.runEnd;
       state.runStart = start;
       state.runEnd = next;
       if (runStart < 0 || state.file.tryAppend(buf, runStart, runEnd, EMPTY)) return undefined;
