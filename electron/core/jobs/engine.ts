@@ -28,7 +28,7 @@ import type { CountsRequest } from './counts.js';
 import { ResultsFormatError, exportResultsFile, type ExportRequest, type ResultsSummary } from './exports.js';
 import { openListSource } from '../files/source.js';
 import { BufferedFile, removeStaleTemporaries, temporaryPathOf } from './outputs.js';
-import { ResultsFormatFailure, ResultsSink } from './resultsSink.js';
+import { ResultsSink } from './resultsSink.js';
 
 export type EngineClient = Pick<Client, 'baseUrl' | 'submitList' | 'listStatus' | 'purchase' | 'results'>;
 
@@ -525,9 +525,7 @@ export async function downloadResults(
     if (signal?.aborted) throw new JobFailure('cancelled', 'Cancelled while downloading the results.', list);
     const message = error instanceof Error ? error.message : String(error);
     throw new JobFailure(
-      error instanceof ResultsFormatError || error instanceof ResultsFormatFailure
-        ? 'export-failed'
-        : 'download-failed',
+      error instanceof ResultsFormatError ? 'export-failed' : 'download-failed',
       `Could not save the results: ${message}`,
       list,
     );

@@ -1,94 +1,196 @@
-// The results writer of the job engine, in a worker thread: it writes the downloaded results to disk and
-// computes the exports from the same bytes, while the thread that runs the HTTP client (and, for the embedded
-// service, the service that sends the file) only hands it buffers. On two cores the download and the export
-// pass then run side by side instead of one after the other.
-import { parentPort } from 'node:worker_threads';
+// The results writer of the job engine, in two worker threads that the thread running the HTTP client (and,
+// for the embedded service, the service sending the file) only hands buffers to:
+// - the framer (`role: 'frame'`) finds the rows of the downloaded bytes and their fields (rowFramer.ts) and
+//   passes them on in batches;
+// - the exporter (`role: 'export'`) writes each batch's bytes to the results file and its rows to the exports
+//   (exports.ts).
+// On two cores, finding the rows of one window overlaps writing the exports of the one before, while the
+// download goes on. Batches cross between the two over their own channel: their buffers are shared memory, so
+// only a set's number and the batch's counts cross (the set itself once, when first used), and the number
+// comes back once the batch is written.
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { BufferedFile } from './outputs.js';
 import type { CountsRequest } from './counts.js';
 import {
-  ResultsExporter,
-  counterOf,
+  BatchPool,
   ResultsFormatError,
-  targetOf,
-  type ExportRequest,
-  type ResultsSummary,
-} from './exports.js';
+  RowFramer,
+  type BatchBuffers,
+  type FramedBatch,
+} from './rowFramer.js';
+import { ResultsExporter, counterOf, targetOf, type ExportRequest, type ResultsSummary } from './exports.js';
 
+/** What a worker is given at its start: its role, and its end of the channel between the two. */
+export interface ExportWorkerData {
+  readonly role: 'frame' | 'export';
+  readonly port: MessagePort;
+}
+
+/** What the downloading thread sends the framer. */
+export type FrameWorkerRequest =
+  | { readonly type: 'start'; readonly delimiter: string }
+  /** `length` bytes of `buffer`; the buffer is sent back (`free`) once copied. */
+  | { readonly type: 'chunk'; readonly buffer: ArrayBuffer; readonly length: number }
+  | { readonly type: 'end' };
+
+/** What the downloading thread sends the exporter. */
 export type ExportWorkerRequest =
   | {
       readonly type: 'start';
-      /** Where the results are written (a temporary name: the caller renames it). */
-      readonly partPath: string;
+      /** Where the results are written (a temporary name: the caller renames it); none: only the exports. */
+      readonly partPath?: string;
       readonly delimiter: string;
       readonly exports: readonly ExportRequest[];
       /** Count the Results screen's numbers too (the desktop's jobs). */
       readonly counts?: CountsRequest;
     }
-  /** `length` bytes of `buffer`; the buffer is sent back (`free`) once copied. */
-  | { readonly type: 'chunk'; readonly buffer: ArrayBuffer; readonly length: number }
-  | { readonly type: 'end' }
   | { readonly type: 'abort' };
 
+/** The framer's and the exporter's answers to the downloading thread. */
 export type ExportWorkerReply =
   | { readonly type: 'free'; readonly buffer: ArrayBuffer }
   | { readonly type: 'done'; readonly summary: ResultsSummary }
   | { readonly type: 'aborted' }
   | { readonly type: 'error'; readonly message: string; readonly isFormat: boolean };
 
-const port = parentPort;
-if (!port) throw new Error('exportWorker.js runs as a worker thread');
-const send = (reply: ExportWorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
+/** Between the framer and the exporter. */
+type BatchMessage =
+  /** A batch of the set `id`; `set`: its buffers, when the exporter does not have them (at this version). */
+  | {
+      readonly type: 'batch';
+      readonly batch: Omit<FramedBatch, 'set'> & { readonly id: number };
+      readonly set?: BatchBuffers;
+    }
+  | { readonly type: 'end' }
+  | { readonly type: 'free'; readonly id: number };
 
-let file: BufferedFile | undefined;
-let exporter: ResultsExporter | undefined;
+const parent = parentPort;
+if (!parent) throw new Error('exportWorker.js runs as a worker thread');
+const { role, port } = workerData as ExportWorkerData;
+const reply = (message: ExportWorkerReply, transfer: ArrayBuffer[] = []) =>
+  parent.postMessage(message, transfer);
+
+/** A Buffer arrives as a Uint8Array. */
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
 let failed = false;
 let queue: Promise<void> = Promise.resolve();
+/** Runs the handlers one at a time, in the order their messages came; after a failure, only `always` ones. */
+const inTurn = (handle: () => Promise<void>, always = false) => {
+  queue = queue.then(async () => {
+    if (failed && !always) return;
+    try {
+      await handle();
+    } catch (error) {
+      failed = true;
+      reply({
+        type: 'error',
+        message: error instanceof Error ? error.message : String(error),
+        isFormat: error instanceof ResultsFormatError,
+      });
+    }
+  });
+};
 
-async function handle(request: ExportWorkerRequest): Promise<void> {
-  if (failed && request.type !== 'abort') {
-    if (request.type === 'chunk') send({ type: 'free', buffer: request.buffer }, [request.buffer]);
-    return;
-  }
-  try {
-    switch (request.type) {
-      case 'start':
-        file = await BufferedFile.create(request.partPath);
-        exporter = await ResultsExporter.open(
-          request.delimiter,
-          request.exports.map(targetOf),
-          request.counts ? counterOf(request.counts) : undefined,
-        );
-        return;
-      case 'chunk': {
-        const bytes = new Uint8Array(request.buffer, 0, request.length);
-        await file!.write(bytes);
-        await exporter!.push(bytes);
-        send({ type: 'free', buffer: request.buffer }, [request.buffer]);
-        return;
+if (role === 'frame') {
+  // Four sets: the one being filled, and up to three with the exporter.
+  const pool = new BatchPool(4, true);
+  /** The sets with the exporter, and the version of each it has. */
+  const lent = new Map<number, BatchBuffers>();
+  const known = new Map<number, number>();
+  let framer: RowFramer | undefined;
+  port.on('message', (message: BatchMessage) => {
+    if (message.type !== 'free') return;
+    const set = lent.get(message.id)!;
+    lent.delete(message.id);
+    pool.give(set);
+  });
+  const emit = ({ set, ...batch }: FramedBatch) => {
+    lent.set(set.id, set);
+    const isKnown = known.get(set.id) === set.version;
+    known.set(set.id, set.version);
+    port.postMessage({
+      type: 'batch',
+      batch: { ...batch, id: set.id },
+      ...(isKnown ? {} : { set }),
+    } satisfies BatchMessage);
+  };
+  parent.on('message', (request: FrameWorkerRequest) => {
+    if (request.type === 'chunk' && failed) {
+      reply({ type: 'free', buffer: request.buffer }, [request.buffer]);
+      return;
+    }
+    inTurn(async () => {
+      switch (request.type) {
+        case 'start':
+          framer = new RowFramer(request.delimiter, {
+            take: (minBytes) => pool.take(minBytes),
+            give: (set) => pool.give(set),
+            emit,
+          });
+          return;
+        case 'chunk':
+          try {
+            await framer!.push(new Uint8Array(request.buffer, 0, request.length));
+          } finally {
+            reply({ type: 'free', buffer: request.buffer }, [request.buffer]);
+          }
+          return;
+        case 'end':
+          await framer!.finish();
+          port.postMessage({ type: 'end' } satisfies BatchMessage);
+          return;
       }
-      case 'end': {
-        await file!.close();
-        const summary = await exporter!.finish();
-        send({ type: 'done', summary });
-        return;
-      }
-      case 'abort':
+    });
+  });
+} else {
+  let file: BufferedFile | undefined;
+  let exporter: ResultsExporter | undefined;
+  const sets = new Map<number, BatchBuffers>();
+  // Batches are taken once the start has come (it is sent first, but on the other channel).
+  let started: () => void = () => undefined;
+  const isStarted = new Promise<void>((resolve) => (started = resolve));
+  port.on('message', (message: BatchMessage) => {
+    if (message.type === 'free') return;
+    void isStarted.then(() =>
+      inTurn(async () => {
+        if (message.type === 'end') {
+          await file?.close();
+          const summary = await exporter!.finish(true);
+          reply({ type: 'done', summary });
+          return;
+        }
+        const { id, ...rest } = message.batch;
+        if (message.set) sets.set(id, { ...message.set, window: asBuffer(message.set.window) });
+        const batch: FramedBatch = { ...rest, set: sets.get(id)! };
+        // The results file is written from the batch's own bytes while its rows go to the exports.
+        const written = file?.writeUncopied(batch.set.window.subarray(0, batch.length));
+        written?.catch(() => undefined);
+        await exporter!.consume(batch);
+        await written;
+        port.postMessage({ type: 'free', id } satisfies BatchMessage);
+      }),
+    );
+  });
+  parent.on('message', (request: ExportWorkerRequest) => {
+    if (request.type === 'abort') {
+      // The batches still waiting are skipped; the one being written finishes first.
+      failed = true;
+      inTurn(async () => {
         await file?.close().catch(() => undefined);
         await exporter?.abort();
-        send({ type: 'aborted' });
-        return;
+        reply({ type: 'aborted' });
+      }, true);
+      return;
     }
-  } catch (error) {
-    failed = true;
-    if (request.type === 'chunk') send({ type: 'free', buffer: request.buffer }, [request.buffer]);
-    send({
-      type: 'error',
-      message: error instanceof Error ? error.message : String(error),
-      isFormat: error instanceof ResultsFormatError,
+    inTurn(async () => {
+      if (request.partPath !== undefined) file = await BufferedFile.create(request.partPath);
+      exporter = await ResultsExporter.open(
+        request.delimiter,
+        request.exports.map(targetOf),
+        request.counts ? counterOf(request.counts) : undefined,
+      );
     });
-  }
+    started();
+  });
 }
-
-port.on('message', (request: ExportWorkerRequest) => {
-  queue = queue.then(() => handle(request));
-});

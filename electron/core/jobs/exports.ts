@@ -13,18 +13,7 @@ import { renameSync, rmSync, statSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { outputNameFor } from '../../../shared/fileName.js';
 import type { Readable } from 'node:stream';
-import {
-  CR,
-  LF,
-  QUOTE,
-  RowScanner,
-  SCAN_END,
-  SCAN_ERROR,
-  SCAN_NEED_MORE,
-  detectLineBreak,
-  quoteField,
-  type LineBreakMode,
-} from '../../../service/lists/scan.js';
+import { quoteField } from '../../../service/lists/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
 import {
   defaultExportChoices,
@@ -38,13 +27,33 @@ import { keyHashOf, RowShaper, resultsLayout, type ShapeRow } from '../exports/s
 import { hashAsciiLowerInto } from '../../../service/lists/dupTable.js';
 import { openListSource } from '../files/source.js';
 import { BufferedFile, temporaryPathOf } from './outputs.js';
+import {
+  BatchPool,
+  F_CANONICAL,
+  F_DUPLICATE,
+  R_BASE,
+  R_CONTENT_END,
+  R_FIELDS,
+  R_FLAGS,
+  R_NEXT,
+  R_START,
+  R_STATUS,
+  ROW_STRIDE,
+  RowFramer,
+  STATUS_COLUMN,
+  STATUS_NONE,
+  STATUS_OTHER,
+  STATUS_WORDS,
+  ResultsFormatError,
+  type FrameHeader,
+  type FramedBatch,
+} from './rowFramer.js';
 import { ResultsCounter, type CountsRequest, type ResultsCounts } from './counts.js';
+import { ResultsSink } from './resultsSink.js';
 
 export { EXPORT_KINDS, isExportKind, type ExportKind } from '../../../shared/exports.js';
 
-/** The column of the status exports go by, and the one that flags a repeated address. */
-export const STATUS_COLUMN = 'Validation Status';
-export const DUPLICATE_COLUMN = 'Duplicate';
+export { DUPLICATE_COLUMN, ResultsFormatError, STATUS_COLUMN } from './rowFramer.js';
 
 /** A row of the results, as a rule sees it. Valid only during the rule's call. */
 export interface ResultRow extends ShapeRow {
@@ -217,146 +226,39 @@ export interface ResultsSummary {
   readonly counts?: ResultsCounts;
 }
 
-const WINDOW_BYTES = 4 * 1024 * 1024;
-const MAX_ROW_BYTES = 4 * 1024 * 1024;
-
-export class ResultsFormatError extends Error {
-  readonly code = 'results-unreadable';
-}
-
-// Status words read from the field's bytes without a string per row: the known words, interned.
-const STATUS_WORDS = [
-  'valid',
-  'invalid',
-  'unknown',
-  'corrected',
-  'risky',
-  'unverifiable',
-  'safetosend',
-  'trap',
-  'catchall',
-].map((word) => [word, Buffer.from(word)] as const);
-
-/** The status in `buf[start, end)`, lower case. */
-function statusAt(buf: Buffer, start: number, end: number): string {
-  const length = end - start;
-  for (const [word, bytes] of STATUS_WORDS) {
-    if (bytes.length !== length) continue;
-    let i = 0;
-    while (i < length && (buf[start + i] | 0x20) === bytes[i]) i++;
-    if (i === length) return word;
-  }
-  return buf.toString('utf8', start, end).toLowerCase();
-}
-
-function isTrueAt(buf: Buffer, start: number, end: number): boolean {
-  return (
-    end - start === 4 &&
-    (buf[start] | 0x20) === 0x74 &&
-    (buf[start + 1] | 0x20) === 0x72 &&
-    (buf[start + 2] | 0x20) === 0x75 &&
-    (buf[start + 3] | 0x20) === 0x65
-  );
-}
-
-/** The row handed to rules: its bytes, and its fields found and decoded on demand. */
+/** The row handed to rules: its bytes, and its fields (found by the framer) decoded on demand. */
 class RowView implements ResultRow {
   status = '';
   isDuplicate = false;
-  /** The row holds no quote: its fields are split at every delimiter byte. */
-  private isQuoteFree = false;
-  /** Whether the row's text is as a writer would write its fields (1), is not (0), or not known yet (-1). */
-  private canonical = -1;
+  private canonical = false;
   private buf: Buffer = EMPTY;
-  private start = 0;
-  private end = 0;
-  private count = -1;
-  /** The fields of a quote-free row, split here. */
-  private plainStarts = new Int32Array(64);
-  private plainEnds = new Int32Array(64);
-  private unquoted = new Uint8Array(64);
-  /** The fields found: the plain split's arrays, or the scanner's. */
-  private starts: Int32Array = this.plainStarts;
-  private ends: Int32Array = this.plainEnds;
-  private quoted: Uint8Array = this.unquoted;
+  private base = 0;
+  private count = 0;
+  private starts: Int32Array = NO_BOUNDS;
+  private ends: Int32Array = NO_BOUNDS;
+  private quoted: Uint8Array = EMPTY;
   private decoded: string[] | undefined;
 
-  constructor(
-    private readonly scanner: RowScanner,
-    private readonly columns: ReadonlyMap<string, number>,
-    /** The one-byte delimiter of quote-free rows (-1: none, every row goes through the scanner). */
-    private readonly d0: number,
-  ) {}
+  constructor(private readonly columns: ReadonlyMap<string, number>) {}
 
-  /** `isQuoteFree`: the caller saw no quote in the row (false: not known). */
-  set(
-    buf: Buffer,
-    start: number,
-    end: number,
-    status: string,
-    isDuplicate: boolean,
-    isQuoteFree: boolean,
-  ): void {
-    this.buf = buf;
-    this.start = start;
-    this.end = end;
+  /** Row `r` of a batch (its record at `r * ROW_STRIDE`). */
+  set(batch: FramedBatch, at: number, status: string): void {
+    const { rows, window, starts, ends, quoted } = batch.set;
+    this.buf = window;
+    this.starts = starts;
+    this.ends = ends;
+    this.quoted = quoted;
+    this.base = rows[at + R_BASE];
+    this.count = rows[at + R_FIELDS];
+    const flags = rows[at + R_FLAGS];
+    this.isDuplicate = (flags & F_DUPLICATE) !== 0;
+    this.canonical = (flags & F_CANONICAL) !== 0;
     this.status = status;
-    this.isDuplicate = isDuplicate;
-    this.isQuoteFree = isQuoteFree && this.d0 >= 0;
-    this.canonical = -1;
-    this.count = -1;
     this.decoded = undefined;
   }
 
-  /** Finds the row's fields: a quote-free row split at every delimiter byte, any other by the scanner. */
-  private scan(): number {
-    if (this.count >= 0) return this.count;
-    const { buf, d0 } = this;
-    if (this.isQuoteFree) {
-      this.starts = this.plainStarts;
-      this.ends = this.plainEnds;
-      this.quoted = this.unquoted;
-      let f = 0;
-      let from = this.start;
-      for (let i = this.start; i < this.end; i++) {
-        const c = buf[i];
-        if (c === CR) this.canonical = 0;
-        if (c !== d0) continue;
-        f = this.push(f, from, i);
-        from = i + 1;
-      }
-      // Without quotes, a row is as a writer would write it unless a lone \r is in it.
-      if (this.canonical < 0) this.canonical = 1;
-      return (this.count = this.push(f, from, this.end));
-    }
-    const scanner = this.scanner;
-    scanner.windowChanged();
-    const isRow = scanner.scan(buf, this.start, this.end, true) === 1;
-    this.starts = scanner.fieldStart;
-    this.ends = scanner.fieldEnd;
-    this.quoted = scanner.fieldQuoted;
-    return (this.count = isRow ? scanner.fields : 0);
-  }
-
-  /** Field `f` of the plain split; answers the count. */
-  private push(f: number, start: number, end: number): number {
-    if (f === this.plainStarts.length) {
-      const grow = (array: Int32Array) => {
-        const grown = new Int32Array(array.length * 2);
-        grown.set(array);
-        return grown;
-      };
-      this.starts = this.plainStarts = grow(this.plainStarts);
-      this.ends = this.plainEnds = grow(this.plainEnds);
-      this.quoted = this.unquoted = new Uint8Array(this.plainStarts.length);
-    }
-    this.plainStarts[f] = start;
-    this.plainEnds[f] = end;
-    return f + 1;
-  }
-
   get fieldCount(): number {
-    return this.scan();
+    return this.count;
   }
 
   /**
@@ -365,37 +267,23 @@ class RowView implements ResultRow {
    * every row is, and is then copied as it was instead of being decoded and written again.
    */
   get isCanonical(): boolean {
-    if (this.d0 < 0 || this.scan() === 0) return false;
-    if (this.canonical < 0) this.canonical = this.isEachFieldCanonical() ? 1 : 0;
-    return this.canonical === 1;
-  }
-
-  private isEachFieldCanonical(): boolean {
-    const { buf, d0, starts, ends, quoted } = this;
-    for (let f = 0; f < this.count; f++) {
-      let needsQuotes = false;
-      for (let i = starts[f]; i < ends[f] && !needsQuotes; i++) {
-        const c = buf[i];
-        needsQuotes = c === d0 || c === QUOTE || c === LF || c === CR;
-      }
-      if (needsQuotes !== (quoted[f] === 1)) return false;
-    }
-    return true;
+    return this.canonical;
   }
 
   field(index: number): string {
     if (this.decoded) return this.decoded[index] ?? '';
-    if (index < 0 || index >= this.scan()) return '';
-    const text = this.buf.toString('utf8', this.starts[index], this.ends[index]);
-    return this.quoted[index] ? text.replaceAll('""', '"') : text;
+    if (index < 0 || index >= this.count) return '';
+    const f = this.base + index;
+    const text = this.buf.toString('utf8', this.starts[f], this.ends[f]);
+    return this.quoted[f] ? text.replaceAll('""', '"') : text;
   }
 
   fieldKeyHash(index: number, out: Uint32Array): boolean {
     // An unquoted ASCII address without white space at its ends is its own key once in lower case.
-    if (!this.decoded && index >= 0 && index < this.scan() && this.quoted[index] === 0) {
+    if (!this.decoded && index >= 0 && index < this.count && this.quoted[this.base + index] === 0) {
       const { buf } = this;
-      const start = this.starts[index];
-      const end = this.ends[index];
+      const start = this.starts[this.base + index];
+      const end = this.ends[this.base + index];
       if (
         end > start &&
         buf[start] > 0x20 &&
@@ -409,9 +297,8 @@ class RowView implements ResultRow {
 
   fields(): readonly string[] {
     if (this.decoded) return this.decoded;
-    const count = this.scan();
     const fields: string[] = [];
-    for (let f = 0; f < count; f++) fields.push(this.field(f));
+    for (let f = 0; f < this.count; f++) fields.push(this.field(f));
     return (this.decoded = fields);
   }
 
@@ -434,32 +321,20 @@ interface ExportState {
 }
 
 /**
- * Reads a results file pushed chunk by chunk and writes the exports. `delimiter`: the results' delimiter
- * (the list's). Call `push` for every chunk in order, then `finish` (or `abort`).
- *
- * A row whose quotes are balanced on its line (nearly all) ends at its line break, and its status and
- * duplicate fields are read backwards from there; other rows go through the row scanner.
+ * Writes the exports of a results file. `delimiter`: the results' delimiter (the list's). Either push the
+ * file chunk by chunk (`push`, then `finish`): the rows are found in this thread; or hand it batches of rows
+ * already found by a RowFramer in another thread (`consume` for each, in order, then `finish(true)`).
+ * `abort` instead of `finish` abandons the exports.
  */
 export class ResultsExporter {
-  private readonly window = Buffer.allocUnsafe(WINDOW_BYTES + MAX_ROW_BYTES);
-  private end = 0;
-  private scanner: RowScanner | undefined;
   private view: RowView | undefined;
   private files: ExportState[] = [];
-  private statusIndex = -1;
-  private duplicateIndex = -1;
   private isHeaderDone = false;
-  private bom = 0;
   private newline: Buffer = Buffer.from('\n');
   private rows = 0;
   private duplicates = 0;
-  private isCrMode = false;
-  private d0 = -1;
-  /** Fields after the status and duplicate columns, for reading rows backwards; undefined: no fast path. */
-  private fromEnd: { status: number; duplicate: number } | undefined;
-  private delimiters = new Int32Array(0);
-  private nextQuote = -1;
-  private isLineQuoteFree = false;
+  /** The framer of `push` (in this thread): its batches come straight back to `consume`. */
+  private framer: RowFramer | undefined;
 
   /** Counts the rows as they pass (the Results screen's numbers); none when the results have no status. */
   private counter: ResultsCounter | undefined;
@@ -499,21 +374,54 @@ export class ResultsExporter {
   }
 
   async push(chunk: Uint8Array): Promise<void> {
-    let offset = 0;
-    while (offset < chunk.length) {
-      const room = this.window.length - this.end;
-      const take = Math.min(room, chunk.length - offset);
-      this.window.set(chunk.subarray(offset, offset + take), this.end);
-      this.end += take;
-      offset += take;
-      if (this.end >= WINDOW_BYTES) await this.drain(false);
+    if (!this.framer) {
+      const pool = new BatchPool(2);
+      this.framer = new RowFramer(this.delimiter, {
+        take: (minBytes) => pool.take(minBytes),
+        give: (set) => pool.give(set),
+        emit: async (batch) => {
+          await this.consume(batch);
+          pool.give(batch.set);
+        },
+      });
     }
+    await this.framer.push(chunk);
   }
 
-  /** Every byte is in: completes the exports and gives them their final names. */
-  async finish(): Promise<ResultsSummary> {
+  /** Writes the rows of a batch; its buffers may be reused once this resolves. */
+  async consume(batch: FramedBatch): Promise<void> {
+    const buf = batch.set.window;
+    if (batch.header) await this.readHeader(batch.header, buf);
+    const view = this.view;
+    if (!view) return;
+    const rows = batch.set.rows;
+    const others = batch.otherStatuses;
+    let other = 0;
+    for (let r = 0, at = 0; r < batch.rowCount; r++, at += ROW_STRIDE) {
+      const id = rows[at + R_STATUS];
+      let status = '';
+      if (id === STATUS_OTHER) status = others![other++][1];
+      else if (id !== STATUS_NONE) status = STATUS_WORDS[id]!;
+      view.set(batch, at, status);
+      this.rows++;
+      if (view.isDuplicate) this.duplicates++;
+      this.counter?.row(view);
+      const waiting = this.takeFrom(0, buf, rows[at + R_START], rows[at + R_CONTENT_END], rows[at + R_NEXT]);
+      if (waiting) await waiting;
+    }
+    await this.flushRuns(buf);
+  }
+
+  /**
+   * Every byte is in: completes the exports and gives them their final names. `isFramed`: the batches came
+   * from a framer elsewhere (`consume`), which saw the whole file.
+   */
+  async finish(isFramed = false): Promise<ResultsSummary> {
     try {
-      await this.drain(true);
+      if (!isFramed) {
+        if (!this.framer) await this.push(EMPTY);
+        await this.framer!.finish();
+      }
       if (!this.isHeaderDone) throw new ResultsFormatError('The results file is empty.');
       for (const { file, writer, temporary } of this.files) {
         await file.close();
@@ -554,159 +462,12 @@ export class ResultsExporter {
   }
 
   /**
-   * The \n ending the row at `pos` when the row's quotes are balanced on its line, else -1; whether the line
-   * holds no quote at all goes to `isLineQuoteFree`.
+   * The row in `view`: `buf[start, contentEnd)`, its line break up to `next` (none for the last row of a file
+   * without one), for the exports from the k-th on. Each export's rule decides; copied rows join the
+   * export's run of consecutive rows. Answers a promise only when a write must be waited for (then the rest
+   * follow it): nearly every row is placed in a buffer at once, and a million awaits cost more than the
+   * rows' own work.
    */
-  private balancedLineEnd(buf: Buffer, pos: number, end: number): number {
-    const lineEnd = buf.indexOf(LF, pos);
-    if (lineEnd < 0 || lineEnd >= end) return -1;
-    if (this.nextQuote < pos) {
-      const q = buf.indexOf(QUOTE, pos);
-      this.nextQuote = q >= 0 && q < end ? q : end;
-    }
-    let quotes = 0;
-    let q = this.nextQuote;
-    while (q < lineEnd) {
-      quotes++;
-      const next = buf.indexOf(QUOTE, q + 1);
-      q = next >= 0 && next < end ? next : end;
-    }
-    this.nextQuote = q;
-    this.isLineQuoteFree = quotes === 0;
-    return quotes % 2 === 0 ? lineEnd : -1;
-  }
-
-  private async drain(isLast: boolean): Promise<void> {
-    const buf = this.window;
-    let pos = 0;
-    if (!this.scanner) {
-      if (!isLast && this.end < 64 * 1024) return;
-      if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) this.bom = 3;
-      const lineBreak = detectLineBreak(buf.subarray(this.bom, Math.min(this.end, this.bom + WINDOW_BYTES)));
-      this.newline = Buffer.from(lineBreak.sequence);
-      this.isCrMode = lineBreak.mode === 'cr';
-      this.scanner = new RowScanner(Buffer.from(this.delimiter, 'utf8'), lineBreak.mode);
-      pos = this.bom;
-      if (this.end === this.bom) return;
-    }
-    const scanner = this.scanner;
-    scanner.windowChanged();
-    this.nextQuote = -1;
-    const d0 = this.d0;
-    const fromEnd = this.fromEnd;
-    const delimiters = this.delimiters;
-    for (;;) {
-      if (this.isHeaderDone && fromEnd !== undefined) {
-        const lineEnd = this.balancedLineEnd(buf, pos, this.end);
-        if (lineEnd >= 0) {
-          const start = pos;
-          const next = lineEnd + 1;
-          const contentEnd = lineEnd > pos && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
-          if (contentEnd === start) {
-            pos = next;
-            continue;
-          }
-          // Delimiters from the end: delimiters[k] is the one before the k-th field from the end. A quote
-          // among them (a quoted Valid Email) sends the row to the scanner.
-          let found = 0;
-          let i = contentEnd - 1;
-          for (; i >= start && found < delimiters.length; i--) {
-            const c = buf[i];
-            if (c === d0) delimiters[found++] = i;
-            else if (c === QUOTE) break;
-          }
-          if (found === delimiters.length) {
-            pos = next;
-            let status = '';
-            if (fromEnd.status >= 0) {
-              const statusEnd = fromEnd.status === 0 ? contentEnd : delimiters[fromEnd.status - 1];
-              status = statusAt(buf, delimiters[fromEnd.status] + 1, statusEnd);
-            }
-            let isDuplicate = false;
-            if (fromEnd.duplicate >= 0) {
-              const dupEnd = fromEnd.duplicate === 0 ? contentEnd : delimiters[fromEnd.duplicate - 1];
-              isDuplicate = isTrueAt(buf, delimiters[fromEnd.duplicate] + 1, dupEnd);
-            }
-            const waiting = this.take(
-              buf,
-              start,
-              contentEnd,
-              next,
-              status,
-              isDuplicate,
-              this.isLineQuoteFree,
-            );
-            if (waiting) await waiting;
-            continue;
-          }
-          if (i >= start && buf[i] !== QUOTE)
-            throw new ResultsFormatError('A row of the results file has fewer fields than its header.');
-        }
-      }
-      const result = scanner.scan(buf, pos, this.end, isLast);
-      if (result === SCAN_END) break;
-      if (result === SCAN_NEED_MORE) {
-        if (this.end - pos >= MAX_ROW_BYTES)
-          throw new ResultsFormatError('The results file has a row longer than 4 MiB.');
-        break;
-      }
-      if (result === SCAN_ERROR)
-        throw new ResultsFormatError('The results file is not well-formed delimited text.');
-      const start = scanner.start;
-      const contentEnd = scanner.contentEnd;
-      pos = scanner.next;
-      if (!this.isHeaderDone) {
-        await this.readHeader(scanner, buf, contentEnd);
-        continue;
-      }
-      if (scanner.fields === 1 && contentEnd === start) continue;
-      const status = this.fieldAt(scanner, this.statusIndex, statusAt, '');
-      const isDuplicate = this.fieldAt(scanner, this.duplicateIndex, isTrueAt, false);
-      const waiting = this.take(buf, start, contentEnd, pos, status, isDuplicate, false);
-      if (waiting) await waiting;
-    }
-    await this.flushRuns(buf);
-    // Keep the unread tail at the front.
-    if (pos > 0) {
-      buf.copyWithin(0, pos, this.end);
-      this.end -= pos;
-    }
-  }
-
-  private fieldAt<T>(
-    scanner: RowScanner,
-    index: number,
-    read: (buf: Buffer, start: number, end: number) => T,
-    absent: T,
-  ): T {
-    if (index < 0 || index >= scanner.fields) return absent;
-    return read(this.window, scanner.fieldStart[index], scanner.fieldEnd[index]);
-  }
-
-  /**
-   * A row: `buf[start, contentEnd)`, its line break up to `next` (none for the last row of a file without
-   * one); `isQuoteFree` when the caller saw no quote in it. Each export's rule decides; copied rows join the
-   * export's run of consecutive rows. Answers a promise only when a write must be waited for: nearly every
-   * row is placed in a buffer at once, and a million awaits cost more than the rows' own work.
-   */
-  private take(
-    buf: Buffer,
-    start: number,
-    contentEnd: number,
-    next: number,
-    status: string,
-    isDuplicate: boolean,
-    isQuoteFree: boolean,
-  ): Promise<void> | undefined {
-    this.rows++;
-    if (isDuplicate) this.duplicates++;
-    const view = this.view!;
-    view.set(buf, start, contentEnd, status, isDuplicate, isQuoteFree);
-    this.counter?.row(view);
-    return this.takeFrom(0, buf, start, contentEnd, next);
-  }
-
-  /** `take` for the exports from the k-th on; after a write to wait for, the rest follow it. */
   private takeFrom(
     k: number,
     buf: Buffer,
@@ -720,10 +481,32 @@ export class ResultsExporter {
       if (outcome === false) continue;
       state.rows++;
       const waiting = this.place(state, outcome, buf, start, contentEnd, next);
-      const after = k + 1;
-      if (waiting) return waiting.then(() => this.takeFrom(after, buf, start, contentEnd, next));
+      if (waiting) return this.takeAfter(waiting, k + 1, buf, start, contentEnd, next);
     }
     return undefined;
+  }
+
+  // The closures of the slow paths live in their own methods: a closure in `takeFrom` or `place` would have
+  // every row allocate its context, and garbage by the hundred megabytes.
+  private takeAfter(
+    waiting: Promise<void>,
+    k: number,
+    buf: Buffer,
+    start: number,
+    contentEnd: number,
+    next: number,
+  ): Promise<void> {
+    return waiting.then(() => this.takeFrom(k, buf, start, contentEnd, next));
+  }
+
+  /** The row's fields, then `append`. */
+  private fieldsWith(append: readonly string[]): readonly string[] {
+    const fields = this.view!.fields();
+    return append.length > 0 ? [...fields, ...append] : fields;
+  }
+
+  private writeIfNotCopied(writer: RowWriter, copied: Promise<boolean>, append: readonly string[]) {
+    return copied.then((isCopied) => (isCopied ? undefined : writer.writeRow(this.fieldsWith(append))));
   }
 
   /** Writes a row an export keeps, as its outcome says; a promise only when a write must be waited for. */
@@ -740,20 +523,16 @@ export class ResultsExporter {
     if (writer) {
       if (outcome !== true && !isAppended(outcome)) return writer.writeRow(outcome);
       const append = outcome === true ? NO_FIELDS : outcome.append;
-      const fields = () => (append.length > 0 ? [...view.fields(), ...append] : view.fields());
       // A row goes as its bytes when they are what the writer would write (same delimiter, same quoting).
       if (writer.copyRow && view.isCanonical) {
         const copied = writer.copyRow(buf, start, contentEnd, this.delimiter, append);
         if (copied === true) return undefined;
-        if (copied !== false)
-          return copied.then((isCopied) => (isCopied ? undefined : writer.writeRow(fields())));
+        if (copied !== false) return this.writeIfNotCopied(writer, copied, append);
       }
-      return writer.writeRow(fields());
+      return writer.writeRow(this.fieldsWith(append));
     }
-    if (isAppended(outcome)) {
-      const row = this.encode([...view.fields(), ...outcome.append]);
-      return this.flushRun(state, buf).then(() => state.file.write(row));
-    }
+    if (isAppended(outcome))
+      return this.flushRunThenWrite(state, buf, this.encode(this.fieldsWith(outcome.append)));
     if (outcome === true && next > contentEnd) {
       if (state.runEnd === start) {
         state.runEnd = next;
@@ -766,10 +545,24 @@ export class ResultsExporter {
       if (runStart < 0 || state.file.tryAppend(buf, runStart, runEnd, EMPTY)) return undefined;
       return state.file.append(buf, runStart, runEnd, EMPTY);
     }
-    const row = outcome === true ? undefined : this.encode(outcome);
-    return this.flushRun(state, buf).then(() =>
-      row === undefined ? state.file.append(buf, start, contentEnd, this.newline) : state.file.write(row),
-    );
+    if (outcome !== true) return this.flushRunThenWrite(state, buf, this.encode(outcome));
+    return this.flushRunThenAppend(state, buf, start, contentEnd);
+  }
+
+  private async flushRunThenWrite(state: ExportState, buf: Buffer, row: Buffer): Promise<void> {
+    await this.flushRun(state, buf);
+    await state.file.write(row);
+  }
+
+  /** A row without its line break (the last of a file without one) gets the results' own. */
+  private async flushRunThenAppend(
+    state: ExportState,
+    buf: Buffer,
+    start: number,
+    contentEnd: number,
+  ): Promise<void> {
+    await this.flushRun(state, buf);
+    await state.file.append(buf, start, contentEnd, this.newline);
   }
 
   /** Fields as a row of the results' delimiter and line break, quoted where needed. */
@@ -790,62 +583,49 @@ export class ResultsExporter {
     for (const state of this.files) await this.flushRun(state, buf);
   }
 
-  private async readHeader(scanner: RowScanner, buf: Buffer, contentEnd: number): Promise<void> {
-    const names: string[] = [];
-    for (let f = 0; f < scanner.fields; f++)
-      names.push(buf.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]));
-    // The appended columns are the last ones: search from the end, in case an input column has the same name.
-    this.statusIndex = names.lastIndexOf(STATUS_COLUMN);
-    this.duplicateIndex = names.lastIndexOf(DUPLICATE_COLUMN);
-    if (this.statusIndex < 0 && this.files.some(({ target }) => target.rule.needsStatus))
+  private async readHeader(header: FrameHeader, buf: Buffer): Promise<void> {
+    const { names, contentEnd, bom } = header;
+    this.newline = Buffer.from(header.newline);
+    if (names.lastIndexOf(STATUS_COLUMN) < 0 && this.files.some(({ target }) => target.rule.needsStatus))
       throw new ResultsFormatError(
         `The results file has no “${STATUS_COLUMN}” column (the list ran no validation): export all rows.`,
       );
     const columns = new Map<string, number>();
     names.forEach((name, i) => columns.set(name, i));
     if (this.counter && !this.counter.header(names)) this.counter = undefined;
-    const mode: LineBreakMode = this.isCrMode ? 'cr' : 'lf';
-    const delimiterBytes = Buffer.from(this.delimiter, 'utf8');
-    this.view = new RowView(
-      new RowScanner(delimiterBytes, mode),
-      columns,
-      delimiterBytes.length === 1 && !this.isCrMode ? delimiterBytes[0] : -1,
-    );
+    this.view = new RowView(columns);
     for (const state of this.files) {
-      const header = state.target.rule.header?.(names);
+      const written = state.target.rule.header?.(names);
       if (state.writer) {
-        await state.writer.writeRow(header ?? names);
+        await state.writer.writeRow(written ?? names);
         continue;
       }
-      if (header) {
-        if (this.bom > 0) await state.file.write(buf.subarray(0, this.bom));
-        await state.file.write(this.encode(header));
+      if (written) {
+        if (bom > 0) await state.file.write(buf.subarray(0, bom));
+        await state.file.write(this.encode(written));
       } else await state.file.append(buf, 0, contentEnd, this.newline);
     }
     this.isHeaderDone = true;
-    // The fast path reads fields back from the line break: only with a one-byte delimiter and \n breaks.
-    const delimiter = Buffer.from(this.delimiter, 'utf8');
-    if (delimiter.length === 1 && !this.isCrMode) {
-      const last = names.length - 1;
-      this.d0 = delimiter[0];
-      this.fromEnd = {
-        status: this.statusIndex < 0 ? -1 : last - this.statusIndex,
-        duplicate: this.duplicateIndex < 0 ? -1 : last - this.duplicateIndex,
-      };
-      this.delimiters = new Int32Array(Math.max(this.fromEnd.status, this.fromEnd.duplicate) + 1);
-    }
   }
 }
 
 const EMPTY = Buffer.alloc(0);
+const NO_BOUNDS = new Int32Array(0);
 const NO_FIELDS: readonly string[] = [];
 
 const isAppended = (outcome: RowOutcome): outcome is AppendedRow =>
   typeof outcome === 'object' && !Array.isArray(outcome);
 
 /**
+ * Stored results files up to this size are exported in the calling thread: the two workers' start-up would
+ * cost more than they save.
+ */
+export const IN_THREAD_EXPORT_BYTES = 8 * 1024 * 1024;
+
+/**
  * Writes exports of a stored results file (a text file or a zip holding one): History's re-export and the
- * Results screen. `name` is the results file's name (whether it is a zip).
+ * Results screen. `name` is the results file's name (whether it is a zip). `inThreadUpTo`: the size up to
+ * which the calling thread does the work (tests set it to try both ways).
  */
 export async function exportResultsFile(
   path: string,
@@ -853,14 +633,16 @@ export async function exportResultsFile(
   delimiter: string,
   exports: readonly ExportRequest[],
   counts?: CountsRequest,
+  inThreadUpTo = IN_THREAD_EXPORT_BYTES,
 ): Promise<ResultsSummary> {
-  const source = await openListSource(path, name, statSync(path).size);
+  const size = statSync(path).size;
+  const source = await openListSource(path, name, size);
   const stream: Readable = await source.open();
-  const exporter = await ResultsExporter.open(
-    delimiter,
-    exports.map(targetOf),
-    counts ? counterOf(counts) : undefined,
-  );
+  // A big file's rows are found in one worker and written in another (resultsSink.ts), as for a download.
+  const exporter =
+    size > inThreadUpTo
+      ? ResultsSink.spawn().begin(undefined, delimiter, exports, counts)
+      : await ResultsExporter.open(delimiter, exports.map(targetOf), counts ? counterOf(counts) : undefined);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) await exporter.push(chunk);
   } catch (error) {

@@ -62,6 +62,8 @@ export function writeFileWhole(path: string, text: string): void {
 }
 
 const OUT_BYTES = 2 * 1024 * 1024;
+/** Up to this many bytes, a copy is a loop (see tryAppend). */
+const SHORT_COPY = 256;
 
 /** A file written through a buffer, one write in flight at a time while the next buffer fills. */
 export class BufferedFile {
@@ -88,12 +90,28 @@ export class BufferedFile {
     this.at += chunk.length;
   }
 
+  /**
+   * Appends a chunk without copying it: the promise resolves once it is written, and until then the caller
+   * must leave the chunk as it is.
+   */
+  async writeUncopied(chunk: Uint8Array): Promise<void> {
+    await this.flush();
+    await this.inFlight;
+    const written = this.file.write(chunk);
+    this.inFlight = written;
+    await written;
+  }
+
   /** Copies a row and its line break when they fit (no await on the common path); false when they do not. */
   tryAppend(source: Buffer, start: number, end: number, newline: Buffer): boolean {
     const length = end - start;
     if (this.at + length + newline.length > this.buf.length) return false;
-    source.copy(this.buf, this.at, start, end);
-    this.at += length;
+    const out = this.buf;
+    let at = this.at;
+    // A short row byte by byte: Buffer#copy allocates a view of the source on every call.
+    if (length <= SHORT_COPY) for (let i = start; i < end; i++) out[at++] = source[i]!;
+    else at += source.copy(out, at, start, end);
+    this.at = at;
     for (let i = 0; i < newline.length; i++) this.buf[this.at++] = newline[i]!;
     return true;
   }

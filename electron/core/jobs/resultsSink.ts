@@ -1,16 +1,21 @@
-// Hands the bytes of a download to the export worker (exportWorker.ts) through a few reused 1 MiB buffers
-// that travel back and forth (transferred, never copied between threads), so the downloading thread neither
-// scans rows nor allocates per chunk; it waits only when the worker is every buffer behind.
+// Hands the bytes of a download to the results writer's two worker threads (exportWorker.ts: the framer, then
+// the exporter) through a few reused 1 MiB buffers that travel back and forth (transferred, never copied
+// between threads), so the downloading thread neither scans rows nor allocates per chunk; it waits only when
+// the framer is every buffer behind.
 import type { CountsRequest } from './counts.js';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import type { ExportRequest, ResultsSummary } from './exports.js';
-import type { ExportWorkerReply, ExportWorkerRequest } from './exportWorker.js';
+import type {
+  ExportWorkerData,
+  ExportWorkerReply,
+  ExportWorkerRequest,
+  FrameWorkerRequest,
+} from './exportWorker.js';
 import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
+import { ResultsFormatError } from './rowFramer.js';
 
 const BUFFER_BYTES = 1024 * 1024;
 const BUFFERS = 6;
-
-export class ResultsFormatFailure extends Error {}
 
 export class ResultsSink {
   private readonly free: ArrayBuffer[] = [];
@@ -23,15 +28,22 @@ export class ResultsSink {
   private reject: ((error: Error) => void) | undefined;
   private readonly done: Promise<ResultsSummary>;
   private isDiscarded = false;
+  /** Finished or aborted. */
+  private isOver = false;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    /** Finds the rows. */
+    private readonly framer: Worker,
+    /** Writes the results file and the exports. */
+    private readonly exporter: Worker,
+  ) {
     for (let i = 0; i < BUFFERS; i++) this.free.push(new ArrayBuffer(BUFFER_BYTES));
     this.done = new Promise<ResultsSummary>((resolve, reject) => {
       this.settle = resolve;
       this.reject = reject;
     });
     this.done.catch(() => undefined);
-    worker.on('message', (reply: ExportWorkerReply) => {
+    const onReply = (reply: ExportWorkerReply) => {
       if (reply.type === 'free') {
         this.free.push(reply.buffer);
         this.waiting.shift()?.();
@@ -40,13 +52,16 @@ export class ResultsSink {
       } else if (reply.type === 'aborted') {
         this.onAborted?.();
       } else {
-        this.fail(reply.isFormat ? new ResultsFormatFailure(reply.message) : new Error(reply.message));
+        this.fail(reply.isFormat ? new ResultsFormatError(reply.message) : new Error(reply.message));
       }
-    });
-    worker.on('error', (error) => this.fail(error));
-    worker.on('exit', (code) => {
-      if (!this.isDiscarded) this.fail(new Error(`the results writer stopped (exit code ${code})`));
-    });
+    };
+    for (const worker of [framer, exporter]) {
+      worker.on('message', onReply);
+      worker.on('error', (error) => this.fail(error));
+      worker.on('exit', (code) => {
+        if (!this.isDiscarded) this.fail(new Error(`the results writer stopped (exit code ${code})`));
+      });
+    }
   }
 
   private fail(error: Error): void {
@@ -55,35 +70,60 @@ export class ResultsSink {
     for (const wake of this.waiting.splice(0)) wake();
   }
 
-  /** Starts the worker ahead of need (its start-up then overlaps the list's processing). */
+  /** Starts the workers. */
   static spawn(): ResultsSink {
-    // A small young generation, as for the list workers: it parses rows by the million into short-lived strings.
+    const channel = new MessageChannel();
+    const url = workerScriptUrl(import.meta.url, 'exportWorker');
+    // A small young generation, as for the list workers: the exporter decodes fields into short-lived strings.
+    const start = (data: ExportWorkerData, maxOldGenerationSizeMb: number) =>
+      new Worker(url, {
+        workerData: data,
+        transferList: [data.port],
+        resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb },
+      });
     return new ResultsSink(
-      new Worker(workerScriptUrl(import.meta.url, 'exportWorker'), {
-        resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 },
-      }),
+      start({ role: 'frame', port: channel.port1 }, 64),
+      start({ role: 'export', port: channel.port2 }, 128),
     );
   }
 
-  /** Has the worker create the results file `partPath` and the exports (under temporary names). */
+  /**
+   * Has the workers create the results file `partPath` (none for a stored file read again) and the exports
+   * (under temporary names).
+   */
   begin(
-    partPath: string,
+    partPath: string | undefined,
     delimiter: string,
     exports: readonly ExportRequest[],
     counts?: CountsRequest,
   ): this {
-    this.post({ type: 'start', partPath, delimiter, exports, ...(counts ? { counts } : {}) });
+    this.toExporter({
+      type: 'start',
+      ...(partPath !== undefined ? { partPath } : {}),
+      delimiter,
+      exports,
+      ...(counts ? { counts } : {}),
+    });
+    this.toFramer({ type: 'start', delimiter });
     return this;
   }
 
-  /** Stops a worker that will not be used. */
+  /** Stops workers that will not be used. */
   async discard(): Promise<void> {
     this.isDiscarded = true;
-    await this.worker.terminate();
+    await this.terminate();
   }
 
-  private post(request: ExportWorkerRequest, transfer: ArrayBuffer[] = []): void {
-    this.worker.postMessage(request, transfer);
+  private async terminate(): Promise<void> {
+    await Promise.all([this.framer.terminate(), this.exporter.terminate()]);
+  }
+
+  private toFramer(request: FrameWorkerRequest, transfer: ArrayBuffer[] = []): void {
+    this.framer.postMessage(request, transfer);
+  }
+
+  private toExporter(request: ExportWorkerRequest): void {
+    this.exporter.postMessage(request);
   }
 
   /** Takes a chunk of the download (copied: the caller may reuse it). */
@@ -113,29 +153,45 @@ export class ResultsSink {
   private flush(): void {
     if (!this.current || this.at === 0) return;
     const buffer = this.current.buffer as ArrayBuffer;
-    this.post({ type: 'chunk', buffer, length: this.at }, [buffer]);
+    this.toFramer({ type: 'chunk', buffer, length: this.at }, [buffer]);
     this.current = undefined;
     this.at = 0;
   }
 
-  /** Every byte is in: waits for the file and the exports to be complete. */
+  /**
+   * Every byte is in: waits for the file and the exports to be complete. On a failure the exports'
+   * temporary files are removed (abort) before it is thrown.
+   */
   async finish(): Promise<ResultsSummary> {
-    if (this.failure) throw this.failure;
-    this.flush();
-    this.post({ type: 'end' });
     try {
-      return await this.done;
+      if (this.failure) throw this.failure;
+      this.flush();
+      this.toFramer({ type: 'end' });
+      const summary = await this.done;
+      this.isOver = true;
+      return summary;
+    } catch (error) {
+      await this.abort();
+      throw error;
     } finally {
-      await this.worker.terminate();
+      this.isDiscarded = true;
+      await this.terminate();
     }
   }
 
-  /** Abandons the results: the worker closes and removes the exports' temporary files, then stops. */
+  /**
+   * Abandons the results: the exporter closes and removes the exports' temporary files, then the workers
+   * stop. Once is enough: a second call, or one after `finish`, does nothing.
+   */
   async abort(): Promise<void> {
+    if (this.isOver) return;
+    this.isOver = true;
     this.isDiscarded = true;
     const aborted = new Promise<void>((resolve) => (this.onAborted = resolve));
-    this.post({ type: 'abort' });
-    await Promise.race([aborted, new Promise((resolve) => setTimeout(resolve, 2000))]);
-    await this.worker.terminate();
+    this.toExporter({ type: 'abort' });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([aborted, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+    clearTimeout(timer);
+    await this.terminate();
   }
 }
