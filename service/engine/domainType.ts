@@ -67,12 +67,8 @@ function typeBySuffixRules(domain: string): DomainType | undefined {
   return typeByTld.get(tld);
 }
 
-/**
- * The first of the domain and its parent domains that `has` accepts, most specific first. Bare top-level
- * domains are not tried: no list holds one.
- */
-function selfOrParent(domain: string, has: (d: string) => boolean): string | undefined {
-  if (has(domain)) return domain;
+/** The first parent domain of `domain` that `has` accepts, nearest first; a bare top-level domain is not tried. */
+function parentOf(domain: string, has: (d: string) => boolean): string | undefined {
   for (let dot = domain.indexOf('.'); ;) {
     const next = domain.indexOf('.', dot + 1);
     if (next < 0) return undefined;
@@ -85,13 +81,39 @@ const isCurated = (d: string): boolean => CURATED_DOMAINS.has(d);
 const isDisposableParent = (d: string): boolean => disposableParentDomains().has(d);
 
 /**
+ * A domain's own entry in the curated lists (its type) or in the disposable wildcard list ('disposable'), in
+ * one map, so that a domain's own entries cost one lookup; a curated entry wins. Made on first use, as the
+ * wildcard list is read on first use.
+ */
+let ownTypes: Map<string, DomainType> | undefined;
+function ownTypeMap(): Map<string, DomainType> {
+  if (!ownTypes) {
+    ownTypes = new Map();
+    for (const domain of disposableParentDomains()) ownTypes.set(domain, 'disposable');
+    for (const [domain, type] of CURATED_DOMAINS) ownTypes.set(domain, type);
+  }
+  return ownTypes;
+}
+
+/**
  * The domain type of a domain, or undefined when the offline lists do not know it.
  * `domain`: lower-case, in ASCII (A-label) form, as the syntax check gives it.
  */
 export function domainTypeOf(domain: string): DomainType | undefined {
-  const curated = selfOrParent(domain, isCurated);
-  if (curated !== undefined) return CURATED_DOMAINS.get(curated);
-  if (disposableDomains().has(domain) || selfOrParent(domain, isDisposableParent) !== undefined)
+  const own = ownTypeMap().get(domain);
+  if (own !== undefined && own !== 'disposable') return own;
+  // Parent domains (other than the top-level domain) exist from three labels on: most domains have two.
+  const dot = domain.indexOf('.');
+  const hasParents = dot >= 0 && domain.indexOf('.', dot + 1) >= 0;
+  if (hasParents) {
+    const curated = parentOf(domain, isCurated);
+    if (curated !== undefined) return CURATED_DOMAINS.get(curated);
+  }
+  if (
+    own === 'disposable' ||
+    disposableDomains().has(domain) ||
+    (hasParents && parentOf(domain, isDisposableParent) !== undefined)
+  )
     return 'disposable';
   if (freeMailDomains().has(domain)) return 'freeisp';
   return typeBySuffixRules(domain);

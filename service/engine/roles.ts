@@ -33,8 +33,38 @@ export function isUnacceptedUsername(local: string): boolean {
   return UNACCEPTED.has(usernameKey(local));
 }
 
-/** Both answers from one key, for the engine's own per-address path. */
+/** Both answers from one key. */
 export function usernameKind(key: string): 'unaccepted' | 'role' | undefined {
   if (UNACCEPTED.has(key)) return 'unaccepted';
   return ROLES.has(key) ? 'role' : undefined;
+}
+
+/**
+ * A hash of usernameKey(local) for an ASCII local part, computed from its characters without making the key
+ * (-1 for a local part that is not ASCII).
+ */
+function usernameHash(local: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < local.length; i++) {
+    let c = local.charCodeAt(i);
+    if (c === 43 /* + */) break;
+    if (c >= 0x80) return -1;
+    if (c === 46 || c === 45 || c === 95) continue;
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** The hashes of every role and unaccepted username: nearly every local part is none of them. */
+const KNOWN_HASHES: ReadonlySet<number> = new Set([...ROLES].map(usernameHash));
+
+/**
+ * usernameKind(usernameKey(local)), for the engine's per-address path: a local part whose key's hash is no
+ * known username's is answered without making its key (no lower-case copy, no separators removed).
+ */
+export function usernameKindOf(local: string): 'unaccepted' | 'role' | undefined {
+  const hash = usernameHash(local);
+  if (hash >= 0 && !KNOWN_HASHES.has(hash)) return undefined;
+  return usernameKind(usernameKey(local));
 }

@@ -5,7 +5,7 @@
 import { CODE } from './codes.js';
 import { correctDomain, correctionCandidate } from './corrections.js';
 import { domainTypeOf } from './domainType.js';
-import { isUnacceptedUsername, usernameKey, usernameKind } from './roles.js';
+import { isUnacceptedUsername, usernameKindOf } from './roles.js';
 import { checkSyntax, standardise } from './syntax.js';
 import type { Verdict, VerifyPolicy } from './types.js';
 
@@ -40,7 +40,7 @@ export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
   const verdict: MutableVerdict = { address, code: syntax.ok ? CODE.syntaxOk : syntax.code };
   if (syntax.ok) {
     const { local, domain, asciiDomain } = syntax;
-    const kind = usernameKind(usernameKey(local));
+    const kind = usernameKindOf(local);
     let domainType = domainTypeOf(asciiDomain);
     if (domainType === 'freeisp' && isProviderTypo(asciiDomain)) domainType = undefined;
     if (isListed(policy.suppress, local, domain, asciiDomain)) verdict.code = CODE.suppressed;

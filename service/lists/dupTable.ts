@@ -77,6 +77,25 @@ export function hashInto(text: string, out: Uint32Array, at: number): void {
 }
 
 /**
+ * hashInto of `text.toLowerCase()` when `text` is ASCII, without making the lower-case string. Answers false,
+ * writing nothing, at the first character that is not ASCII (whose lower case is Unicode's to say).
+ */
+export function hashAsciiLowerTextInto(text: string, out: Uint32Array, at: number): boolean {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c >= 0x80) return false;
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
+  }
+  finishHash(h1, h2, out, at);
+  return true;
+}
+
+/**
  * hashInto of the lower-case text of `bytes[start, end)` when those bytes are ASCII (and so their own
  * characters), without making a string. Answers false, writing nothing, at the first byte that is not ASCII.
  */

@@ -8,7 +8,7 @@ import type { Verdict, VerifyPolicy } from '../engine/types.js';
 import { verifyOffline } from '../engine/index.js';
 import { FLAG_DOMAIN_SHIFT, FLAG_HAS_KEY, FLAG_ROLE, STATUS_INDEX, type ListRowStatus } from './rowFlags.js';
 import type { ListPolicy } from './types.js';
-import { hashInto } from './dupTable.js';
+import { hashAsciiLowerTextInto, hashInto } from './dupTable.js';
 
 /**
  * The list status of a verdict. `corrected` when the key has corrections and the engine offers exactly one
@@ -116,7 +116,7 @@ export function verifyBatch(
     const key = verdict.address.trim();
     if (key !== '') {
       packed |= FLAG_HAS_KEY;
-      hashInto(key.toLowerCase(), hashes, i * 2);
+      if (!hashAsciiLowerTextInto(key, hashes, i * 2)) hashInto(key.toLowerCase(), hashes, i * 2);
     }
     codes[i] = verdict.code;
     flags[i] = packed;

@@ -67,7 +67,7 @@ describe('pollList', () => {
 
   it('lets the embedded service on loopback be polled faster', () => {
     expect(effectivePollInterval('http://127.0.0.1:4000', 200)).toBe(200);
-    expect(effectivePollInterval('http://localhost:4000', 10)).toBe(100);
+    expect(effectivePollInterval('http://localhost:4000', 10)).toBe(25);
     expect(effectivePollInterval('http://[::1]:4000', 500)).toBe(500);
     expect(effectivePollInterval('https://api.example.com', 200)).toBe(5_000);
     expect(effectivePollInterval('https://api.example.com')).toBe(5_000);
