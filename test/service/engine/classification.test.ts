@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
+import { usernameKey, usernameKind, usernameKindOf } from '../../../service/engine/roles.js';
 import {
   NO_POLICY,
   domainTypeOf,
@@ -39,6 +41,29 @@ describe('role accounts', () => {
     expect(isRoleAccount('information.officer')).toBe(false);
     expect(verifyOffline('jane.doe@acme-widgets.com', NO_POLICY)).not.toHaveProperty('roleAccount');
   });
+});
+
+test('the per-address answer (usernameKindOf, from a hash of the characters) is usernameKind of the key', () => {
+  const roles = readFileSync(
+    new URL('../../../service/engine/data/role-accounts.txt', import.meta.url),
+    'utf8',
+  );
+  const unaccepted = readFileSync(
+    new URL('../../../service/engine/data/unaccepted-usernames.txt', import.meta.url),
+    'utf8',
+  );
+  const names = [...roles.split('\n'), ...unaccepted.split('\n')]
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter((name) => name !== '');
+  expect(names.length).toBeGreaterThan(50);
+  const locals = ['jane.doe', 'Zoë', 'ınfo', 'info\u0130', 'x+info', '', '+', '._-', 'Info.', 'ＩＮＦＯ'];
+  for (const name of names) {
+    const dotted = name.length > 2 ? `${name.slice(0, 2)}.${name.slice(2)}` : name;
+    locals.push(name, name.toUpperCase(), `${dotted}+tag`, `_${name}-`, `${name}x`, `é${name}`);
+  }
+  for (const local of locals) expect(usernameKindOf(local), local).toBe(usernameKind(usernameKey(local)));
+  expect(usernameKindOf('No-Reply+x')).toBe('unaccepted');
+  expect(usernameKindOf('Sales.Team')).toBe(usernameKind('salesteam'));
 });
 
 describe('unaccepted usernames: code 500, and role accounts too', () => {
