@@ -1,13 +1,25 @@
+import { existsSync } from 'node:fs';
+
 /** The checkout's root: this module is <root>/service/lists/workerUrl.{ts,js} or <root>/dist/service/lists/…. */
 const ROOT = new URL('../../', import.meta.url);
+/** The build's folder. */
+const DIST = ROOT.href.endsWith('/dist/') ? ROOT : new URL('dist/', ROOT);
+/** The workers build/build.js also bundles (dist/workers/<name>.js): the ones of a list's run. */
+const BUNDLED: ReadonlySet<string> = new Set(['worker', 'verifyWorker', 'exportWorker']);
 
 /**
  * The URL of the worker script `name` beside the module at `moduleUrl` (its `import.meta.url`), as
- * JavaScript. Worker threads run JavaScript only: from the build (dist/) the script is the file beside the
+ * JavaScript; for the workers of a list's run, their bundle in dist/workers/ when the build made one (it
+ * starts faster). Worker threads run JavaScript only: from the build (dist/) the script is the file beside the
  * module; when the module runs as TypeScript source (Vitest runs sources), the script is taken from the build
  * instead — `npm test` builds dist/ before it runs Vitest — at the same path under <root>/dist/.
  */
 export function workerScriptUrl(moduleUrl: string, name: string): URL {
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  if (BUNDLED.has(base)) {
+    const bundled = new URL(`workers/${base}.js`, DIST);
+    if (existsSync(bundled)) return bundled;
+  }
   const beside = new URL(`./${name}.js`, moduleUrl);
   if (moduleUrl.endsWith('.js') || !beside.href.startsWith(ROOT.href)) return beside;
   return new URL(`dist/${beside.href.slice(ROOT.href.length)}`, ROOT);
