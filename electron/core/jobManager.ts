@@ -24,6 +24,7 @@ import {
 import { removeStaleTemporaries } from './jobs/outputs.js';
 import type { CountsRequest } from './jobs/counts.js';
 import { setJobCounts } from './history/counts.js';
+import { notePreparedExport, PREPARED_EXPORT, preparedExportRequest } from './jobs/preparedExport.js';
 import {
   getJob,
   jobsWithStatus,
@@ -293,7 +294,13 @@ export class JobManager {
         },
         delimiter: job.mapping.delimiter,
         outDir,
-        ...(countsRequest ? { counts: countsRequest } : {}),
+        ...(countsRequest
+          ? {
+              counts: countsRequest,
+              // The default export is written in the same pass (preparedExport.ts).
+              exports: () => [preparedExportRequest(outDir, countsRequest.spec)],
+            }
+          : {}),
         reportOnly: job.options.reportOnly,
         pollIntervalMs: connection.pollIntervalMs,
         ...(this.options.retryDelayMs !== undefined ? { retryDelayMs: this.options.retryDelayMs } : {}),
@@ -302,7 +309,22 @@ export class JobManager {
       };
       // An upload cut short left nothing at the service: a job without a list uploads (again).
       const listId = job.status === 'queued' || job.status === 'uploading' ? null : job.listId;
-      await runJob(spec, { listId, isPurchased: job.purchase !== null }, this.portFor(job, entry));
+      const outcome = await runJob(
+        spec,
+        { listId, isPurchased: job.purchase !== null },
+        this.portFor(job, entry),
+      );
+      const prepared =
+        outcome.stage === 'results' ? outcome.exports.find((e) => e.kind === PREPARED_EXPORT) : undefined;
+      if (countsRequest && outcome.stage === 'results' && prepared) {
+        const leftOut = outcome.summary?.leftOut?.[PREPARED_EXPORT];
+        notePreparedExport(
+          outDir,
+          countsRequest.spec,
+          { path: outcome.resultsPath, name: outcome.resultsName },
+          { rows: prepared.rows, ...(leftOut ? { leftOut } : {}) },
+        );
+      }
     } catch (error) {
       if (signal.aborted) return; // cancelled or closing: cancel() records the status itself
       if (error instanceof JobFailure && error.code === 'list-cancelled')

@@ -16,6 +16,7 @@ import type { JobRecord } from '../history/db.js';
 import { writeStatusZip } from '../exports/statusZip.js';
 import { exportFileName, exportResultsFile, type ExportSpec } from './exports.js';
 import { removeStaleTemporaries } from './outputs.js';
+import { takePreparedExport } from './preparedExport.js';
 
 export interface WrittenExport {
   readonly path: string;
@@ -87,6 +88,16 @@ export async function exportJobResults(
       : resultsTextExtension(results.name, job.uploadName),
   );
   const path = join(folder, fileName);
+  // The default export, written while the results downloaded, is moved into place when it is this one.
+  const prepared = takePreparedExport(join(resultsDir, String(job.id)), spec, results, path);
+  if (prepared)
+    return {
+      path,
+      fileName,
+      rows: prepared.rows,
+      bytes: statSync(path).size,
+      ...(prepared.leftOut ? { leftOut: prepared.leftOut } : {}),
+    };
   const summary = await exportResultsFile(results.path, results.name, job.mapping.delimiter, [
     { name: 'export', path, spec },
   ]);

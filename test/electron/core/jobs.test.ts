@@ -1,9 +1,10 @@
 // The job runner through the desktop core, against a real service on loopback: a whole run with progress
 // events, and resuming after a restart from each step (upload, following, download).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, pollList } from '../../../shared/api/client.js';
+import { defaultExportChoices } from '../../../shared/exportChoices.js';
 import type { AppEvent, EventPayload, JobDetail, JobProgress } from '../../../shared/desktop/contract.js';
 import { createDesktopCore, type DesktopCore } from '../../../electron/core/desktop.js';
 import { jobCountsOf } from '../../../electron/core/history/counts.js';
@@ -132,6 +133,56 @@ describe('jobs', () => {
             e.event === 'jobs:changed' && (e.payload as EventPayload<'jobs:changed'>).jobIds.includes(jobId),
         ),
       ).toBe(true);
+    } finally {
+      await core.close();
+    }
+  });
+
+  it('has the default export ready when a job completes: the first export of it is that file, the same bytes as one written afresh', async () => {
+    const core = coreOn(home.path, service, key);
+    try {
+      const staged = await core.handle('files:add-path', { path: listFile });
+      if (!staged.ok) throw new Error(staged.error.message);
+      const { fileId } = staged.value as { fileId: string };
+      const started = await core.handle('jobs:start', {
+        fileId,
+        mapping: { delimiter: ',', header: true, roles: ['email', 'ignore'] },
+        options: { reportOnly: false, split: false },
+      });
+      if (!started.ok) throw new Error(started.error.message);
+      const [jobId] = (started.value as { jobIds: number[] }).jobIds;
+      expect((await finished(core, jobId)).status).toBe('completed');
+      const jobDir = join(home.path, 'results', String(jobId));
+      expect(readdirSync(jobDir)).toEqual(
+        expect.arrayContaining(['prepared-export', 'prepared-export.json']),
+      );
+      const db = openHistoryDb(join(home.path, HISTORY_DB_FILE));
+      const kind = jobCountsOf(db, jobId, getJob(db, jobId)!.resultsPath!)!.exportKind as 'clean' | 'safe';
+      db.close();
+      const exportOf = async (choices?: object) => {
+        const reply = await core.handle('jobs:export', { jobId, kind, ...(choices ? { choices } : {}) });
+        if (!reply.ok) throw new Error(reply.error.message);
+        const { fileName, rows } = reply.value as { fileName: string; rows: number };
+        const exports = join(jobDir, 'exports');
+        const folder = readdirSync(exports)
+          .filter((name) => existsSync(join(exports, name, fileName)))
+          .sort()
+          .at(-1)!;
+        return { rows, bytes: readFileSync(join(exports, folder, fileName)) };
+      };
+      // The first: the prepared file, moved into place.
+      const first = await exportOf();
+      expect(readdirSync(jobDir)).not.toContain('prepared-export');
+      expect(readdirSync(jobDir)).not.toContain('prepared-export.json');
+      // The second is written from the results: the same rows and bytes.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const second = await exportOf();
+      expect(second.rows).toBe(first.rows);
+      expect(second.bytes.equals(first.bytes)).toBe(true);
+      expect(first.bytes.toString('utf8')).toContain('jane@example.com');
+      // Other choices are another export, written afresh.
+      const tsv = await exportOf({ ...defaultExportChoices(kind), format: 'tsv' });
+      expect(tsv.bytes.toString('utf8')).toContain('\t');
     } finally {
       await core.close();
     }

@@ -242,8 +242,10 @@ describe('Re-check unknown rows (desktop core)', () => {
     });
     expect(stopped.resultsName).toBe(first.resultsName);
     expect(stopped.reporting).toEqual(first.reporting);
-    // Nothing half-written is left in the job's folder: no new version, no temporary, no work folder.
+    // Nothing half-written is left in the job's folder: no new version, no temporary, no work folder (the
+    // job's own input and its default export, prepared as it completed, stay).
     const jobDir = join(home.path, 'results', String(jobId));
-    expect(readdirSync(jobDir).filter((name) => name !== 'input')).toEqual([first.resultsName]);
+    const own = new Set(['input', 'prepared-export', 'prepared-export.json']);
+    expect(readdirSync(jobDir).filter((name) => !own.has(name))).toEqual([first.resultsName]);
   }, 120_000);
 });
