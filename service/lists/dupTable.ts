@@ -59,19 +59,32 @@ export class DuplicateTable {
   }
 }
 
+// The steps of the two hashes, written once for every form of the text (a string, its bytes, lower-cased as
+// it goes): the pipeline's `Duplicate` and the exporter's dedupe must hash an address alike.
+const FIRST_SEED = 0x811c9dc5;
+const secondSeed = (length: number): number => 0x9747b28c ^ length;
+/** FNV-1a. */
+const firstStep = (h: number, c: number): number => Math.imul(h ^ c, 0x01000193);
+/** A multiply-xorshift. */
+function secondStep(h: number, c: number): number {
+  const mixed = Math.imul(h ^ c, 0x5bd1e995);
+  return mixed ^ (mixed >>> 13);
+}
+/** An ASCII character code in lower case, or -1 for one that is not ASCII. */
+const asciiLower = (c: number): number => (c >= 0x80 ? -1 : c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
+
 /**
  * Two independent 32-bit hashes of a string (FNV-1a and a multiply-xorshift), written to `out[at]` and
  * `out[at + 1]`. 64 bits make a false "duplicate" between two different addresses of a 1,000,000-row list
  * about a one-in-thirty-million chance. (0, 0) is reserved for "no address".
  */
 export function hashInto(text: string, out: Uint32Array, at: number): void {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ text.length;
+  let h1 = FIRST_SEED;
+  let h2 = secondSeed(text.length);
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
+    h1 = firstStep(h1, c);
+    h2 = secondStep(h2, c);
   }
   finishHash(h1, h2, out, at);
 }
@@ -81,15 +94,13 @@ export function hashInto(text: string, out: Uint32Array, at: number): void {
  * writing nothing, at the first character that is not ASCII (whose lower case is Unicode's to say).
  */
 export function hashAsciiLowerTextInto(text: string, out: Uint32Array, at: number): boolean {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ text.length;
+  let h1 = FIRST_SEED;
+  let h2 = secondSeed(text.length);
   for (let i = 0; i < text.length; i++) {
-    let c = text.charCodeAt(i);
-    if (c >= 0x80) return false;
-    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
+    const c = asciiLower(text.charCodeAt(i));
+    if (c < 0) return false;
+    h1 = firstStep(h1, c);
+    h2 = secondStep(h2, c);
   }
   finishHash(h1, h2, out, at);
   return true;
@@ -106,15 +117,13 @@ export function hashAsciiLowerInto(
   out: Uint32Array,
   at: number,
 ): boolean {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ (end - start);
+  let h1 = FIRST_SEED;
+  let h2 = secondSeed(end - start);
   for (let i = start; i < end; i++) {
-    let c = bytes[i];
-    if (c >= 0x80) return false;
-    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
+    const c = asciiLower(bytes[i]);
+    if (c < 0) return false;
+    h1 = firstStep(h1, c);
+    h2 = secondStep(h2, c);
   }
   finishHash(h1, h2, out, at);
   return true;
