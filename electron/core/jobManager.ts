@@ -25,6 +25,7 @@ import { removeStaleTemporaries } from './jobs/outputs.js';
 import type { CountsRequest } from './jobs/counts.js';
 import { setJobCounts } from './history/counts.js';
 import { notePreparedExport, PREPARED_EXPORT, preparedExportRequest } from './jobs/preparedExport.js';
+import type { ExportSpec } from './jobs/exports.js';
 import {
   getJob,
   jobsWithStatus,
@@ -309,22 +310,8 @@ export class JobManager {
       };
       // An upload cut short left nothing at the service: a job without a list uploads (again).
       const listId = job.status === 'queued' || job.status === 'uploading' ? null : job.listId;
-      const outcome = await runJob(
-        spec,
-        { listId, isPurchased: job.purchase !== null },
-        this.portFor(job, entry),
-      );
-      const prepared =
-        outcome.stage === 'results' ? outcome.exports.find((e) => e.kind === PREPARED_EXPORT) : undefined;
-      if (countsRequest && outcome.stage === 'results' && prepared) {
-        const leftOut = outcome.summary?.leftOut?.[PREPARED_EXPORT];
-        notePreparedExport(
-          outDir,
-          countsRequest.spec,
-          { path: outcome.resultsPath, name: outcome.resultsName },
-          { rows: prepared.rows, ...(leftOut ? { leftOut } : {}) },
-        );
-      }
+      const prepared = countsRequest ? { dir: outDir, spec: countsRequest.spec } : undefined;
+      await runJob(spec, { listId, isPurchased: job.purchase !== null }, this.portFor(job, entry, prepared));
     } catch (error) {
       if (signal.aborted) return; // cancelled or closing: cancel() records the status itself
       if (error instanceof JobFailure && error.code === 'list-cancelled')
@@ -378,7 +365,12 @@ export class JobManager {
   }
 
   /** The engine's checkpoints, recorded in the history. */
-  private portFor(job: JobRecord, entry: Running): CheckpointPort {
+  /** `prepared`: where the download writes the default export, and its spec (preparedExport.ts). */
+  private portFor(
+    job: JobRecord,
+    entry: Running,
+    prepared?: { readonly dir: string; readonly spec: ExportSpec },
+  ): CheckpointPort {
     const db = this.options.db;
     const id = job.id;
     return {
@@ -416,6 +408,22 @@ export class JobManager {
           duplicates: outcome.summary?.duplicates ?? null,
         });
         if (outcome.summary?.counts) setJobCounts(db, id, outcome.resultsPath, outcome.summary.counts);
+        // The prepared default export is noted before the job reads completed: an export asked for at once
+        // finds it. Without the note (a write that failed), that export is written afresh: nothing is lost.
+        const written = outcome.exports.find((e) => e.kind === PREPARED_EXPORT);
+        if (prepared && written) {
+          const leftOut = outcome.summary?.leftOut?.[PREPARED_EXPORT];
+          try {
+            notePreparedExport(
+              prepared.dir,
+              prepared.spec,
+              { path: outcome.resultsPath, name: outcome.resultsName },
+              { rows: written.rows, ...(leftOut ? { leftOut } : {}) },
+            );
+          } catch {
+            // (see above)
+          }
+        }
         this.options.onCompleted?.(id);
         this.setStatus(id, 'completed', null);
       },
