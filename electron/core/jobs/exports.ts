@@ -1,11 +1,12 @@
 // The one exporter of results files, for `mailsieve clean` and the desktop: each export is computed in one
-// streamed pass over the results' bytes, either as they are downloaded (the export worker) or from a stored
-// results file (the desktop's Results screen and History re-export, `exportResultsFile`).
+// streamed pass over the results' bytes, either as they are downloaded (the export workers, exportWorker.ts)
+// or from a stored results file (the desktop's Results screen and History re-export, `exportResultsFile`).
+// The pass has two halves: rowFramer.ts finds the rows and their fields, this module writes them.
 //
 // The seam: an export is a target with a rule (`ExportRule`). For each row the rule gets a `ResultRow` — the
 // row's `Validation Status` and `Duplicate`, and on demand its appended columns by name or all its fields — and
 // answers what the export does with it: leave it out (false), copy it as it was (true: its bytes are copied
-// untouched, consecutive rows in one copy), or write these fields instead (a reshaped row). Rows are decoded
+// untouched, consecutive rows in one copy), or write these fields instead (a reshaped row). Fields are decoded
 // only when a rule asks. The kinds of shared/exports.ts are rules of the first two sorts (`kindRule`).
 //
 // Every export is written under a temporary name (outputs.ts) and renamed when complete; `abort` removes them.
