@@ -274,6 +274,7 @@ export class JobManager {
       const outDir = join(this.options.resultsDir, String(job.id));
       removeStaleTemporaries(outDir);
       const countsRequest = this.options.countsOf?.(job);
+      const prepared = countsRequest ? { dir: outDir, spec: countsRequest.spec } : undefined;
       const spec: JobSpec = {
         client: connection.client,
         upload: {
@@ -295,11 +296,11 @@ export class JobManager {
         },
         delimiter: job.mapping.delimiter,
         outDir,
-        ...(countsRequest
+        ...(countsRequest && prepared
           ? {
               counts: countsRequest,
               // The default export is written in the same pass (preparedExport.ts).
-              exports: () => [preparedExportRequest(outDir, countsRequest.spec)],
+              exports: () => [preparedExportRequest(prepared.dir, prepared.spec)],
             }
           : {}),
         reportOnly: job.options.reportOnly,
@@ -310,7 +311,6 @@ export class JobManager {
       };
       // An upload cut short left nothing at the service: a job without a list uploads (again).
       const listId = job.status === 'queued' || job.status === 'uploading' ? null : job.listId;
-      const prepared = countsRequest ? { dir: outDir, spec: countsRequest.spec } : undefined;
       await runJob(spec, { listId, isPurchased: job.purchase !== null }, this.portFor(job, entry, prepared));
     } catch (error) {
       if (signal.aborted) return; // cancelled or closing: cancel() records the status itself
@@ -364,8 +364,10 @@ export class JobManager {
     }
   }
 
-  /** The engine's checkpoints, recorded in the history. */
-  /** `prepared`: where the download writes the default export, and its spec (preparedExport.ts). */
+  /**
+   * The engine's checkpoints, recorded in the history. `prepared`: where the download writes the default
+   * export, and its spec (preparedExport.ts).
+   */
   private portFor(
     job: JobRecord,
     entry: Running,

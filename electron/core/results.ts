@@ -16,12 +16,17 @@ import {
   SCAN_ROW,
   detectLineBreak,
 } from '../../service/lists/scan.js';
-import { DUPLICATE_COLUMN, counterOf, ruleOf, type ExportSpec, type ResultRow } from './jobs/exports.js';
+import {
+  DUPLICATE_COLUMN,
+  STATUS_COLUMN,
+  counterOf,
+  ruleOf,
+  type ExportSpec,
+  type ResultRow,
+} from './jobs/exports.js';
 import type { ResultsCounts } from './jobs/counts.js';
 import { formatOf, openListSource } from './files/source.js';
 import { keyHashOf } from './exports/shape.js';
-
-export const STATUS_COLUMN = 'Validation Status';
 
 export class ResultsProblem extends Error {
   readonly code = 'results-unreadable';

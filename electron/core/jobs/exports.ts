@@ -242,7 +242,7 @@ class RowView implements ResultRow {
 
   constructor(private readonly columns: ReadonlyMap<string, number>) {}
 
-  /** Row `r` of a batch (its record at `r * ROW_STRIDE`). */
+  /** The row of a batch whose record starts at `at` (row r's at `r * ROW_STRIDE`). */
   set(batch: FramedBatch, at: number, status: string): void {
     const { rows, window, starts, ends, quoted } = batch.set;
     this.buf = window;
@@ -401,7 +401,7 @@ export class ResultsExporter {
     for (let r = 0, at = 0; r < batch.rowCount; r++, at += ROW_STRIDE) {
       const id = rows[at + R_STATUS];
       let status = '';
-      if (id === STATUS_OTHER) status = others![other++][1];
+      if (id === STATUS_OTHER) status = others![other++];
       else if (id !== STATUS_NONE) status = STATUS_WORDS[id]!;
       view.set(batch, at, status);
       this.rows++;
@@ -621,7 +621,7 @@ const isAppended = (outcome: RowOutcome): outcome is AppendedRow =>
  * Stored results files up to this size are exported in the calling thread: the two workers' start-up would
  * cost more than they save.
  */
-export const IN_THREAD_EXPORT_BYTES = 8 * 1024 * 1024;
+const IN_THREAD_EXPORT_BYTES = 8 * 1024 * 1024;
 
 /**
  * Writes exports of a stored results file (a text file or a zip holding one): History's re-export and the

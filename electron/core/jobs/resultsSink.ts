@@ -108,12 +108,6 @@ export class ResultsSink {
     return this;
   }
 
-  /** Stops workers that will not be used. */
-  async discard(): Promise<void> {
-    this.isDiscarded = true;
-    await this.terminate();
-  }
-
   private async terminate(): Promise<void> {
     await Promise.all([this.framer.terminate(), this.exporter.terminate()]);
   }

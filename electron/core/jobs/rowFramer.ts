@@ -102,8 +102,8 @@ export interface FramedBatch {
   readonly rowCount: number;
   /** The header row, in the first batch that holds it. */
   readonly header?: FrameHeader;
-  /** Statuses other than STATUS_WORDS, by row index within the batch (rare). */
-  readonly otherStatuses?: readonly (readonly [number, string])[];
+  /** The statuses other than STATUS_WORDS (rare), in the order of their rows (those marked STATUS_OTHER). */
+  readonly otherStatuses?: readonly string[];
 }
 
 /** Memory for typed arrays: shared between threads, or not. */
@@ -208,7 +208,7 @@ export class RowFramer {
   private pos = 0;
   private rowCount = 0;
   private fieldCount = 0;
-  private otherStatuses: [number, string][] = [];
+  private otherStatuses: string[] = [];
   private header: FrameHeader | undefined;
   private scanner: RowScanner | undefined;
   /** Scans the fields of a row with quotes found by its line break (the row scanner keeps its own place). */
@@ -377,7 +377,7 @@ export class RowFramer {
             }
             if (this.isLineQuoteFree) this.addPlainRow(buf, start, contentEnd, next, status, isDuplicate);
             else if (!this.addQuotedRow(buf, start, contentEnd, next, status, isDuplicate))
-              this.addLongRow(buf, start, contentEnd, next, status, isDuplicate);
+              this.addRowByScanner(buf, start, contentEnd, next, status, isDuplicate);
             continue;
           }
         }
@@ -391,7 +391,9 @@ export class RowFramer {
       pos = scanner.next;
       if (!this.isHeaderDone) {
         this.readHeader(scanner, buf, contentEnd);
-        return this.continueAfterHeader(pos, isLast);
+        // On with the header's fast path.
+        this.pos = pos;
+        return this.frameRows(isLast);
       }
       if (scanner.fields === 1 && contentEnd === start) continue;
       const status =
@@ -407,16 +409,10 @@ export class RowFramer {
     this.pos = pos;
   }
 
-  private continueAfterHeader(pos: number, isLast: boolean): Promise<void> {
-    this.pos = pos;
-    return this.frameRows(isLast);
-  }
-
   /** The status id of `buf[start, end)`; another word is kept as text. */
   private statusOf(buf: Buffer, start: number, end: number): number {
     const id = statusIdAt(buf, start, end);
-    if (id === STATUS_OTHER)
-      this.otherStatuses.push([this.rowCount, buf.toString('utf8', start, end).toLowerCase()]);
+    if (id === STATUS_OTHER) this.otherStatuses.push(buf.toString('utf8', start, end).toLowerCase());
     return id;
   }
 
@@ -460,7 +456,7 @@ export class RowFramer {
       const c = buf[i];
       if (c === CR) canonical = 0;
       if (c !== d0) continue;
-      if (f - base === 255) return this.addLongRow(buf, start, contentEnd, next, status, isDuplicate);
+      if (f - base === 255) return this.addRowByScanner(buf, start, contentEnd, next, status, isDuplicate);
       starts[f] = from;
       ends[f] = i;
       quoted[f] = 0;
@@ -545,7 +541,7 @@ export class RowFramer {
   }
 
   /** A row left to the field scanner (it grows for any number of fields), then added to the batch. */
-  private addLongRow(
+  private addRowByScanner(
     buf: Buffer,
     start: number,
     contentEnd: number,

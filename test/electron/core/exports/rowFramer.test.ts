@@ -118,7 +118,7 @@ async function frame(bytes: Buffer, chunkSize: number): Promise<{ rows: FramedRo
         text: window.toString('utf8', records[at + R_START], records[at + R_CONTENT_END]),
         fields,
         status:
-          id === STATUS_OTHER ? batch.otherStatuses![other++][1] : id === STATUS_NONE ? '' : STATUS_WORDS[id],
+          id === STATUS_OTHER ? batch.otherStatuses![other++] : id === STATUS_NONE ? '' : STATUS_WORDS[id],
         isDuplicate: (records[at + R_FLAGS] & F_DUPLICATE) !== 0,
         isCanonical: (records[at + R_FLAGS] & F_CANONICAL) !== 0,
       });
