@@ -1,10 +1,11 @@
-// .xlsx lists: one sheet read with exceljs's streaming reader and turned into CSV text (UTF-8, comma, \n)
+// .xlsx lists: one sheet read with exceljs's streaming sheet reader and turned into CSV text (UTF-8, comma, \n)
 // on the user's machine, so the column mapper, the pre-check and the upload read it as any CSV list.
 // The first sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
 import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type ExcelJS from 'exceljs';
+import yauzl from 'yauzl';
 import { quoteField } from '../../../service/lists/scan.js';
 
 export class SheetProblem extends Error {
@@ -42,17 +43,97 @@ export function cellText(value: CellValue): string {
   return '';
 }
 
-/** A streaming reader of the workbook; exceljs is loaded on first use (it takes a good part of a second). */
-async function openReader(path: string): Promise<ExcelJS.stream.xlsx.WorkbookReader> {
+/** What of exceljs's streaming WorkbookReader we drive ourselves (its parts, fed by our own zip reading). */
+interface ReaderParts {
+  workbookRels?: { Id: string; Target: string }[];
+  model?: { sheets?: { id: number; name: string; rId: string; state?: string }[] };
+  _parseRels(entry: Readable): Promise<void>;
+  _parseWorkbook(entry: Readable): Promise<void>;
+  _parseSharedStrings(entry: Readable): AsyncGenerator<unknown>;
+  _parseStyles(entry: Readable): Promise<void>;
+  _parseWorksheet(iterator: AsyncIterable<unknown>, sheetNo: string): Generator<{ value: Worksheet }>;
+}
+
+/** One sheet as exceljs's streaming WorksheetReader: its name, and its rows as they are read. */
+type Worksheet = AsyncIterable<ExcelJS.Row> & { name: string };
+
+/** A workbook part's declared size beyond this is refused (a sheet of 1,048,576 rows is far below it). */
+const MAX_PART_BYTES = 2 * 1024 * 1024 * 1024;
+
+/**
+ * The worksheets of a workbook in the workbook's own order (its tabs), each read row by row by exceljs's
+ * streaming WorksheetReader; exceljs is loaded on first use (it takes a good part of a second).
+ *
+ * The archive is read through its central directory with yauzl, the workbook's parts (relationships,
+ * workbook, shared strings, styles) before any sheet. exceljs's own single streaming pass (unzipper) loses
+ * entries at random: it pauses an entry stream that keeps going, and the workbook part, which exceljs
+ * writes last, goes missing, so a sound file reads as "Cannot read properties of undefined (reading
+ * 'sheets')" now and then (exceljs issue 3064).
+ */
+async function* worksheets(path: string): AsyncGenerator<Worksheet> {
   const excel = (await import('exceljs')).default;
-  return new excel.stream.xlsx.WorkbookReader(path, {
+  const reader = new excel.stream.xlsx.WorkbookReader(path, {
     worksheets: 'emit',
     sharedStrings: 'cache',
     // Styles tell dates from numbers.
     styles: 'cache',
     hyperlinks: 'ignore',
     entries: 'ignore',
-  });
+  }) as unknown as ReaderParts;
+  const zip = await yauzl.openPromise(path, { autoClose: false, validateEntrySizes: true });
+  let open: Readable | undefined;
+  try {
+    const parts = new Map<string, yauzl.Entry>();
+    await new Promise<void>((resolve, reject) => {
+      zip.on('entry', (entry: yauzl.Entry) => {
+        parts.set(entry.fileName, entry);
+        zip.readEntry();
+      });
+      zip.once('end', () => resolve());
+      zip.once('error', reject);
+      zip.readEntry();
+    });
+    const read = async (name: string): Promise<Readable | undefined> => {
+      const entry = parts.get(name);
+      if (!entry) return undefined;
+      if (entry.uncompressedSize > MAX_PART_BYTES)
+        throw new Error(`its part ${name} expands to more than ${MAX_PART_BYTES / 2 ** 30} GiB`);
+      open = await zip.openReadStreamPromise(entry);
+      // Text, decoded across chunk boundaries: exceljs decodes each chunk alone, which turns a character
+      // split between two chunks into two U+FFFD.
+      return open.setEncoding('utf8');
+    };
+    const rels = await read('xl/_rels/workbook.xml.rels');
+    if (rels) await reader._parseRels(rels);
+    const book = await read('xl/workbook.xml');
+    if (!book) throw new Error('it has no xl/workbook.xml part');
+    await reader._parseWorkbook(book);
+    const strings = await read('xl/sharedStrings.xml');
+    if (strings) for await (const event of reader._parseSharedStrings(strings)) void event;
+    const styles = await read('xl/styles.xml');
+    if (styles) await reader._parseStyles(styles);
+
+    // The workbook's sheets in its order, each at the part its relationship names.
+    const targets = new Map((reader.workbookRels ?? []).map((rel) => [rel.Id, rel.Target]));
+    for (const sheet of reader.model?.sheets ?? []) {
+      const target = targets.get(sheet.rId) ?? '';
+      const part = target.startsWith('/') ? target.slice(1) : `xl/${target}`;
+      const number = /^xl\/worksheets\/sheet(\d+)\.xml$/.exec(part)?.[1];
+      // Chart sheets hold no rows.
+      if (number === undefined) continue;
+      const stream = await read(part);
+      if (!stream) throw new Error(`its sheet “${sheet.name}” has no part ${part}`);
+      for (const { value } of reader._parseWorksheet(stream, number)) {
+        value.name = sheet.name;
+        yield value;
+      }
+      // The caller moved on without reading the whole sheet.
+      stream.destroy();
+    }
+  } finally {
+    open?.destroy();
+    zip.close();
+  }
 }
 
 function wrap(error: unknown, name: string): SheetProblem {
@@ -64,8 +145,8 @@ function wrap(error: unknown, name: string): SheetProblem {
 export async function sheetNames(path: string, name = path): Promise<string[]> {
   const names: string[] = [];
   try {
-    for await (const sheet of await openReader(path)) {
-      names.push((sheet as unknown as { name: string }).name);
+    for await (const sheet of worksheets(path)) {
+      names.push(sheet.name);
       // Drain the sheet: the reader moves on only when it is read.
       for await (const row of sheet) void row;
     }
@@ -84,8 +165,8 @@ export async function* sheetCsv(path: string, sheet?: string, name = path): Asyn
   let found = false;
   const seen: string[] = [];
   try {
-    for await (const worksheet of await openReader(path)) {
-      const sheetName = (worksheet as unknown as { name: string }).name;
+    for await (const worksheet of worksheets(path)) {
+      const sheetName = worksheet.name;
       seen.push(sheetName);
       const isChosen = !found && (sheet === undefined || sheetName === sheet);
       if (!isChosen) {

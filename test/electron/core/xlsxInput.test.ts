@@ -1,12 +1,14 @@
 // .xlsx lists (issue #12): a sheet read by exceljs's streaming reader becomes CSV text that the mapper,
-// the pre-check and the upload read as any list; the first sheet unless one is named.
-import { readFileSync } from 'node:fs';
+// the pre-check and the upload read as any list; the first sheet unless one is named. The archive is read
+// through its central directory, so the order of its parts does not matter.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
+import { unzipSync, zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectFile } from '../../../electron/core/files/inspect.js';
 import { precheck, prepareUpload } from '../../../electron/core/files/prepare.js';
-import { convertSheetToCsv, sheetNames } from '../../../electron/core/files/xlsx.js';
+import { convertSheetToCsv, sheetCsv, sheetNames, SheetProblem } from '../../../electron/core/files/xlsx.js';
 import { tempDir } from '../../helpers/service.js';
 
 async function workbook(path: string): Promise<void> {
@@ -73,4 +75,69 @@ describe('xlsx lists', () => {
       'zoe@example.com,"Zoë, ""Z""",2024-05-17,01234',
     );
   });
+
+  it('reads the sheets in the tabs’ order, whatever their parts are numbered', async () => {
+    const book = new ExcelJS.Workbook();
+    const people = book.addWorksheet('People');
+    people.addRow(['email']);
+    people.addRow(['people@example.com']);
+    book.addWorksheet('Suppressed').addRow(['suppressed@example.com']);
+    // People stays xl/worksheets/sheet1.xml but becomes the second tab.
+    (people as unknown as { orderNo: number }).orderNo = 3;
+    await book.xlsx.writeFile(path);
+    expect(await sheetNames(path)).toEqual(['Suppressed', 'People']);
+    const csv = join(dir.path, 'first.csv');
+    await convertSheetToCsv(path, csv);
+    expect(readFileSync(csv, 'utf8')).toBe('suppressed@example.com\n');
+  });
+
+  it('reads a workbook whatever the order of the parts inside its archive', async () => {
+    const parts = Object.entries(unzipSync(readFileSync(path)));
+    expect(parts.map(([name]) => name)).toContain('xl/workbook.xml');
+    const expected = await text(path, 'Suppressed');
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const orders = [parts, [...parts].reverse()];
+    for (let i = 0; i < 10; i++) orders.push([...parts].sort(() => random() - 0.5));
+    for (const order of orders) {
+      const shuffled = join(dir.path, 'shuffled.xlsx');
+      writeFileSync(shuffled, zipSync(Object.fromEntries(order)));
+      expect(await sheetNames(shuffled)).toEqual(['People', 'Suppressed']);
+      expect(await text(shuffled, 'Suppressed')).toBe(expected);
+    }
+  });
+
+  it('keeps every character whole, however the parts are cut into chunks', async () => {
+    const book = new ExcelJS.Workbook();
+    const sheet = book.addWorksheet('Names');
+    const names = Array.from({ length: 30_000 }, (_, i) => `Zoë Ångström 日本語 ${i}`);
+    names.forEach((name, i) => sheet.addRow([`p${i}@example.com`, name]));
+    // Inline strings too, beside the shared ones.
+    sheet.addRow(['last@example.com', { richText: [{ text: 'Ærø ' }, { text: '🙂' }] }]);
+    await book.xlsx.writeFile(path);
+    const lines = (await text(path)).split('\n');
+    expect(lines.slice(0, -2).map((line) => line.split(',')[1])).toEqual(names);
+    expect(lines.at(-2)).toBe('last@example.com,Ærø 🙂');
+  });
+
+  it('refuses a file that is not a workbook in words, naming it', async () => {
+    const notBook = join(dir.path, 'list.xlsx');
+    writeFileSync(notBook, 'email\nann@example.com\n');
+    await expect(sheetNames(notBook, 'list.xlsx')).rejects.toThrow(
+      /^“list\.xlsx” is not a readable \.xlsx workbook \(/,
+    );
+    const plainZip = join(dir.path, 'zipped.xlsx');
+    writeFileSync(plainZip, zipSync({ 'list.csv': new TextEncoder().encode('email\n') }));
+    const refusal = await sheetNames(plainZip, 'zipped.xlsx').catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(SheetProblem);
+    expect((refusal as Error).message).toBe(
+      '“zipped.xlsx” is not a readable .xlsx workbook (it has no xl/workbook.xml part).',
+    );
+  });
 });
+
+async function text(path: string, sheet?: string): Promise<string> {
+  let all = '';
+  for await (const chunk of sheetCsv(path, sheet)) all += chunk;
+  return all;
+}
