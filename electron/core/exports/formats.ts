@@ -104,13 +104,20 @@ const EMPTY = Buffer.alloc(0);
 /** A fixed date for the workbook's properties, so the same export gives the same file. */
 const WORKBOOK_DATE = new Date(Date.UTC(2000, 0, 1));
 
+/** Excel's rows per sheet: an .xlsx export longer than that goes on in a next sheet. */
+export const XLSX_SHEET_ROWS = 1_048_576;
+
 class XlsxRowWriter implements RowWriter {
   private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
-  private readonly sheet: ExcelJS.Worksheet;
+  private sheet: ExcelJS.Worksheet;
+  private sheetRows = 0;
+  private sheets = 1;
+  private header: readonly string[] | undefined;
   constructor(
     excel: typeof ExcelJS,
     private readonly path: string,
-    sheetName: string,
+    private readonly sheetName: string,
+    private readonly rowsPerSheet: number,
   ) {
     this.workbook = new excel.stream.xlsx.WorkbookWriter({
       filename: path,
@@ -120,14 +127,29 @@ class XlsxRowWriter implements RowWriter {
     this.workbook.creator = 'Mailsieve';
     this.workbook.created = WORKBOOK_DATE;
     this.workbook.modified = WORKBOOK_DATE;
-    this.sheet = this.workbook.addWorksheet(sheetName);
+    this.sheet = this.workbook.addWorksheet(sheetNameOf(sheetName));
   }
 
   writeRow(fields: readonly string[]): Promise<void> {
+    // The first row is the header (results always have one); each next sheet starts with it again, as "Name
+    // (2)", "Name (3)", …, so every sheet imports on its own.
+    if (this.header === undefined) this.header = fields;
+    else if (this.sheetRows === this.rowsPerSheet) {
+      this.sheet.commit();
+      const suffix = ` (${++this.sheets})`;
+      this.sheet = this.workbook.addWorksheet(sheetNameOf(this.sheetName, suffix));
+      this.sheetRows = 0;
+      this.add(this.header);
+    }
+    this.add(fields);
+    return Promise.resolve();
+  }
+
+  private add(fields: readonly string[]): void {
     // Every value as text: a ZIP code or a phone number keeps its leading zeros. A line break inside a cell
     // is \n, as Excel keeps it (XML reads a bare \r as \n anyway).
     this.sheet.addRow(fields.map((field) => field.replace(/\r\n?/g, '\n'))).commit();
-    return Promise.resolve();
+    this.sheetRows++;
   }
 
   async close(): Promise<{ bytes: number }> {
@@ -142,9 +164,9 @@ class XlsxRowWriter implements RowWriter {
   }
 }
 
-/** Excel limits a sheet's name to 31 characters without []:*?/\ . */
-function sheetNameOf(name: string): string {
-  return name.replace(/[[\]:*?/\\]/g, '_').slice(0, 31) || 'Sheet1';
+/** Excel limits a sheet's name to 31 characters without []:*?/\ ; `suffix` is kept whole. */
+function sheetNameOf(name: string, suffix = ''): string {
+  return (name.replace(/[[\]:*?/\\]/g, '_').slice(0, 31 - suffix.length) || 'Sheet1') + suffix;
 }
 
 /**
@@ -155,10 +177,11 @@ export async function openRowWriter(
   path: string,
   format: ExportFormat,
   sheetName?: string,
+  rowsPerSheet = XLSX_SHEET_ROWS,
 ): Promise<RowWriter> {
   if (format === 'xlsx') {
     const excel = (await import('exceljs')).default;
-    return new XlsxRowWriter(excel, path, sheetNameOf(sheetName ?? basename(path).replace(/\.[^.]+$/, '')));
+    return new XlsxRowWriter(excel, path, sheetName ?? basename(path).replace(/\.[^.]+$/, ''), rowsPerSheet);
   }
   return new TextRowWriter(await BufferedFile.create(path, 0o600), path, TEXT_FORMATS[format]);
 }

@@ -9,7 +9,9 @@ import Papa from 'papaparse';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultExportChoices, type ExportChoices } from '../../../../shared/exportChoices.js';
 import type { ExportChoice } from '../../../../shared/exports.js';
+import { openRowWriter, XLSX_SHEET_ROWS } from '../../../../electron/core/exports/formats.js';
 import { writeStatusZip } from '../../../../electron/core/exports/statusZip.js';
+import { sheetCsv, sheetNames } from '../../../../electron/core/files/xlsx.js';
 import { exportResultsFile, type ExportRequest } from '../../../../electron/core/jobs/exports.js';
 import { tempDir } from '../../../helpers/service.js';
 
@@ -132,6 +134,33 @@ describe('exports for import', () => {
     const tsvLines = readFileSync(tsv, 'utf8').split('\n');
     expect(tsvLines[0].split('\t')).toHaveLength(10);
     expect(tsvLines[1]).toBe('Zoë\tzoe@example.com\tKöln\tunknown\t10\t\t\ttrue\t\t');
+  });
+
+  it('goes on in a next sheet under the header again when a sheet is full (Excel’s 1,048,576 rows)', async () => {
+    expect(XLSX_SHEET_ROWS).toBe(1_048_576);
+    const path = join(dir.path, 'long.xlsx');
+    const name = `A very long list name ${'x'.repeat(20)}`;
+    const writer = await openRowWriter(path, 'xlsx', name, 3);
+    await writer.writeRow(['Email', 'Name']);
+    for (let i = 0; i < 7; i++) await writer.writeRow([`p${i}@example.com`, `P ${i}`]);
+    await writer.close();
+    const sheets = await sheetNames(path);
+    expect(sheets).toEqual([
+      name.slice(0, 31),
+      `${name.slice(0, 27)} (2)`,
+      `${name.slice(0, 27)} (3)`,
+      `${name.slice(0, 27)} (4)`,
+    ]);
+    const rows: string[] = [];
+    for (const sheet of sheets) {
+      let text = '';
+      for await (const chunk of sheetCsv(path, sheet)) text += chunk;
+      const [header, ...body] = text.trimEnd().split('\n');
+      expect(header).toBe('Email,Name');
+      expect(body.length).toBeLessThanOrEqual(2);
+      rows.push(...body);
+    }
+    expect(rows).toEqual(Array.from({ length: 7 }, (_, i) => `p${i}@example.com,P ${i}`));
   });
 
   it('writes .xlsx that reads back as the same rows', async () => {
