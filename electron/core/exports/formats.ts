@@ -107,6 +107,19 @@ const WORKBOOK_DATE = new Date(Date.UTC(2000, 0, 1));
 /** Excel's rows per sheet: an .xlsx export longer than that goes on in a next sheet. */
 export const XLSX_SHEET_ROWS = 1_048_576;
 
+/**
+ * How much of a sheet's XML may wait for the zip's deflate before rows wait for it. exceljs's sheet stream
+ * hands its bytes on without asking: a 1,000,000-row export held 300 MB of it.
+ */
+const MAX_PENDING_XML = 4 * 1024 * 1024;
+
+/** What we read of exceljs's sheet stream: the stream of the zip entry it writes to, once the zip took it. */
+interface SheetStream {
+  pipes: { _writableState?: { length: number }; once(event: 'drain', listener: () => void): unknown }[];
+}
+
+const RESOLVED = Promise.resolve();
+
 class XlsxRowWriter implements RowWriter {
   private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
   private sheet: ExcelJS.Worksheet;
@@ -142,7 +155,10 @@ class XlsxRowWriter implements RowWriter {
       this.add(this.header);
     }
     this.add(fields);
-    return Promise.resolve();
+    // The rows wait while the zip is behind.
+    const entry = (this.sheet as unknown as { stream: SheetStream }).stream.pipes[0];
+    if ((entry?._writableState?.length ?? 0) <= MAX_PENDING_XML) return RESOLVED;
+    return new Promise((resolve) => entry.once('drain', resolve));
   }
 
   private add(fields: readonly string[]): void {
