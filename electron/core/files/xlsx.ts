@@ -2,6 +2,7 @@
 // on the user's machine, so the column mapper, the pre-check and the upload read it as any CSV list.
 // The first sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
 import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
+import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type ExcelJS from 'exceljs';
@@ -51,26 +52,35 @@ interface ReaderParts {
   _parseWorkbook(entry: Readable): Promise<void>;
   _parseSharedStrings(entry: Readable): AsyncGenerator<unknown>;
   _parseStyles(entry: Readable): Promise<void>;
-  _parseWorksheet(iterator: AsyncIterable<unknown>, sheetNo: string): Generator<{ value: Worksheet }>;
+  _parseWorksheet(
+    iterator: AsyncIterable<unknown>,
+    sheetNo: string,
+  ): Generator<{ value: AsyncIterable<ExcelJS.Row> }>;
 }
-
-/** One sheet as exceljs's streaming WorksheetReader: its name, and its rows as they are read. */
-type Worksheet = AsyncIterable<ExcelJS.Row> & { name: string };
 
 /** A workbook part's declared size beyond this is refused (a sheet of 1,048,576 rows is far below it). */
 const MAX_PART_BYTES = 2 * 1024 * 1024 * 1024;
 
+/** A workbook's archive, opened: its sheets in tab order, and its parts to read. */
+interface OpenWorkbook {
+  readonly reader: ReaderParts;
+  /** The worksheets in the workbook's order (its tabs), each with the part that holds it. */
+  readonly sheets: readonly { name: string; part: string }[];
+  /** A part as text, or undefined when the archive has no such part. */
+  readonly read: (part: string) => Promise<Readable | undefined>;
+  readonly close: () => void;
+}
+
 /**
- * The worksheets of a workbook in the workbook's own order (its tabs), each read row by row by exceljs's
- * streaming WorksheetReader; exceljs is loaded on first use (it takes a good part of a second).
+ * Opens a workbook and reads its relationships and its workbook part, which name its sheets; exceljs is
+ * loaded on first use (it takes a good part of a second).
  *
- * The archive is read through its central directory with yauzl, the workbook's parts (relationships,
- * workbook, shared strings, styles) before any sheet. exceljs's own single streaming pass (unzipper) loses
- * entries at random: it pauses an entry stream that keeps going, and the workbook part, which exceljs
- * writes last, goes missing, so a sound file reads as "Cannot read properties of undefined (reading
- * 'sheets')" now and then (exceljs issue 3064).
+ * The archive is read through its central directory with yauzl, each part when it is wanted. exceljs's own
+ * reader makes a single streaming pass (unzipper) that loses parts at random: it pauses an entry stream that
+ * keeps going, and the workbook part, which exceljs writes last, goes missing, so a sound file reads as
+ * "Cannot read properties of undefined (reading 'sheets')" now and then (exceljs issue 3064).
  */
-async function* worksheets(path: string): AsyncGenerator<Worksheet> {
+async function openWorkbook(path: string): Promise<OpenWorkbook> {
   const excel = (await import('exceljs')).default;
   const reader = new excel.stream.xlsx.WorkbookReader(path, {
     worksheets: 'emit',
@@ -81,7 +91,11 @@ async function* worksheets(path: string): AsyncGenerator<Worksheet> {
     entries: 'ignore',
   }) as unknown as ReaderParts;
   const zip = await yauzl.openPromise(path, { autoClose: false, validateEntrySizes: true });
-  let open: Readable | undefined;
+  const opened: Readable[] = [];
+  const close = () => {
+    for (const stream of opened) stream.destroy();
+    zip.close();
+  };
   try {
     const parts = new Map<string, yauzl.Entry>();
     await new Promise<void>((resolve, reject) => {
@@ -93,46 +107,65 @@ async function* worksheets(path: string): AsyncGenerator<Worksheet> {
       zip.once('error', reject);
       zip.readEntry();
     });
-    const read = async (name: string): Promise<Readable | undefined> => {
-      const entry = parts.get(name);
+    const read = async (part: string): Promise<Readable | undefined> => {
+      const entry = parts.get(part);
       if (!entry) return undefined;
       if (entry.uncompressedSize > MAX_PART_BYTES)
-        throw new Error(`its part ${name} expands to more than ${MAX_PART_BYTES / 2 ** 30} GiB`);
-      open = await zip.openReadStreamPromise(entry);
+        throw new Error(`its part ${part} expands to more than ${MAX_PART_BYTES / 2 ** 30} GiB`);
+      const stream = await zip.openReadStreamPromise(entry);
+      opened.push(stream);
       // Text, decoded across chunk boundaries: exceljs decodes each chunk alone, which turns a character
       // split between two chunks into two U+FFFD.
-      return open.setEncoding('utf8');
+      return stream.setEncoding('utf8');
     };
     const rels = await read('xl/_rels/workbook.xml.rels');
     if (rels) await reader._parseRels(rels);
     const book = await read('xl/workbook.xml');
     if (!book) throw new Error('it has no xl/workbook.xml part');
     await reader._parseWorkbook(book);
+    // Each sheet at the part its relationship names; chart sheets, which hold no rows, are left out.
+    const targets = new Map((reader.workbookRels ?? []).map((rel) => [rel.Id, rel.Target]));
+    const sheets = (reader.model?.sheets ?? []).flatMap(({ name, rId }) => {
+      const target = targets.get(rId) ?? '';
+      const part = posix.normalize(target.startsWith('/') ? target.slice(1) : `xl/${target}`);
+      return part.startsWith('xl/worksheets/') ? [{ name, part }] : [];
+    });
+    return { reader, sheets, read, close };
+  } catch (error) {
+    close();
+    throw error;
+  }
+}
+
+/**
+ * The rows of one sheet (the first when `sheet` is undefined), read one by one by exceljs's streaming sheet
+ * reader after the shared strings and styles; the other sheets are not read at all.
+ */
+async function* sheetRows(
+  path: string,
+  sheet: string | undefined,
+  name: string,
+): AsyncGenerator<ExcelJS.Row> {
+  const workbook = await openWorkbook(path);
+  const { reader, read, sheets } = workbook;
+  try {
+    const index = sheet === undefined ? 0 : sheets.findIndex((s) => s.name === sheet);
+    const chosen = sheets[index];
+    if (!chosen)
+      throw new SheetProblem(
+        sheet === undefined
+          ? `“${name}” has no sheet.`
+          : `“${name}” has no sheet named “${sheet}”${sheets.length ? ` (its sheets: ${sheets.map((s) => `“${s.name}”`).join(', ')})` : ''}.`,
+      );
     const strings = await read('xl/sharedStrings.xml');
     if (strings) for await (const event of reader._parseSharedStrings(strings)) void event;
     const styles = await read('xl/styles.xml');
     if (styles) await reader._parseStyles(styles);
-
-    // The workbook's sheets in its order, each at the part its relationship names.
-    const targets = new Map((reader.workbookRels ?? []).map((rel) => [rel.Id, rel.Target]));
-    for (const sheet of reader.model?.sheets ?? []) {
-      const target = targets.get(sheet.rId) ?? '';
-      const part = target.startsWith('/') ? target.slice(1) : `xl/${target}`;
-      const number = /^xl\/worksheets\/sheet(\d+)\.xml$/.exec(part)?.[1];
-      // Chart sheets hold no rows.
-      if (number === undefined) continue;
-      const stream = await read(part);
-      if (!stream) throw new Error(`its sheet “${sheet.name}” has no part ${part}`);
-      for (const { value } of reader._parseWorksheet(stream, number)) {
-        value.name = sheet.name;
-        yield value;
-      }
-      // The caller moved on without reading the whole sheet.
-      stream.destroy();
-    }
+    const stream = await read(chosen.part);
+    if (!stream) throw new Error(`its sheet “${chosen.name}” has no part ${chosen.part}`);
+    for (const { value } of reader._parseWorksheet(stream, String(index + 1))) yield* value;
   } finally {
-    open?.destroy();
-    zip.close();
+    workbook.close();
   }
 }
 
@@ -141,19 +174,15 @@ function wrap(error: unknown, name: string): SheetProblem {
   return new SheetProblem(`“${name}” is not a readable .xlsx workbook (${(error as Error).message}).`);
 }
 
-/** The names of a workbook's sheets, in order. */
+/** The names of a workbook's sheets, in tab order (read from the workbook part alone, not the sheets). */
 export async function sheetNames(path: string, name = path): Promise<string[]> {
-  const names: string[] = [];
   try {
-    for await (const sheet of worksheets(path)) {
-      names.push(sheet.name);
-      // Drain the sheet: the reader moves on only when it is read.
-      for await (const row of sheet) void row;
-    }
+    const workbook = await openWorkbook(path);
+    workbook.close();
+    return workbook.sheets.map((sheet) => sheet.name);
   } catch (error) {
     throw wrap(error, name);
   }
-  return names;
 }
 
 /**
@@ -162,48 +191,30 @@ export async function sheetNames(path: string, name = path): Promise<string[]> {
  * to the widest row seen so far.
  */
 export async function* sheetCsv(path: string, sheet?: string, name = path): AsyncGenerator<string> {
-  let found = false;
-  const seen: string[] = [];
+  let text = '';
+  let rowsInChunk = 0;
+  let lastRow = 0;
+  let width = 0;
   try {
-    for await (const worksheet of worksheets(path)) {
-      const sheetName = worksheet.name;
-      seen.push(sheetName);
-      const isChosen = !found && (sheet === undefined || sheetName === sheet);
-      if (!isChosen) {
-        for await (const row of worksheet) void row;
-        continue;
+    for await (const row of sheetRows(path, sheet, name)) {
+      // Rows missing from the sheet's XML are empty rows.
+      for (let gap = lastRow + 1; gap < row.number; gap++) text += '\n';
+      lastRow = row.number;
+      const values = row.values as CellValue[];
+      const cells: string[] = [];
+      width = Math.max(width, values.length - 1);
+      for (let c = 1; c <= width; c++) cells.push(quoteField(cellText(values[c]), ','));
+      text += cells.join(',') + '\n';
+      if (++rowsInChunk >= ROWS_PER_CHUNK) {
+        yield text;
+        text = '';
+        rowsInChunk = 0;
       }
-      found = true;
-      let text = '';
-      let rowsInChunk = 0;
-      let lastRow = 0;
-      let width = 0;
-      for await (const row of worksheet) {
-        // Rows missing from the sheet's XML are empty rows.
-        for (let gap = lastRow + 1; gap < row.number; gap++) text += '\n';
-        lastRow = row.number;
-        const values = row.values as CellValue[];
-        const cells: string[] = [];
-        width = Math.max(width, values.length - 1);
-        for (let c = 1; c <= width; c++) cells.push(quoteField(cellText(values[c]), ','));
-        text += cells.join(',') + '\n';
-        if (++rowsInChunk >= ROWS_PER_CHUNK) {
-          yield text;
-          text = '';
-          rowsInChunk = 0;
-        }
-      }
-      if (text) yield text;
     }
   } catch (error) {
     throw wrap(error, name);
   }
-  if (!found)
-    throw new SheetProblem(
-      sheet === undefined
-        ? `“${name}” has no sheet.`
-        : `“${name}” has no sheet named “${sheet}”${seen.length ? ` (its sheets: ${seen.map((s) => `“${s}”`).join(', ')})` : ''}.`,
-    );
+  if (text) yield text;
 }
 
 /** The CSV of a sheet as a byte stream (UTF-8). */

@@ -107,6 +107,17 @@ describe('xlsx lists', () => {
     }
   });
 
+  it('names the sheets from the workbook part, and reads only the sheet asked for', async () => {
+    // The first sheet's part is damaged: naming the sheets and reading the second never look at it.
+    const parts = unzipSync(readFileSync(path));
+    parts['xl/worksheets/sheet1.xml'] = new TextEncoder().encode('<worksheet><sheetData></row></worksheet>');
+    const damaged = join(dir.path, 'damaged.xlsx');
+    writeFileSync(damaged, zipSync(parts));
+    expect(await sheetNames(damaged)).toEqual(['People', 'Suppressed']);
+    expect(await text(damaged, 'Suppressed')).toBe('email\ngone@example.com\n');
+    await expect(text(damaged)).rejects.toThrow(/is not a readable \.xlsx workbook/);
+  });
+
   it('keeps every character whole, however the parts are cut into chunks', async () => {
     const book = new ExcelJS.Workbook();
     const sheet = book.addWorksheet('Names');
