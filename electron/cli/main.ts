@@ -151,7 +151,7 @@ export function buildProgram(): Command {
     .option('--drop-role', 'leave role addresses (info@, sales@…) out of the exports')
     .option('--drop-disposable', 'leave disposable (throw-away) addresses out of the exports')
     .option('--export-format <format>', 'csv, csv-excel (BOM and CRLF), tsv or xlsx (default csv)')
-    .option('--sheet <name>', 'the sheet of an .xlsx list (default: the first)')
+    .option('--sheet <name>', 'the sheet of an .xlsx list (default: the first visible one)')
     .option(
       '--report-csv',
       'write the match report (field,records matched,percent) and chart data (field,value,count) CSVs beside the results',

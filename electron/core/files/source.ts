@@ -31,7 +31,7 @@ export interface ListSource {
 
 /**
  * The text inside a list file; a zip must hold exactly one .csv or .txt file; an .xlsx workbook reads as the
- * CSV of its first sheet, or of `options.sheet`.
+ * CSV of its first visible sheet, or of `options.sheet`.
  */
 export async function openListSource(
   path: string,

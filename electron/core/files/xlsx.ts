@@ -1,6 +1,6 @@
 // .xlsx lists: one sheet read with exceljs's streaming sheet reader and turned into CSV text (UTF-8, comma, \n)
 // on the user's machine, so the column mapper, the pre-check and the upload read it as any CSV list.
-// The first sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
+// The first visible sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
 import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
@@ -64,7 +64,7 @@ const MAX_PART_BYTES = 2 * 1024 * 1024 * 1024;
 /** A workbook's archive, opened: its sheets in tab order, and its parts to read. */
 interface OpenWorkbook {
   readonly reader: ReaderParts;
-  /** The worksheets in the workbook's order (its tabs), each with the part that holds it. */
+  /** The worksheets in the workbook's order (its tabs; hidden ones last), each with the part that holds it. */
   readonly sheets: readonly { name: string; part: string }[];
   /** A part as text, or undefined when the archive has no such part. */
   readonly read: (part: string) => Promise<Readable | undefined>;
@@ -123,13 +123,17 @@ async function openWorkbook(path: string): Promise<OpenWorkbook> {
     const book = await read('xl/workbook.xml');
     if (!book) throw new Error('it has no xl/workbook.xml part');
     await reader._parseWorkbook(book);
-    // Each sheet at the part its relationship names; chart sheets, which hold no rows, are left out.
+    // Each sheet at the part its relationship names; chart sheets, which hold no rows, are left out. Hidden
+    // sheets come after the visible ones, so the first sheet is the first tab a user sees.
     const targets = new Map((reader.workbookRels ?? []).map((rel) => [rel.Id, rel.Target]));
-    const sheets = (reader.model?.sheets ?? []).flatMap(({ name, rId }) => {
+    const sheets = (reader.model?.sheets ?? []).flatMap(({ name, rId, state }) => {
       const target = targets.get(rId) ?? '';
       const part = posix.normalize(target.startsWith('/') ? target.slice(1) : `xl/${target}`);
-      return part.startsWith('xl/worksheets/') ? [{ name, part }] : [];
+      return part.startsWith('xl/worksheets/')
+        ? [{ name, part, isHidden: (state ?? 'visible') !== 'visible' }]
+        : [];
     });
+    sheets.sort((a, b) => Number(a.isHidden) - Number(b.isHidden));
     return { reader, sheets, read, close };
   } catch (error) {
     close();

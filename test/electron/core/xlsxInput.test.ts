@@ -91,6 +91,18 @@ describe('xlsx lists', () => {
     expect(readFileSync(csv, 'utf8')).toBe('suppressed@example.com\n');
   });
 
+  it('offers hidden sheets after the visible ones: the first sheet is the first tab a user sees', async () => {
+    const book = new ExcelJS.Workbook();
+    book.addWorksheet('Lookup', { state: 'hidden' }).addRow(['code']);
+    book.addWorksheet('Contacts').addRow(['contact@example.com']);
+    book.addWorksheet('Internal', { state: 'veryHidden' }).addRow(['internal@example.com']);
+    book.addWorksheet('Leads').addRow(['lead@example.com']);
+    await book.xlsx.writeFile(path);
+    expect(await sheetNames(path)).toEqual(['Contacts', 'Leads', 'Lookup', 'Internal']);
+    expect(await text(path)).toBe('contact@example.com\n');
+    expect(await text(path, 'Internal')).toBe('internal@example.com\n');
+  });
+
   it('reads a workbook whatever the order of the parts inside its archive', async () => {
     const parts = Object.entries(unzipSync(readFileSync(path)));
     expect(parts.map(([name]) => name)).toContain('xl/workbook.xml');
