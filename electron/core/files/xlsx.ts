@@ -1,7 +1,7 @@
 // .xlsx lists: one sheet read with exceljs's streaming sheet reader and turned into CSV text (UTF-8, comma, \n)
 // on the user's machine, so the column mapper, the pre-check and the upload read it as any CSV list.
 // The first visible sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
-import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createWriteStream, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -61,6 +61,21 @@ interface ReaderParts {
 /** A workbook part's declared size beyond this is refused (a sheet of 1,048,576 rows is far below it). */
 const MAX_PART_BYTES = 2 * 1024 * 1024 * 1024;
 
+/**
+ * A Microsoft compound file (its magic number D0 CF 11 E0): what Excel writes for an .xlsx saved with a
+ * password (the workbook is encrypted inside it) and for the older .xls format, either renamed .xlsx.
+ */
+function isCompoundFile(path: string): boolean {
+  const head = Buffer.alloc(4);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, head, 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return head.readUInt32BE(0) === 0xd0cf11e0;
+}
+
 /** A workbook's archive, opened: its sheets in tab order, and its parts to read. */
 interface OpenWorkbook {
   readonly reader: ReaderParts;
@@ -90,6 +105,10 @@ async function openWorkbook(path: string): Promise<OpenWorkbook> {
     hyperlinks: 'ignore',
     entries: 'ignore',
   }) as unknown as ReaderParts;
+  if (isCompoundFile(path))
+    throw new Error(
+      'it is protected by a password, or an older .xls workbook: save it from Excel as an .xlsx workbook without a password',
+    );
   const zip = await yauzl.openPromise(path, { autoClose: false, validateEntrySizes: true });
   const opened: Readable[] = [];
   const close = () => {

@@ -149,6 +149,12 @@ describe('xlsx lists', () => {
     await expect(sheetNames(notBook, 'list.xlsx')).rejects.toThrow(
       /^“list\.xlsx” is not a readable \.xlsx workbook \(/,
     );
+    // What Excel writes for a workbook saved with a password (and for an old .xls renamed .xlsx).
+    const locked = join(dir.path, 'locked.xlsx');
+    writeFileSync(locked, Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(4096)]));
+    await expect(sheetNames(locked, 'locked.xlsx')).rejects.toThrow(
+      '“locked.xlsx” is not a readable .xlsx workbook (it is protected by a password, or an older .xls workbook: save it from Excel as an .xlsx workbook without a password).',
+    );
     const plainZip = join(dir.path, 'zipped.xlsx');
     writeFileSync(plainZip, zipSync({ 'list.csv': new TextEncoder().encode('email\n') }));
     const refusal = await sheetNames(plainZip, 'zipped.xlsx').catch((error: unknown) => error);
