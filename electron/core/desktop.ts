@@ -36,6 +36,7 @@ import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from './histor
 import { jobResultsReader } from './jobResults.js';
 import { JobRechecks } from './jobRecheck.js';
 import { JobManager } from './jobManager.js';
+import { dropPreparedExports } from './jobs/preparedExport.js';
 import { PROXY_PASSWORD_SECRET } from './checksSetting.js';
 
 export { PROVIDER_KEY, ReplyFailure, type DesktopCoreOptions };
@@ -64,6 +65,8 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   const stagingDir = join(home, 'staging');
   // Staged uploads of an earlier run are no one's: jobs keep their own copies.
   rmSync(stagingDir, { recursive: true, force: true });
+  // So are the default exports prepared for a job that completed then (jobs/preparedExport.ts).
+  dropPreparedExports(resultsDir);
   const db = openHistoryDb(
     join(home, HISTORY_DB_FILE),
     options.nativeBinding ? { nativeBinding: options.nativeBinding } : {},

@@ -3,8 +3,9 @@
 // completes: `jobs:export` with the default kind and choices then moves the prepared file into place instead
 // of reading the whole results again (about a second for 1,000,000 rows). It is kept beside the results in the
 // job's folder, with a note of what it was made from (the results file's path, size and time); any other
-// export, or results that changed since (a re-check's new version), runs the exporter as before.
-import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+// export, or results that changed since (a re-check's new version), runs the exporter as before. A prepared
+// export that can no longer be taken is dropped, and so is every one left by an earlier run of the app.
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeftOut } from '../../../shared/exportChoices.js';
 import type { ExportRequest, ExportSpec } from './exports.js';
@@ -81,8 +82,29 @@ export function takePreparedExport(
     prepared.resultsName === results.name &&
     stat?.size === prepared.resultsBytes &&
     stat.mtimeMs === prepared.resultsModified;
-  if (!isSame) return undefined;
+  if (!isSame) {
+    // Made from results that changed since (a re-check's new version): it can never be taken.
+    if (prepared.spec === JSON.stringify(spec)) dropFiles(jobDir);
+    return undefined;
+  }
   renameSync(data, destination);
   rmSync(note, { force: true });
   return { rows: prepared.rows, ...(prepared.leftOut ? { leftOut: prepared.leftOut } : {}) };
+}
+
+function dropFiles(jobDir: string): void {
+  const { data, note } = pathsOf(jobDir);
+  rmSync(note, { force: true });
+  rmSync(data, { force: true });
+}
+
+/**
+ * Drops the prepared exports an earlier run of the app left (at start, before any job runs): one is for the
+ * export asked for right after a job completes, and would otherwise hold ~90% of its results' size on disk
+ * until the job is deleted. A later export is written afresh, as any other.
+ */
+export function dropPreparedExports(resultsDir: string): void {
+  if (!existsSync(resultsDir)) return;
+  for (const entry of readdirSync(resultsDir, { withFileTypes: true }))
+    if (entry.isDirectory()) dropFiles(join(resultsDir, entry.name));
 }

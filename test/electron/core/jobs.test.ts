@@ -1,6 +1,6 @@
 // The job runner through the desktop core, against a real service on loopback: a whole run with progress
 // events, and resuming after a restart from each step (upload, following, download).
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, pollList } from '../../../shared/api/client.js';
@@ -183,6 +183,52 @@ describe('jobs', () => {
       // Other choices are another export, written afresh.
       const tsv = await exportOf({ ...defaultExportChoices(kind), format: 'tsv' });
       expect(tsv.bytes.toString('utf8')).toContain('\t');
+    } finally {
+      await core.close();
+    }
+  });
+
+  it('drops a prepared export that can no longer be taken, and those an earlier run of the app left', async () => {
+    let core = coreOn(home.path, service, key);
+    const jobIds: number[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const staged = await core.handle('files:add-path', { path: listFile });
+        if (!staged.ok) throw new Error(staged.error.message);
+        const started = await core.handle('jobs:start', {
+          fileId: (staged.value as { fileId: string }).fileId,
+          mapping: { delimiter: ',', header: true, roles: ['email', 'ignore'] },
+          options: { reportOnly: false, split: false },
+        });
+        if (!started.ok) throw new Error(started.error.message);
+        const [jobId] = (started.value as { jobIds: number[] }).jobIds;
+        expect((await finished(core, jobId)).status).toBe('completed');
+        jobIds.push(jobId);
+      }
+      const preparedIn = (jobId: number) =>
+        readdirSync(join(home.path, 'results', String(jobId))).filter((name) => name.startsWith('prepared'));
+      expect(preparedIn(jobIds[0])).toEqual(['prepared-export', 'prepared-export.json']);
+
+      // The first job's results change (as a re-check's new version does): its prepared export is of no use.
+      const db = openHistoryDb(join(home.path, HISTORY_DB_FILE));
+      const job = getJob(db, jobIds[0])!;
+      const kind = jobCountsOf(db, jobIds[0], job.resultsPath!)!.exportKind as 'clean' | 'safe';
+      db.close();
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(job.resultsPath!, later, later);
+      const reply = await core.handle('jobs:export', { jobId: jobIds[0], kind });
+      if (!reply.ok) throw new Error(reply.error.message);
+      expect((reply.value as { rows: number }).rows).toBeGreaterThan(0);
+      expect(preparedIn(jobIds[0])).toEqual([]);
+
+      // The app starts again: the second job's, never asked for, is gone too; its export is written afresh.
+      expect(preparedIn(jobIds[1])).toHaveLength(2);
+      await core.close();
+      core = coreOn(home.path, service, key);
+      expect(preparedIn(jobIds[1])).toEqual([]);
+      const again = await core.handle('jobs:export', { jobId: jobIds[1], kind });
+      if (!again.ok) throw new Error(again.error.message);
+      expect((again.value as { rows: number }).rows).toBeGreaterThan(0);
     } finally {
       await core.close();
     }
