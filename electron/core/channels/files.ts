@@ -22,6 +22,8 @@ export interface StagedList {
   /** An .xlsx list: the sheet read (the first when absent), and the workbook's sheets once read. */
   readonly sheet?: string;
   sheets?: readonly string[];
+  /** An .xlsx list: where the sheet's CSV is kept once read whole (files/source.ts). */
+  readonly sheetCopyDir?: string;
 }
 
 export interface Staging {
@@ -40,6 +42,9 @@ export interface Staging {
 
 export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
   const staged = new Map<string, StagedList>();
+  // The CSV of an .xlsx list's sheet, kept for the mapper, pre-check and upload after the first whole read.
+  const sheetCopies = (name: string) =>
+    formatOf(name) === 'xlsx' ? { sheetCopyDir: join(stagingDir, 'sheets') } : {};
   const checks = createFileChecks((progress) => emit('files:progress', progress));
   const staging: Staging = {
     checks,
@@ -67,7 +72,7 @@ export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
     },
     registerStaged(fileId, path, name) {
       const size = statSync(path).size;
-      staged.set(fileId, { path, name, size });
+      staged.set(fileId, { path, name, size, ...sheetCopies(name) });
       checks.warm();
       return { fileId, name, size };
     },
@@ -75,7 +80,7 @@ export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
       const file = staging.stagedOrFail(fileId);
       if ((file.sheet ?? file.sheets?.[0]) === sheet) return fileId;
       const id = randomUUID();
-      staged.set(id, { path: file.path, name: file.name, size: file.size, sheet, sheets: file.sheets });
+      staged.set(id, { ...file, sheet });
       return id;
     },
     stagedOrFail(fileId) {

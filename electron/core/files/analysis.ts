@@ -72,6 +72,7 @@ export function precheckOffThread(
         name: file.name,
         size: file.size,
         ...(file.sheet ? { sheet: file.sheet } : {}),
+        ...(file.sheetCopyDir ? { sheetCopyDir: file.sheetCopyDir } : {}),
       },
       mapping,
       split,

@@ -19,7 +19,14 @@ import {
   type InspectionWarning,
 } from '../../../shared/desktop/contract.js';
 import { countRows, type CountOptions } from './count.js';
-import { detectEncoding, openListSource, readHead, type Encoding, type ListSource } from './source.js';
+import {
+  detectEncoding,
+  openListSource,
+  readHead,
+  type Encoding,
+  type ListSource,
+  type SheetOptions,
+} from './source.js';
 
 /** Bytes of the file read for the sample. */
 export const SAMPLE_BYTES = 256 * 1024;
@@ -28,7 +35,7 @@ const SAMPLE_ROWS = 1000;
 /** Rows shown in the preview. */
 export const PREVIEW_ROWS = 50;
 
-export interface InspectRequest {
+export interface InspectRequest extends SheetOptions {
   readonly fileId: string;
   readonly path: string;
   readonly name: string;
@@ -91,12 +98,7 @@ export async function countListRows(
 }
 
 export async function inspectFile(request: InspectRequest): Promise<Inspection> {
-  const source: ListSource = await openListSource(
-    request.path,
-    request.name,
-    request.size,
-    request.sheet ? { sheet: request.sheet } : {},
-  );
+  const source: ListSource = await openListSource(request.path, request.name, request.size, request);
   const head = await readHead(await source.open(), SAMPLE_BYTES);
   const { encoding, bom } = detectEncoding(head.bytes, head.isWhole);
   let sample = new TextDecoder(encoding === 'utf-16be' ? 'utf-16be' : encoding).decode(

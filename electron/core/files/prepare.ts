@@ -23,14 +23,13 @@ import { quoteField } from '../../../service/lists/scan.js';
 import { checkAddresses, type CheckedAddresses } from './addressCheck.js';
 import { SyntaxHelper } from './syntaxHelper.js';
 import { fieldText, walkRows } from './count.js';
-import { detectEncoding, openListSource, readHead, type ListSource } from './source.js';
+import { detectEncoding, openListSource, readHead, type ListSource, type SheetOptions } from './source.js';
 
-export interface FileRef {
+/** A list file; an .xlsx list's sheet (the sheet picker's choice) and where its CSV copy is kept. */
+export interface FileRef extends SheetOptions {
   readonly path: string;
   readonly name: string;
   readonly size: number;
-  /** An .xlsx list's sheet (the first when absent): the sheet picker's choice. */
-  readonly sheet?: string;
 }
 
 async function encodingOf(source: ListSource) {
@@ -69,12 +68,7 @@ export async function precheck(
   /** `helper`: check addresses on a second thread too (the pre-check worker; not worth it for small files). */
   options: { readonly helper?: boolean } = {},
 ): Promise<Precheck> {
-  const source = await openListSource(
-    file.path,
-    file.name,
-    file.size,
-    file.sheet ? { sheet: file.sheet } : {},
-  );
+  const source = await openListSource(file.path, file.name, file.size, file);
   let bytesRead = 0;
   const emailIndex = mapping.roles.indexOf('email');
   // The addresses' hashes, sorted at the end to count duplicates: a million Map entries cost seconds.
@@ -221,12 +215,7 @@ export async function prepareUpload(
     services?: readonly ListServiceKey[];
   },
 ): Promise<UploadPart[]> {
-  const source = await openListSource(
-    file.path,
-    file.name,
-    file.size,
-    file.sheet ? { sheet: file.sheet } : {},
-  );
+  const source = await openListSource(file.path, file.name, file.size, file);
   const { cells, isChanged } = headerFor(mapping, options.headerNames, options.services);
   const encoding = await encodingOf(source);
   // An .xlsx list always goes as the CSV of its sheet.

@@ -1,6 +1,8 @@
 // Reading a list file as the service will: a .csv/.txt as it is, a .zip by its one file. Text is decoded by
 // the encoding seen at the start (a byte-order mark, else UTF-8 when it decodes, else Windows-1252).
-import { createReadStream } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { inspectZip, openZipEntry, ZipProblem, type ZipEntryInfo } from '../../../service/lists/zip.js';
 import { notAListFile } from '../../../shared/fileName.js';
@@ -29,6 +31,25 @@ export interface ListSource {
   open(): Promise<Readable>;
 }
 
+/** Where to read an .xlsx list from: its sheet, and a folder to keep the sheet's CSV in once converted. */
+export interface SheetOptions {
+  /** The sheet (the first visible one when absent). */
+  readonly sheet?: string;
+  /**
+   * The first whole read of the sheet keeps its CSV here, and later reads of the same workbook (same path,
+   * size and modification time) and sheet read that copy instead of the workbook: the desktop's sample,
+   * pre-check and upload each read the list, and a large sheet takes exceljs seconds per 100,000 rows.
+   */
+  readonly sheetCopyDir?: string;
+}
+
+/** The CSV copy of a workbook's sheet in `dir`, named by what it was made from. */
+function sheetCopyPath(dir: string, path: string, sheet: string | undefined): string {
+  const stat = statSync(path);
+  const key = JSON.stringify([path, sheet ?? null, stat.size, stat.mtimeMs]);
+  return join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.csv`);
+}
+
 /**
  * The text inside a list file; a zip must hold exactly one .csv or .txt file; an .xlsx workbook reads as the
  * CSV of its first visible sheet, or of `options.sheet`.
@@ -37,18 +58,24 @@ export async function openListSource(
   path: string,
   name: string,
   size: number,
-  options: { readonly sheet?: string } = {},
+  options: SheetOptions = {},
 ): Promise<ListSource> {
   const format = formatOf(name);
   if (!format) throw new FileProblem(notAListFile(name));
-  if (format === 'xlsx')
+  if (format === 'xlsx') {
+    const { sheet, sheetCopyDir } = options;
+    const copy = sheetCopyDir ? sheetCopyPath(sheetCopyDir, path, sheet) : undefined;
     return {
       format,
       textName: name.replace(/\.xlsx$/i, '.csv'),
       // Unknown until converted; the compressed size is a floor.
-      textSize: size,
-      open: () => Promise.resolve(sheetCsvStream(path, options.sheet, name)),
+      textSize: copy && existsSync(copy) ? statSync(copy).size : size,
+      open: () =>
+        Promise.resolve(
+          copy && existsSync(copy) ? createReadStream(copy) : sheetCsvStream(path, sheet, name, copy),
+        ),
     };
+  }
   if (format !== 'zip')
     return { format, textName: name, textSize: size, open: () => Promise.resolve(createReadStream(path)) };
   // The one zip rule of the service (service/lists/zip.ts): one .csv/.txt beside archiver noise, no unsafe

@@ -1,8 +1,19 @@
 // .xlsx lists: one sheet read with exceljs's streaming sheet reader and turned into CSV text (UTF-8, comma, \n)
 // on the user's machine, so the column mapper, the pre-check and the upload read it as any CSV list.
 // The first visible sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
-import { closeSync, createWriteStream, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
-import { posix } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import {
+  closeSync,
+  createWriteStream,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname, posix } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type ExcelJS from 'exceljs';
@@ -240,12 +251,53 @@ export async function* sheetCsv(path: string, sheet?: string, name = path): Asyn
   if (text) yield text;
 }
 
-/** The CSV of a sheet as a byte stream (UTF-8). */
-export function sheetCsvStream(path: string, sheet?: string, name = path): Readable {
+/**
+ * The CSV of a sheet as a byte stream (UTF-8). `copyTo`: where to keep the CSV once the stream has been read
+ * to its end (written under a temporary name meanwhile; a read stopped early, or a copy that cannot be
+ * written, leaves none and costs the reader nothing).
+ */
+export function sheetCsvStream(path: string, sheet?: string, name = path, copyTo?: string): Readable {
   return Readable.from(
     (async function* () {
-      for await (const text of sheetCsv(path, sheet, name)) yield Buffer.from(text, 'utf8');
+      const temporary = copyTo && `${copyTo}.${process.pid}-${randomUUID()}.tmp`;
+      let copy: FileHandle | undefined;
+      if (temporary) {
+        try {
+          mkdirSync(dirname(temporary), { recursive: true, mode: 0o700 });
+          copy = await open(temporary, 'w', 0o600);
+        } catch {
+          copy = undefined;
+        }
+      }
+      let isWhole = false;
+      try {
+        for await (const text of sheetCsv(path, sheet, name)) {
+          const bytes = Buffer.from(text, 'utf8');
+          if (copy)
+            await copy.write(bytes).catch(async () => {
+              await copy?.close().catch(() => undefined);
+              copy = undefined;
+            });
+          yield bytes;
+        }
+        isWhole = true;
+      } finally {
+        if (copy && temporary) {
+          const closed = await copy.close().then(
+            () => true,
+            () => false,
+          );
+          try {
+            if (isWhole && closed) renameSync(temporary, copyTo);
+          } catch {
+            // No copy: the next read converts the sheet again.
+          }
+        }
+        if (temporary) rmSync(temporary, { force: true });
+      }
     })(),
+    // Convert no further ahead than a chunk: a sample reads the start only.
+    { highWaterMark: 1 },
   );
 }
 

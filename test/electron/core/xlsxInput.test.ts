@@ -1,13 +1,14 @@
 // .xlsx lists (issue #12): a sheet read by exceljs's streaming reader becomes CSV text that the mapper,
 // the pre-check and the upload read as any list; the first sheet unless one is named. The archive is read
 // through its central directory, so the order of its parts does not matter.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { unzipSync, zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectFile } from '../../../electron/core/files/inspect.js';
 import { precheck, prepareUpload } from '../../../electron/core/files/prepare.js';
+import { openListSource, readHead } from '../../../electron/core/files/source.js';
 import { convertSheetToCsv, sheetCsv, sheetNames, SheetProblem } from '../../../electron/core/files/xlsx.js';
 import { tempDir } from '../../helpers/service.js';
 
@@ -51,7 +52,8 @@ describe('xlsx lists', () => {
   });
 
   it('goes through the same mapper, pre-check and upload as a CSV', async () => {
-    const file = { path, name: 'crm.xlsx', size: readFileSync(path).length };
+    const copies = join(dir.path, 'sheets');
+    const file = { path, name: 'crm.xlsx', size: readFileSync(path).length, sheetCopyDir: copies };
     const inspection = await inspectFile({ fileId: 'f', ...file });
     expect(inspection.header).toBe(true);
     expect(inspection.rowCount).toBe(3);
@@ -63,6 +65,8 @@ describe('xlsx lists', () => {
     };
     const checked = await precheck(file, mapping, false);
     expect(checked.rowsToSend).toBe(3);
+    // The pre-check read the sheet whole: the upload reads its copy.
+    expect(readdirSync(copies)).toHaveLength(1);
     expect(checked.invalid).toBe(1);
     const parts = await prepareUpload(file, mapping, {
       split: false,
@@ -74,6 +78,47 @@ describe('xlsx lists', () => {
     expect(readFileSync(parts[0].path, 'utf8').split('\n')[1]).toBe(
       'zoe@example.com,"Zoë, ""Z""",2024-05-17,01234',
     );
+  });
+
+  it('keeps the CSV of a sheet read whole, and reads that copy while the workbook is unchanged', async () => {
+    // More rows than a few chunks of conversion, so that a sample is only a start.
+    const book = new ExcelJS.Workbook();
+    const people = book.addWorksheet('People');
+    for (let i = 0; i < 12_000; i++) people.addRow([`p${i}@example.com`, `Person ${i}`]);
+    await book.xlsx.writeFile(path);
+    // A whole millisecond: utimes keeps no finer time.
+    utimesSync(path, new Date(1_700_000_000_000), new Date(1_700_000_000_000));
+    const copies = join(dir.path, 'sheets');
+    const size = statSync(path).size;
+    const source = () => openListSource(path, 'crm.xlsx', size, { sheet: 'People', sheetCopyDir: copies });
+    const files = () => (existsSync(copies) ? readdirSync(copies) : []);
+    const readAll = async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of (await (await source()).open()) as AsyncIterable<Buffer>) chunks.push(chunk);
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    // A read stopped early (the mapper's sample) keeps nothing.
+    const head = await readHead(await (await source()).open(), 16);
+    expect(head.isWhole).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(files()).toEqual([]);
+
+    const csv = join(dir.path, 'people.csv');
+    await convertSheetToCsv(path, csv, 'People');
+    expect(await readAll()).toBe(readFileSync(csv, 'utf8'));
+    expect(files()).toHaveLength(1);
+    expect(files()[0]).toMatch(/\.csv$/);
+    expect((await source()).textSize).toBe(statSync(csv).size);
+
+    // The workbook's bytes are gone but its size and time are the same: the copy is what is read.
+    const { atime, mtime } = statSync(path);
+    writeFileSync(path, Buffer.alloc(size));
+    utimesSync(path, atime, mtime);
+    expect(await readAll()).toBe(readFileSync(csv, 'utf8'));
+    // A workbook saved again is read again, not answered from the old copy.
+    utimesSync(path, atime, new Date(mtime.getTime() + 60_000));
+    await expect(readAll()).rejects.toThrow(/is not a readable \.xlsx workbook/);
+    expect(files()).toHaveLength(1);
   });
 
   it('reads the sheets in the tabs’ order, whatever their parts are numbered', async () => {
