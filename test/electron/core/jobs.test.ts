@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createClient, pollList } from '../../../shared/api/client.js';
 import { defaultExportChoices } from '../../../shared/exportChoices.js';
 import type { AppEvent, EventPayload, JobDetail, JobProgress } from '../../../shared/desktop/contract.js';
+import type { ColumnRole } from '../../../shared/desktop/constants.js';
 import { createDesktopCore, type DesktopCore } from '../../../electron/core/desktop.js';
 import { jobCountsOf } from '../../../electron/core/history/counts.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
@@ -36,6 +37,19 @@ function coreOn(home: string, service: TestService, key: string, deferred = fals
     localPollIntervalMs: 100,
     isResumeDeferred: deferred,
   });
+}
+
+/** Adds `path` and starts cleaning it with `roles` (comma-separated, with a header): the job's id. */
+async function startList(core: DesktopCore, path: string, roles: ColumnRole[]): Promise<number> {
+  const staged = await core.handle('files:add-path', { path });
+  if (!staged.ok) throw new Error(staged.error.message);
+  const started = await core.handle('jobs:start', {
+    fileId: (staged.value as { fileId: string }).fileId,
+    mapping: { delimiter: ',', header: true, roles },
+    options: { reportOnly: false, split: false },
+  });
+  if (!started.ok) throw new Error(started.error.message);
+  return (started.value as { jobIds: number[] }).jobIds[0];
 }
 
 async function finished(core: DesktopCore, jobId: number): Promise<JobDetail> {
@@ -76,16 +90,7 @@ describe('jobs', () => {
     const events: { event: AppEvent; payload: unknown }[] = [];
     core.on((event, payload) => events.push({ event, payload }));
     try {
-      const staged = await core.handle('files:add-path', { path: big });
-      if (!staged.ok) throw new Error(staged.error.message);
-      const { fileId } = staged.value as { fileId: string };
-      const started = await core.handle('jobs:start', {
-        fileId,
-        mapping: { delimiter: ',', header: true, roles: ['email'] },
-        options: { reportOnly: false, split: false },
-      });
-      if (!started.ok) throw new Error(started.error.message);
-      const [jobId] = (started.value as { jobIds: number[] }).jobIds;
+      const jobId = await startList(core, big, ['email']);
       const job = await finished(core, jobId);
       expect(job.status).toBe('completed');
       expect(job.hasResults).toBe(true);
@@ -141,16 +146,7 @@ describe('jobs', () => {
   it('has the default export ready when a job completes: the first export of it is that file, the same bytes as one written afresh', async () => {
     const core = coreOn(home.path, service, key);
     try {
-      const staged = await core.handle('files:add-path', { path: listFile });
-      if (!staged.ok) throw new Error(staged.error.message);
-      const { fileId } = staged.value as { fileId: string };
-      const started = await core.handle('jobs:start', {
-        fileId,
-        mapping: { delimiter: ',', header: true, roles: ['email', 'ignore'] },
-        options: { reportOnly: false, split: false },
-      });
-      if (!started.ok) throw new Error(started.error.message);
-      const [jobId] = (started.value as { jobIds: number[] }).jobIds;
+      const jobId = await startList(core, listFile, ['email', 'ignore']);
       expect((await finished(core, jobId)).status).toBe('completed');
       const jobDir = join(home.path, 'results', String(jobId));
       expect(readdirSync(jobDir)).toEqual(
@@ -193,15 +189,7 @@ describe('jobs', () => {
     const jobIds: number[] = [];
     try {
       for (let i = 0; i < 2; i++) {
-        const staged = await core.handle('files:add-path', { path: listFile });
-        if (!staged.ok) throw new Error(staged.error.message);
-        const started = await core.handle('jobs:start', {
-          fileId: (staged.value as { fileId: string }).fileId,
-          mapping: { delimiter: ',', header: true, roles: ['email', 'ignore'] },
-          options: { reportOnly: false, split: false },
-        });
-        if (!started.ok) throw new Error(started.error.message);
-        const [jobId] = (started.value as { jobIds: number[] }).jobIds;
+        const jobId = await startList(core, listFile, ['email', 'ignore']);
         expect((await finished(core, jobId)).status).toBe('completed');
         jobIds.push(jobId);
       }
@@ -301,15 +289,7 @@ describe('jobs', () => {
 
   it('picks a job up where it was when the app closed mid-run', async () => {
     const first = coreOn(home.path, service, key);
-    const staged = await first.handle('files:add-path', { path: listFile });
-    if (!staged.ok) throw new Error(staged.error.message);
-    const started = await first.handle('jobs:start', {
-      fileId: (staged.value as { fileId: string }).fileId,
-      mapping: { delimiter: ',', header: true, roles: ['email', 'first_name'] },
-      options: { reportOnly: false, split: false },
-    });
-    if (!started.ok) throw new Error(started.error.message);
-    const jobId = (started.value as { jobIds: number[] }).jobIds[0];
+    const jobId = await startList(first, listFile, ['email', 'first_name']);
     await first.close();
     const second = coreOn(home.path, service, key);
     try {
@@ -324,15 +304,7 @@ describe('jobs', () => {
   it('cancels a job and deletes a job with its files', async () => {
     const core = coreOn(home.path, service, key, true);
     try {
-      const staged = await core.handle('files:add-path', { path: listFile });
-      if (!staged.ok) throw new Error(staged.error.message);
-      const started = await core.handle('jobs:start', {
-        fileId: (staged.value as { fileId: string }).fileId,
-        mapping: { delimiter: ',', header: true, roles: ['email', 'ignore'] },
-        options: { reportOnly: false, split: false },
-      });
-      if (!started.ok) throw new Error(started.error.message);
-      const jobId = (started.value as { jobIds: number[] }).jobIds[0];
+      const jobId = await startList(core, listFile, ['email', 'ignore']);
       const job = await finished(core, jobId);
       expect(job.status).toBe('completed');
       const deleted = await core.handle('jobs:delete', { jobId });
