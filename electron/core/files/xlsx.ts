@@ -107,6 +107,10 @@ interface OpenWorkbook {
  * "Cannot read properties of undefined (reading 'sheets')" now and then (exceljs issue 3064).
  */
 async function openWorkbook(path: string): Promise<OpenWorkbook> {
+  if (isCompoundFile(path))
+    throw new Error(
+      'it is protected by a password, or an older .xls workbook: save it from Excel as an .xlsx workbook without a password',
+    );
   const excel = (await import('exceljs')).default;
   const reader = new excel.stream.xlsx.WorkbookReader(path, {
     worksheets: 'emit',
@@ -116,10 +120,6 @@ async function openWorkbook(path: string): Promise<OpenWorkbook> {
     hyperlinks: 'ignore',
     entries: 'ignore',
   }) as unknown as ReaderParts;
-  if (isCompoundFile(path))
-    throw new Error(
-      'it is protected by a password, or an older .xls workbook: save it from Excel as an .xlsx workbook without a password',
-    );
   const zip = await yauzl.openPromise(path, { autoClose: false, validateEntrySizes: true });
   const opened: Readable[] = [];
   const close = () => {
