@@ -4,7 +4,7 @@
 import { Option, type Command } from 'commander';
 import type { ListResource } from '../../shared/api/list.js';
 import { parseSocksProxy } from '../../service/engine/online/index.js';
-import { CHECKS_CHOICES, isChecksChoice, type ChecksChoice, type NetworkSettings } from '../core/checks.js';
+import { CHECKS_CHOICES, isChecksChoice, type ChecksChoice, type NetworkSettings } from '../core/checks/level.js';
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from '../core/embedded.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
@@ -140,4 +140,4 @@ export function onlineNotes(say: (line: string) => void): (list: ListResource) =
   };
 }
 
-export { downloadExplanations } from '../core/listOnline.js';
+export { downloadExplanations } from '../core/jobs/listOnline.js';

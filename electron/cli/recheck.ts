@@ -1,11 +1,11 @@
 // `mailsieve recheck RESULTS_FILE` (or a list id of the embedded service): the rows that could not be checked
 // (unknown, or checked offline only) go through the service again at the current checks level, and a new
-// version of the results is written beside them: same rows, same order, updated verdicts. electron/core/recheck.ts
+// version of the results is written beside them: same rows, same order, updated verdicts. electron/core/results/recheckFile.ts
 // does the work; this is the command line around it.
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { EmbeddedService } from '../core/embedded.js';
-import { downloadListResults, recheckResults, RecheckError } from '../core/recheck.js';
+import { downloadListResults, recheckResults, RecheckError } from '../core/results/recheckFile.js';
 import { startChecksService, type ChecksCliOptions } from './checksOptions.js';
 import { Progress, pollIntervalFor, showProgress } from './clean.js';
 import { clientFor } from './connect.js';

@@ -28,16 +28,16 @@ import { createStaging, fileHandlers } from './channels/files.js';
 import { exportFileOf, historyHandlers } from './channels/history.js';
 import { jobHandlers } from './channels/jobs.js';
 import { lookupHandlers } from './channels/lookup.js';
-import { createReferenceImports } from './referenceImport.js';
+import { createReferenceImports } from './reference/import.js';
 import { reportHandlers } from './channels/reports.js';
 import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
 import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from './history/db.js';
-import { jobResultsReader } from './jobResults.js';
-import { JobRechecks } from './jobRecheck.js';
-import { JobManager } from './jobManager.js';
+import { jobResultsReader } from './results/jobView.js';
+import { JobRechecks } from './results/recheckJob.js';
+import { JobManager } from './jobs/scheduler.js';
 import { dropPreparedExports } from './jobs/preparedExport.js';
-import { PROXY_PASSWORD_SECRET } from './checksSetting.js';
+import { PROXY_PASSWORD_SECRET } from './checks/setting.js';
 
 export { PROVIDER_KEY, ReplyFailure, type DesktopCoreOptions };
 

@@ -13,7 +13,7 @@ import {
   type ChecksChoice,
   type ChecksDecision,
   type NetworkSettings,
-} from './checks.js';
+} from './checks/level.js';
 
 /** The embedded key lives beside the service data it opens, in a file only the user can read. */
 export const EMBEDDED_KEY_FILE = 'embedded.key';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Reply } from '../../shared/desktop/contract.js';
 import { METHOD_OF_CHANNEL, SHELL_CHANNELS } from '../../shared/desktop/methods.js';
 import type { DesktopCore } from '../core/desktop.js';
-import { isAppFrameUrl } from '../core/senderOrigin.js';
+import { isAppFrameUrl } from './senderOrigin.js';
 import { pickListFile, pickReferenceFile } from './dialogs.js';
 import { APP_ORIGIN } from './window.js';
 

@@ -9,13 +9,13 @@ import {
   type ConnectionInput,
 } from '../../../shared/desktop/contract.js';
 import { ACTIVE_JOB_STATUSES } from '../../../shared/desktop/constants.js';
-import type { ChecksDecision } from '../checks.js';
-import { createChecksSetting, ChecksSettingProblem, type ChecksSetting } from '../checksSetting.js';
+import type { ChecksDecision } from '../checks/level.js';
+import { createChecksSetting, ChecksSettingProblem, type ChecksSetting } from '../checks/setting.js';
 import type { EmbeddedHandle } from '../embedded.js';
 import { jobsWithStatus } from '../history/db.js';
 import { getSetting, setSetting } from '../history/db.js';
 import { serviceDataDir } from '../home.js';
-import { connectionErrorWords } from '../connectionWords.js';
+import { connectionErrorWords } from '../connection/failureWords.js';
 import { maskSecret } from '../secrets.js';
 import { checkProviderAddress, providerKeyFor } from '../connection/keyOrigin.js';
 import { PROVIDER_KEY, saveProviderKey, savedProviderKey } from '../connection/savedKey.js';

@@ -12,12 +12,12 @@ import type {
 } from '../../../shared/desktop/contract.js';
 import type { EmbeddedHandle } from '../embedded.js';
 import type { HistoryDb } from '../history/db.js';
-import type { JobManager } from '../jobManager.js';
-import type { JobRechecks } from '../jobRecheck.js';
+import type { JobManager } from '../jobs/scheduler.js';
+import type { JobRechecks } from '../results/recheckJob.js';
 import type { SecretStore } from '../secrets.js';
 import type { Connection } from './connection.js';
 import type { Staging } from './files.js';
-import type { JobResultsReader } from '../jobResults.js';
+import type { JobResultsReader } from '../results/jobView.js';
 
 /** A failure the user reads: the reply's error code and message. */
 export class ReplyFailure extends Error {
@@ -73,6 +73,6 @@ export interface CoreContext extends CoreBase {
   readonly rechecks: JobRechecks;
   /** Jobs taken up at start, left unfinished by the last run (NOTE: set once resume has run). */
   readonly resumed: { ids: number[] };
-  /** A finished job's numbers, rows and why per row, read from its results (../jobResults.ts). */
+  /** A finished job's numbers, rows and why per row, read from its results (../results/jobView.ts). */
   readonly results: JobResultsReader;
 }

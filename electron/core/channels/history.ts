@@ -12,10 +12,10 @@ import {
   listJobs,
   type JobRecord,
 } from '../history/db.js';
-import { jobChecksOf, jobVersions } from '../history/checks.js';
-import { deleteJobFiles } from '../jobDeletion.js';
+import { jobChecksOf, jobVersions } from '../history/jobVersions.js';
+import { deleteJobFiles } from '../jobs/deletion.js';
 import { exportJobResults } from '../jobs/desktopExport.js';
-import { ResultsProblem } from '../results.js';
+import { ResultsProblem } from '../results/resultsFile.js';
 import { ResultsFormatError } from '../jobs/exports.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 

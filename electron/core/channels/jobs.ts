@@ -1,5 +1,5 @@
 // Jobs: starting a list (inspect again, save the mapping as a preset, prepare the parts, one job per part),
-// cancelling it, and buying a report-only list. The scheduler itself is jobManager.ts.
+// cancelling it, and buying a report-only list. The scheduler itself is jobs/scheduler.ts.
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, linkSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -15,11 +15,11 @@ import {
   setJobFilePath,
   type JobRecord,
 } from '../history/db.js';
-import { PurchaseFailure } from '../jobManager.js';
-import { RecheckRefused } from '../jobRecheck.js';
-import { rerunJob, RerunRefused } from '../rerun.js';
-import { setJobChecks } from '../history/checks.js';
-import { finishListWait, ListOnlineError } from '../listOnline.js';
+import { PurchaseFailure } from '../jobs/scheduler.js';
+import { RecheckRefused } from '../results/recheckJob.js';
+import { rerunJob, RerunRefused } from '../jobs/runAgain.js';
+import { setJobChecks } from '../history/jobVersions.js';
+import { finishListWait, ListOnlineError } from '../jobs/listOnline.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 import { preparation } from './files.js';
 import { jobLookup } from './history.js';

@@ -5,7 +5,7 @@ import { isRecordError } from '../../../shared/api/errors.js';
 import type { IntelligenceResponse } from '../../../shared/api/intelligence.js';
 import type { ChannelParsedInput, PersonAnswer } from '../../../shared/desktop/contract.js';
 import { serviceDataDir } from '../home.js';
-import { isInside, type ReferenceImports } from '../referenceImport.js';
+import { isInside, type ReferenceImports } from '../reference/import.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 
 export type LookupChannel = 'people:lookup' | 'people:import' | 'people:import-cancel';

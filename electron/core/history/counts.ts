@@ -1,6 +1,6 @@
 // The Results screen's numbers of each job, counted from its results file (electron/core/results.ts) and kept
 // (migrations/0060-job-counts.ts) for the results file they count.
-import type { ResultsCounts } from '../results.js';
+import type { ResultsCounts } from '../results/resultsFile.js';
 import type { HistoryDb } from './db.js';
 
 /** The stored counts of a job's results file at `resultsPath`; undefined when missing or of another file. */

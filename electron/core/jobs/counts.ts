@@ -1,7 +1,7 @@
 // The Results screen's numbers of a results file, counted row by row: statuses, (code, final status) pairs,
 // domain types, role and duplicate rows, and what the default export writes and leaves out, by the exporter's
 // own rule. One counter, fed either by the download pass (the export worker, exports.ts: the numbers are
-// ready when the job completes) or by a read of a stored results file (results.ts `countResults`: older jobs,
+// ready when the job completes) or by a read of a stored results file (results/resultsFile.ts `countResults`: older jobs,
 // re-check versions).
 import { groupOf } from '../../../shared/vocabulary.js';
 import { STATUS_COLUMN, type ExportRule, type ExportSpec, type ResultRow } from './exports.js';

@@ -5,7 +5,7 @@
 //   cannot be reached) → [purchase (E9), only when the user buys a report-only list] → download (E10,
 //   streamed to disk) → exports (computed from the same bytes, in one pass)
 //
-// The port records where the job stands — the history DB for the desktop (jobManager.ts), a state file beside
+// The port records where the job stands — the history DB for the desktop (jobs/scheduler.ts), a state file beside
 // the output for the CLI (stateFile.ts) — so a job taken up again (`runJob` with its checkpoint) re-uses its
 // submitted list instead of submitting it again, and fetches the results of a list that finished meanwhile.
 // A list that ran to Results is downloaded without E9: only a report-only list awaiting purchase is bought.

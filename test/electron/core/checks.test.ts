@@ -8,7 +8,7 @@ import {
   describePreflight,
   networkFromEnv,
   preflightNetwork,
-} from '../../../electron/core/checks.js';
+} from '../../../electron/core/checks/level.js';
 import { parseDnsServers, type DnsServer } from '../../../service/engine/online/index.js';
 import {
   closedUdpPort,

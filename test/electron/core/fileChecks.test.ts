@@ -1,13 +1,13 @@
 // The pre-check off the core's event loop (electron/core/files/analysis.ts): the same figures as the
 // in-thread pre-check, progress in bytes and rows, Cancel through an AbortSignal, one read per file and
-// layout; and a failed connection test in words (connectionWords.ts).
+// layout; and a failed connection test in words (connection/failureWords.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../../shared/api/client.js';
-import { connectionErrorWords } from '../../../electron/core/connectionWords.js';
+import { connectionErrorWords } from '../../../electron/core/connection/failureWords.js';
 import {
   createFileChecks,
   FileWorkCancelled,

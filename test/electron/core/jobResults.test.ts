@@ -4,7 +4,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { setJobChecks } from '../../../electron/core/history/checks.js';
+import { setJobChecks } from '../../../electron/core/history/jobVersions.js';
 import { jobCountsOf } from '../../../electron/core/history/counts.js';
 import {
   getJob,
@@ -13,7 +13,7 @@ import {
   setJobResults,
   type HistoryDb,
 } from '../../../electron/core/history/db.js';
-import { jobResultsReader } from '../../../electron/core/jobResults.js';
+import { jobResultsReader } from '../../../electron/core/results/jobView.js';
 import { tempDir } from '../../helpers/service.js';
 
 const HEADER = 'Email,Name,Validation Status,Validation Code,Domain Type,Role Account,Duplicate,Valid Email';

@@ -10,7 +10,7 @@ import type { ColumnRole } from '../../../shared/desktop/constants.js';
 import { createDesktopCore, type DesktopCore } from '../../../electron/core/desktop.js';
 import { jobCountsOf } from '../../../electron/core/history/counts.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
-import { countResults } from '../../../electron/core/results.js';
+import { countResults } from '../../../electron/core/results/resultsFile.js';
 import {
   HISTORY_DB_FILE,
   getJob,

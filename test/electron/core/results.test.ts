@@ -13,7 +13,7 @@ import {
   indexRows,
   readIndexedRows,
   readWhys,
-} from '../../../electron/core/results.js';
+} from '../../../electron/core/results/resultsFile.js';
 import { exportResultsFile, ResultsFormatError } from '../../../electron/core/jobs/exports.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
 import { isEveryRow, rowMatches, type RowFilter } from '../../../shared/rowFilter.js';

@@ -10,7 +10,7 @@ import {
   type DnsServer,
   type Preflight,
   type SocksProxySettings,
-} from '../../service/engine/online/index.js';
+} from '../../../service/engine/online/index.js';
 
 export const CHECKS_CHOICES = ['auto', 'offline', 'dns', 'smtp'] as const;
 /** What the user chose; `auto` is decided by the preflight each time a service starts. */

@@ -12,7 +12,7 @@ export interface DeletedJob {
   readonly fileSha256: string | null;
   readonly listId: number | null;
   readonly connectionKind: 'embedded' | 'provider';
-  /** The results files of every version of the job (re-checks write new ones: jobRecheck.ts). */
+  /** The results files of every version of the job (re-checks write new ones: results/recheckJob.ts). */
   readonly versionPaths?: readonly string[];
 }
 

@@ -4,7 +4,7 @@
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { listResourceSchema, type ListResource } from '../../shared/api/list.js';
+import { listResourceSchema, type ListResource } from '../../../shared/api/list.js';
 
 export class ListOnlineError extends Error {}
 

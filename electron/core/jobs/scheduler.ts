@@ -10,9 +10,9 @@
 // Progress events carry bytes, counts, a rate and an ETA, at most every PROGRESS_INTERVAL_MS per job.
 import { onlineProgressOf } from './onlineProgress.js';
 import { join } from 'node:path';
-import type { Client } from '../../shared/api/client.js';
-import { LIST_SERVICE_KEYS, listProgress, type ListResource } from '../../shared/api/list.js';
-import type { JobProgress, JobPurchase, JobStatus } from '../../shared/desktop/contract.js';
+import type { Client } from '../../../shared/api/client.js';
+import { LIST_SERVICE_KEYS, listProgress, type ListResource } from '../../../shared/api/list.js';
+import type { JobProgress, JobPurchase, JobStatus } from '../../../shared/desktop/contract.js';
 import {
   JobFailure,
   purchaseList,
@@ -20,12 +20,12 @@ import {
   type CheckpointPort,
   type JobEvent,
   type JobSpec,
-} from './jobs/engine.js';
-import { removeStaleTemporaries } from './jobs/outputs.js';
-import type { CountsRequest } from './jobs/counts.js';
-import { setJobCounts } from './history/counts.js';
-import { notePreparedExport, PREPARED_EXPORT, preparedExportRequest } from './jobs/preparedExport.js';
-import type { ExportSpec } from './jobs/exports.js';
+} from './engine.js';
+import { removeStaleTemporaries } from './outputs.js';
+import type { CountsRequest } from './counts.js';
+import { setJobCounts } from '../history/counts.js';
+import { notePreparedExport, PREPARED_EXPORT, preparedExportRequest } from './preparedExport.js';
+import type { ExportSpec } from './exports.js';
 import {
   getJob,
   jobsWithStatus,
@@ -37,7 +37,7 @@ import {
   setJobStatus,
   type HistoryDb,
   type JobRecord,
-} from './history/db.js';
+} from '../history/db.js';
 
 export const PROGRESS_INTERVAL_MS = 100;
 

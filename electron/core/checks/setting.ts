@@ -4,14 +4,14 @@
 // logic: does DNS answer from a resolver that sees the internet, can a mail server's port 25 be reached),
 // and what the embedded service is started with. Automatic resolves to domain checks when the preflight
 // finds DNS answering, else to offline checks, and says why.
-import { createOnlineVerifier, type ChecksLevel } from '../../service/engine/online/index.js';
+import { createOnlineVerifier, type ChecksLevel } from '../../../service/engine/online/index.js';
 import {
   checksInputSchema,
   type ChecksChoice,
   type ChecksInfo,
   type ChecksPreflight,
   type SmtpProxy,
-} from '../../shared/desktop/checks.js';
+} from '../../../shared/desktop/checks.js';
 import {
   describePreflight,
   effectiveNetwork,
@@ -19,9 +19,9 @@ import {
   ENV_SMTP_PORT,
   preflightNetwork,
   type NetworkSettings,
-} from './checks.js';
-import { getSetting, setSetting, type HistoryDb } from './history/db.js';
-import type { SecretStore } from './secrets.js';
+} from './level.js';
+import { getSetting, setSetting, type HistoryDb } from '../history/db.js';
+import type { SecretStore } from '../secrets.js';
 
 /** The setting holding the choice (history DB). */
 export const CHECKS_SETTING = 'checks';

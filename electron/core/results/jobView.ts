@@ -1,17 +1,17 @@
-// What the Results screen reads of a finished job, offline: its numbers (counted once by results.ts and kept
+// What the Results screen reads of a finished job, offline: its numbers (counted once by resultsFile.ts and kept
 // in the history DB), its rows a page at a time for any drill-down, and the why of each row (the list's
 // explain.csv, saved beside the results when the job finishes: `results/<job>/explain.csv`, deleted with the
 // job's folder).
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isEveryRow, type RowFilter } from '../../shared/rowFilter.js';
-import type { Preview, ResultsCounts } from '../../shared/desktop/contract.js';
-import { jobChecksOf, jobVersions } from './history/checks.js';
-import { jobCountsOf, setJobCounts } from './history/counts.js';
-import type { HistoryDb, JobRecord } from './history/db.js';
-import { desktopExportSpec } from './jobs/desktopExport.js';
-import type { CountsRequest } from './jobs/counts.js';
-import { downloadExplanations } from './listOnline.js';
+import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
+import type { Preview, ResultsCounts } from '../../../shared/desktop/contract.js';
+import { jobChecksOf, jobVersions } from '../history/jobVersions.js';
+import { jobCountsOf, setJobCounts } from '../history/counts.js';
+import type { HistoryDb, JobRecord } from '../history/db.js';
+import { desktopExportSpec } from '../jobs/desktopExport.js';
+import type { CountsRequest } from '../jobs/counts.js';
+import { downloadExplanations } from '../jobs/listOnline.js';
 import {
   PromiseCache,
   countResults,
@@ -23,7 +23,7 @@ import {
   readWhysByAddress,
   type ExplainIndex,
   type RowIndex,
-} from './results.js';
+} from './resultsFile.js';
 
 export const EXPLAIN_FILE = 'explain.csv';
 

@@ -4,7 +4,7 @@
 // and the SQLite writes. It posts its progress and its report; a `cancel` message stops it after the current
 // chunk (the rows written so far stay, and the store keeps its indexes).
 import { parentPort } from 'node:worker_threads';
-import type { ImportProgress, ImportReport } from '../../service/identity/import.js';
+import type { ImportProgress, ImportReport } from '../../../service/identity/import.js';
 
 export interface ReferenceImportRequest {
   readonly kind: 'people' | 'activity';
@@ -42,8 +42,8 @@ async function run(request: ReferenceImportRequest): Promise<void> {
   let last: ImportProgress | null = null;
   try {
     const [{ importPeopleFile, importActivityFile }, { openServiceDb }] = await Promise.all([
-      import('../../service/identity/import.js'),
-      import('../../service/store/db.js'),
+      import('../../../service/identity/import.js'),
+      import('../../../service/store/db.js'),
     ]);
     const db = openServiceDb(
       request.dataDir,
@@ -65,7 +65,7 @@ async function run(request: ReferenceImportRequest): Promise<void> {
     }
     send({ type: 'done', report });
   } catch (error) {
-    const { ImportFileError } = await import('../../service/identity/import.js');
+    const { ImportFileError } = await import('../../../service/identity/import.js');
     send({
       type: 'error',
       message: error instanceof Error ? error.message : String(error),

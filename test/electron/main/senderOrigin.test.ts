@@ -1,6 +1,6 @@
 // The IPC sender check: the frame's URL parsed, scheme and host compared exactly.
 import { describe, expect, it } from 'vitest';
-import { isAppFrameUrl } from '../../../electron/core/senderOrigin.js';
+import { isAppFrameUrl } from '../../../electron/main/senderOrigin.js';
 
 describe('isAppFrameUrl', () => {
   it('takes the app’s own pages', () => {

@@ -1,6 +1,6 @@
 // A failed connection test in words a person can act on: never a library's message (an OpenSSL dump,
 // ECONNREFUSED) nor an internal field name.
-import type { ApiError } from '../../shared/api/client.js';
+import type { ApiError } from '../../../shared/api/client.js';
 
 function hostOf(baseUrl: string): string {
   try {

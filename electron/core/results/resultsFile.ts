@@ -15,7 +15,7 @@ import {
   SCAN_NEED_MORE,
   SCAN_ROW,
   detectLineBreak,
-} from '../../service/lists/scan.js';
+} from '../../../service/lists/scan.js';
 import {
   DUPLICATE_COLUMN,
   STATUS_COLUMN,
@@ -23,10 +23,10 @@ import {
   ruleOf,
   type ExportSpec,
   type ResultRow,
-} from './jobs/exports.js';
-import type { ResultsCounts } from './jobs/counts.js';
-import { formatOf, openListSource } from './files/source.js';
-import { keyHashOf } from './exports/shape.js';
+} from '../jobs/exports.js';
+import type { ResultsCounts } from '../jobs/counts.js';
+import { formatOf, openListSource } from '../files/source.js';
+import { keyHashOf } from '../exports/shape.js';
 
 export class ResultsProblem extends Error {
   readonly code = 'results-unreadable';
@@ -156,7 +156,7 @@ function columnIndex(header: readonly string[]): Map<string, number> {
 // ---------------------------------------------------------------------------------------------------------
 // Counts: the Results screen's numbers
 
-export type { CodeCount, ResultsCounts } from './jobs/counts.js';
+export type { CodeCount, ResultsCounts } from '../jobs/counts.js';
 
 /**
  * Counts a results file: statuses, (code, final status) pairs, domain types, role and duplicate rows, and

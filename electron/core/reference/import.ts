@@ -1,6 +1,6 @@
 // Importing reference data from the app (Look up a person): a people or activity CSV file into the local
 // service's store, by the same import as `mailsieve data import people|activity`, run in a worker thread
-// (referenceImportWorker.ts) with progress events and cancel. One import at a time.
+// (importWorker.ts) with progress events and cancel. One import at a time.
 import { rmSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -8,10 +8,10 @@ import type {
   ReferenceImport,
   ReferenceImportProgress,
   ReferenceKind,
-} from '../../shared/desktop/contract.js';
-import type { ReferenceImportReply, ReferenceImportRequest } from './referenceImportWorker.js';
-import { ReplyFailure } from './channels/context.js';
-import { workerScriptUrl } from '../../service/lists/workerUrl.js';
+} from '../../../shared/desktop/contract.js';
+import type { ReferenceImportReply, ReferenceImportRequest } from './importWorker.js';
+import { ReplyFailure } from '../channels/context.js';
+import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
 
 /** Rejected rows listed in the app's report (all are counted); the CLI's default lists 20. */
 export const APP_MAX_ERRORS = 1000;
@@ -51,7 +51,7 @@ export function createReferenceImports(options: { readonly nativeBinding?: strin
       } catch {
         return Promise.reject(new ReplyFailure('file-unreadable', `“${file.name}” cannot be read.`));
       }
-      const worker = new Worker(workerScriptUrl(import.meta.url, 'referenceImportWorker'));
+      const worker = new Worker(workerScriptUrl(import.meta.url, 'importWorker'));
       const state = {
         worker,
         isCancelled: false,

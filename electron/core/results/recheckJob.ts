@@ -1,23 +1,23 @@
 // Re-check unknown rows in the app (issue #11): a finished job's rows that could not be checked (codes 5 and
 // 10) go through the current connection again — the local service at its current Checks setting, or the
 // provider (its key stays here, in the main process) — and a new version of the job's results is written
-// beside the first (recheck.ts: same rows, same order, only those rows' verdicts changed; temporary name,
+// beside the first (recheckFile.ts: same rows, same order, only those rows' verdicts changed; temporary name,
 // then renamed). The history records every version with what it changed (job_versions), and the job's
 // results become the new version: Results, previews and exports read it, its numbers are counted from it.
-// The older versions stay in the job's folder (deleting the job removes them all: jobDeletion.ts).
+// The older versions stay in the job's folder (deleting the job removes them all: jobs/deletion.ts).
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import { listProgress } from '../../shared/api/list.js';
-import { fitBytes, MAX_FILE_NAME_BYTES } from '../../shared/fileName.js';
-import type { JobProgress, JobRecheck } from '../../shared/desktop/contract.js';
-import type { Connection } from './channels/connection.js';
-import { jobChecksOf, jobVersions, recordJobVersion } from './history/checks.js';
-import { getJob, type HistoryDb, type JobRecord } from './history/db.js';
-import type { JobEvent } from './jobs/engine.js';
-import { recheckExplainPath } from './jobResults.js';
-import { downloadExplanations } from './listOnline.js';
-import { onlineProgressOf } from './onlineProgress.js';
-import { RECHECK_CODES, recheckResults } from './recheck.js';
+import { listProgress } from '../../../shared/api/list.js';
+import { fitBytes, MAX_FILE_NAME_BYTES } from '../../../shared/fileName.js';
+import type { JobProgress, JobRecheck } from '../../../shared/desktop/contract.js';
+import type { Connection } from '../channels/connection.js';
+import { jobChecksOf, jobVersions, recordJobVersion } from '../history/jobVersions.js';
+import { getJob, type HistoryDb, type JobRecord } from '../history/db.js';
+import type { JobEvent } from '../jobs/engine.js';
+import { recheckExplainPath } from './jobView.js';
+import { downloadExplanations } from '../jobs/listOnline.js';
+import { onlineProgressOf } from '../jobs/onlineProgress.js';
+import { RECHECK_CODES, recheckResults } from './recheckFile.js';
 
 /** A re-check refused before it starts, in words; `code` is the reply's error code. */
 export class RecheckRefused extends Error {
@@ -248,7 +248,7 @@ export class JobRechecks {
         },
       );
       // The why of the re-checked addresses (a local re-check with online checks), kept with this version: the
-      // drill-down's Why column reads it before the first run's (jobResults.ts).
+      // drill-down's Why column reads it before the first run's (jobView.ts).
       if (kind === 'embedded' && ranWith.level !== 'offline' && outcome.listId !== undefined) {
         const id = outcome.listId;
         await connection

@@ -3,7 +3,7 @@
 // job takes its own copy, so deleting either job leaves the other whole.
 import { copyFileSync, existsSync, linkSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { insertJob, setJobFileFacts, type HistoryDb, type JobRecord } from './history/db.js';
+import { insertJob, setJobFileFacts, type HistoryDb, type JobRecord } from '../history/db.js';
 
 export class RerunRefused extends Error {
   constructor(

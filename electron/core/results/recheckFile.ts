@@ -19,15 +19,15 @@ import {
 import { basename, dirname, extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Client } from '../../shared/api/client.js';
+import type { Client } from '../../../shared/api/client.js';
 import Papa from 'papaparse';
-import type { EmailValidationReporting } from '../../shared/api/list.js';
-import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
-import { DOMAIN_TYPES } from '../../shared/api/verification.js';
-import { ReportCounter } from '../../service/lists/report.js';
-import { FLAG_DOMAIN_SHIFT, FLAG_ROLE, STATUS_INDEX } from '../../service/lists/rowFlags.js';
-import { temporaryPathOf } from './jobs/outputs.js';
-import { runListJob, type JobEvent, type ListJobOptions } from './jobs/runner.js';
+import type { EmailValidationReporting } from '../../../shared/api/list.js';
+import { VALIDATION_COLUMNS } from '../../../shared/api/listServices.js';
+import { DOMAIN_TYPES } from '../../../shared/api/verification.js';
+import { ReportCounter } from '../../../service/lists/report.js';
+import { FLAG_DOMAIN_SHIFT, FLAG_ROLE, STATUS_INDEX } from '../../../service/lists/rowFlags.js';
+import { temporaryPathOf } from '../jobs/outputs.js';
+import { runListJob, type JobEvent, type ListJobOptions } from '../jobs/runner.js';
 
 /** Codes a re-check sends again: unknown (5), and syntax OK checked offline only (10). */
 export const RECHECK_CODES: ReadonlySet<string> = new Set(['5', '10']);

@@ -1,7 +1,7 @@
 // The online phase of a list (E8's `online`, a Mailsieve extension: docs/online-checks.md) as the Progress
 // screen reads it. Finish now is listOnline.ts's finishListWait.
-import type { ListResource } from '../../shared/api/list.js';
-import type { OnlineProgress } from '../../shared/desktop/contract.js';
+import type { ListResource } from '../../../shared/api/list.js';
+import type { OnlineProgress } from '../../../shared/desktop/contract.js';
 
 export function onlineProgressOf(document: ListResource): OnlineProgress | null {
   const online = document.online;
