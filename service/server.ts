@@ -87,8 +87,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
     ...(options.lists ? { lists: options.lists } : {}),
   });
   await service.app.listen({ host, port: options.port ?? 0 });
-  // Lists that were waiting or running when the service last stopped are taken up again (or given up).
-  service.lists?.recover();
+  // List work begins: lists that were waiting or running when the service last stopped are taken up again.
+  await service.lists?.start();
   const address = service.app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   const hostPart = isIP(host) === 6 ? `[${host.replace(/^\[|\]$/g, '')}]` : host;

@@ -13,6 +13,11 @@ import { registerKeyInfo } from './routes/key.js';
 import { registerLists } from './routes/list.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
+import { LocalListBackend } from '../lists/localBackend.js';
+import type { ListBackend } from '../lists/backend.js';
+import { getKeyById } from '../store/keys.js';
+import { SERVICE_DB_FILE } from '../store/db.js';
+import { join } from 'node:path';
 import {
   createOnlineVerifier,
   type ChecksLevel,
@@ -41,6 +46,12 @@ export interface ServiceOptions {
   /** Where lists are kept (E7–E10, under `<dataDir>/lists/`); without it the list endpoints are not served. */
   readonly dataDir?: string;
   readonly lists?: ListServiceOptions;
+  /**
+   * Where lists are kept and queued instead (a team server's PostgreSQL), and whether this node also works on
+   * them (default true; `--workers 0` serves the API only).
+   */
+  readonly listBackend?: ListBackend;
+  readonly listWorkers?: boolean;
 }
 
 export interface Service {
@@ -48,8 +59,9 @@ export interface Service {
   readonly keys: KeyRegistry;
   /** DNS/SMTP checks, shared by every request of this service (caches, per-host limits). */
   readonly online: OnlineVerifier;
-  /** The list processor (E7–E10): call `recover()` once listening; it stops when the app closes. */
+  /** The list work of this node (E7–E10): `start()` once listening; it stops when the app closes. */
   readonly lists?: ListProcessor;
+  readonly listBackend?: ListBackend;
 }
 
 /** Headers larger than this are refused with 431; generous enough for any parameter we accept. */
@@ -142,16 +154,35 @@ export function buildService(options: ServiceOptions): Service {
   registerStatus(app, auth, online);
   registerKeyInfo(app, auth);
   let lists: ListProcessor | undefined;
+  let listBackend: ListBackend | undefined;
   if (options.dataDir !== undefined) {
+    const dataDir = options.dataDir;
+    const db = options.db;
+    const backend =
+      options.listBackend ??
+      new LocalListBackend(db, dataDir, {
+        ...(options.lists?.retainDays !== undefined ? { retainDays: options.lists.retainDays } : {}),
+      });
     const processor = new ListProcessor(
-      options.db,
-      options.dataDir,
+      backend,
+      {
+        keyById: (id) => Promise.resolve(getKeyById(db, id)),
+        serviceDbPath: join(dataDir, SERVICE_DB_FILE),
+      },
       { ...options.lists, ...(decided ? { ready: decided } : {}) },
       online,
     );
-    app.addHook('onClose', () => processor.close());
-    registerLists(app, auth, { db: options.db, dataDir: options.dataDir, processor });
-    lists = processor;
+    // Both stop together: the backend first stops taking work, then the work in flight is abandoned.
+    app.addHook('onClose', () => Promise.all([backend.close(), processor.close()]).then(() => undefined));
+    registerLists(app, auth, { backend, dataDir, processor });
+    if (options.listWorkers !== false) lists = processor;
+    listBackend = backend;
   }
-  return { app, keys, online: online.verifier, ...(lists ? { lists } : {}) };
+  return {
+    app,
+    keys,
+    online: online.verifier,
+    ...(lists ? { lists } : {}),
+    ...(listBackend ? { listBackend } : {}),
+  };
 }

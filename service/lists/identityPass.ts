@@ -121,6 +121,48 @@ const RANKS = ['', '2nd ', '3rd ', '4th ', '5th '];
 /** The order of `email_intelligence` reporting: the spec's table order, then the sections. */
 const REPORT_ORDER: readonly string[] = [...INTELLIGENCE_FIELDS, 'eam', 'postal_address'];
 
+/** The counts behind the services' `reporting`, as plain data. */
+export interface IdentityReportState {
+  /** [field, rows matched] in the order first matched. */
+  readonly fields: [string, number][];
+  readonly append: { Individual: number; Household: number };
+  /** Alternate matches by rank (0–4) and kind. */
+  readonly alternate: { Individual: number; Household: number }[];
+}
+
+/** The `reporting` of each service, in the spec's shapes, from the counts of every row of the list. */
+export function identityReporting(
+  state: IdentityReportState,
+  services: readonly IdentityListService[],
+  alternateMax: number,
+): Partial<Record<IdentityListService, object>> {
+  const out: Partial<Record<IdentityListService, object>> = {};
+  if (services.includes('email_intelligence')) {
+    const matched = new Map(state.fields);
+    const report: Record<string, { 'Total Count': number }> = {};
+    for (const name of REPORT_ORDER)
+      if (matched.has(name)) report[name] = { 'Total Count': matched.get(name)! };
+    out.email_intelligence = report;
+  }
+  if (services.includes('email_append'))
+    out.email_append = {
+      email_match_type: {
+        'Individual match': state.append.Individual,
+        'Household match': state.append.Household,
+      },
+    };
+  if (services.includes('alternate_email_append')) {
+    const counts: Record<string, number> = {};
+    state.alternate.forEach((kinds, rank) => {
+      if (rank > 0 && rank >= alternateMax) return;
+      counts[`${RANKS[rank]}Individual match`] = kinds.Individual;
+      counts[`${RANKS[rank]}Household match`] = kinds.Household;
+    });
+    out.alternate_email_append = { alternate_match_type: counts };
+  }
+  return out;
+}
+
 /** Reads a row's fields as text: the pipeline hands a function of the column index. */
 export type FieldReader = (index: number) => string;
 
@@ -288,32 +330,32 @@ export class IdentityPass {
       values.push(matches[n]?.email ?? '', matches[n]?.email_match_type ?? '');
   }
 
+  /** The counts behind `reporting`, as plain data (a part's, summed when its list is complete). */
+  toState(): IdentityReportState {
+    return {
+      fields: [...this.matchedFields],
+      append: { ...this.appendCounts },
+      alternate: this.alternateCounts.map((kinds) => ({ ...kinds })),
+    };
+  }
+
+  /** Adds the counts of another pass over the same list (a part's). */
+  addState(state: IdentityReportState): void {
+    for (const [field, count] of state.fields)
+      this.matchedFields.set(field, (this.matchedFields.get(field) ?? 0) + count);
+    this.appendCounts.Individual += state.append.Individual;
+    this.appendCounts.Household += state.append.Household;
+    state.alternate.forEach((kinds, rank) => {
+      const mine = this.alternateCounts[rank];
+      if (!mine) return;
+      mine.Individual += kinds.Individual;
+      mine.Household += kinds.Household;
+    });
+  }
+
   /** The `reporting` of each service, in the spec's shapes. */
   reporting(): Partial<Record<IdentityListService, object>> {
-    const out: Partial<Record<IdentityListService, object>> = {};
-    if (this.services.includes('email_intelligence')) {
-      const report: Record<string, { 'Total Count': number }> = {};
-      for (const name of REPORT_ORDER)
-        if (this.matchedFields.has(name)) report[name] = { 'Total Count': this.matchedFields.get(name)! };
-      out.email_intelligence = report;
-    }
-    if (this.runsAppend)
-      out.email_append = {
-        email_match_type: {
-          'Individual match': this.appendCounts.Individual,
-          'Household match': this.appendCounts.Household,
-        },
-      };
-    if (this.runsAlternate) {
-      const counts: Record<string, number> = {};
-      this.alternateCounts.forEach((kinds, rank) => {
-        if (rank > 0 && rank >= this.job.alternateMax) return;
-        counts[`${RANKS[rank]}Individual match`] = kinds.Individual;
-        counts[`${RANKS[rank]}Household match`] = kinds.Household;
-      });
-      out.alternate_email_append = { alternate_match_type: counts };
-    }
-    return out;
+    return identityReporting(this.toState(), this.services, this.job.alternateMax);
   }
 
   close(): void {

@@ -1,128 +1,91 @@
-// The online phase of a list, on the service's main thread: the distinct addresses its rows left undecided
-// offline (code 10) go through the service's one online verifier, grouped by domain (a domain's DNS answer and
-// catch-all probe then serve the addresses after it), a bounded number at once. Temporary failures
-// (greylisting, timeouts) are asked again minutes later — 5 min, then every 15 min, at most 30 min in all by
-// default — while E8 shows how many rows wait and until when; Finish now ends the wait (they stay unknown).
+// The online phase of one part of a list, on the main thread of the node that took the part: the distinct
+// addresses its rows left undecided offline (code 10) go through the node's online verifier, grouped by domain
+// (a domain's DNS answer and catch-all probe then serve the addresses after it), as many at once as the node's
+// lanes allow. Temporary failures (greylisting, timeouts) are asked again minutes later — 5 min, then every
+// 15 min, at most 30 min in all by default — and meanwhile the part waits in the queue, not in a process:
+// its job ends, and a job for it is queued for the time of the retry. E8 shows how many rows wait and until
+// when; Finish now ends the wait (those rows stay unknown).
 //
-// Every verdict is written to a journal in the list's folder as it comes, and the progress and the wait to the
-// lists table, so a service stopped during the wait carries on at its next start: the rows already answered
-// are not asked again, and the wait resumes where it was.
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// Every verdict goes to the list's journal as it comes (the backend's), so a part asked again — a retry, a part
+// whose node was stopped or killed, the next slice of a long part — asks only what has no answer yet.
 import type { OnlineLevel, OnlineVerdict, OnlineVerifier } from '../engine/online/index.js';
 import type { VerifyPolicy } from '../engine/types.js';
-import { sleep } from '../engine/online/cache.js';
-import type { ListOnlineState } from './store.js';
+import type { JournalEntry, ListBackend, PartOnlineState, PartWork } from './backend.js';
 import type { ListPolicy, OnlineVerdicts } from './types.js';
 import { packVerdict } from './verdicts.js';
-
-/** The journal of a list's online verdicts (removed once the list is complete). */
-export const ONLINE_JOURNAL = 'online-verdicts.jsonl';
 
 export const DEFAULT_RETRY_DELAY_MS = 5 * 60_000;
 export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
 /** Retries after the first come this many times the first delay apart (5 min, then 15 min). */
 const LATER_DELAY_FACTOR = 3;
-/** How often the progress is written to the lists table. */
-const STATE_EVERY_MS = 500;
+/** How often the progress and the journal are saved. */
+const SAVE_EVERY_MS = 500;
 
 export interface OnlinePhaseSettings {
   readonly level: OnlineLevel;
   readonly policy: ListPolicy;
   readonly verifyPolicy: VerifyPolicy;
   readonly budgetMs: number;
-  readonly concurrency: number;
   readonly retryDelayMs: number;
   readonly maxWaitMs: number;
-  /** How often verdicts are sent back to the pipeline worker. */
-  readonly flushMs: number;
+  /**
+   * How long one job of a part checks before it saves its answers and hands the rest of the part to a job of
+   * its own: a part's job stays well within its lease, whatever the mail servers do.
+   */
+  readonly sliceMs: number;
+}
+
+/** The checks a node runs at once, shared by every part it works on. */
+export class Lanes {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {
+    this.free = size;
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
 }
 
 export interface OnlinePhaseContext {
   readonly verifier: OnlineVerifier;
-  readonly dir: string;
-  /** The state kept from an earlier run of this list (a restart during the wait), if any. */
-  readonly saved: ListOnlineState | null;
-  /** Whether the list is still the one running (the service did not stop, the worker did not go). */
-  isCurrent(): boolean;
-  /** Aborted by Finish now. */
-  readonly finish: AbortSignal;
-  /** Aborted when the service stops. */
+  readonly lanes: Lanes;
+  readonly backend: ListBackend;
+  readonly listId: number;
+  readonly run: number;
+  readonly part: number;
+  /** Aborted when the node stops: no new check starts, the part is asked for again. */
   readonly stopping: AbortSignal;
-  send(verdicts: OnlineVerdicts, isLast: boolean): void;
-  saveState(state: ListOnlineState): void;
 }
 
-interface JournalEntry {
-  /** code, flags, valid email, checked, why, retryable */
-  readonly c: number;
-  readonly f: number;
-  readonly v: string;
-  readonly k: string;
-  readonly w: string;
-  readonly r?: 1;
-}
-
-/** The verdicts journal: one JSON line per verdict, the level first; the last line of an address wins. */
-class Journal {
-  private readonly path: string;
-  private lines: string[] = [];
-  readonly entries = new Map<string, JournalEntry>();
-
-  constructor(dir: string, level: OnlineLevel) {
-    this.path = join(dir, ONLINE_JOURNAL);
-    let isUsable = false;
-    if (existsSync(this.path)) {
-      const text = readFileSync(this.path, 'utf8').split('\n');
-      try {
-        isUsable = (JSON.parse(text[0] ?? '') as { level?: string }).level === level;
-      } catch {
-        isUsable = false;
-      }
-      if (isUsable)
-        for (const line of text.slice(1)) {
-          if (!line) continue;
-          try {
-            const { a, ...entry } = JSON.parse(line) as JournalEntry & { a: string };
-            this.entries.set(a, entry);
-          } catch {
-            // A line cut short by a crash: that address is asked again.
-          }
-        }
-    }
-    if (!isUsable) writeFileSync(this.path, `${JSON.stringify({ level })}\n`, { mode: 0o600 });
-  }
-
-  add(address: string, entry: JournalEntry): void {
-    this.lines.push(JSON.stringify({ a: address, ...entry }));
-  }
-
-  flush(): void {
-    if (this.lines.length === 0) return;
-    appendFileSync(this.path, `${this.lines.join('\n')}\n`);
-    this.lines = [];
-  }
-}
-
-export function removeJournal(dir: string): void {
-  rmSync(join(dir, ONLINE_JOURNAL), { force: true });
-}
+export type PartOnlineOutcome =
+  /** Every address has its final verdict (or stays unknown, the wait being over). */
+  | { readonly kind: 'done'; readonly verdicts: OnlineVerdicts }
+  /** The part is asked for again at `at` (a retry), or at once (the rest of a slice, a stop). */
+  | { readonly kind: 'later'; readonly at?: Date };
 
 const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
-/**
- * Checks the addresses online (rowCounts[i]: rows holding addresses[i]) and sends every verdict back, the last
- * batch marked; returns early, sending nothing more, when the list stops being the one running.
- */
-export async function runOnlinePhase(
+/** Checks a part's addresses online (rowCounts[i]: rows holding addresses[i]), as far as this job can. */
+export async function runPartOnline(
   addresses: readonly string[],
   rowCounts: readonly number[],
+  work: PartWork,
   settings: OnlinePhaseSettings,
   context: OnlinePhaseContext,
-): Promise<void> {
-  const { verifier } = context;
-  const journal = new Journal(context.dir, settings.level);
-  const saved = context.saved;
+): Promise<PartOnlineOutcome> {
+  const { backend, verifier, listId } = context;
+  const known = await backend.journal(listId, settings.level, addresses);
 
   // Grouped by domain, in the order domains first appear.
   const byDomain = new Map<string, number[]>();
@@ -132,183 +95,166 @@ export async function runOnlinePhase(
     if (!group) byDomain.set(domain, (group = []));
     group.push(index);
   });
+  const order = [...byDomain.values()].flat();
   const left = new Map<string, number>();
   for (const [domain, group] of byDomain) left.set(domain, group.length);
-  const order = [...byDomain.values()].flat();
 
-  const started = Date.now();
-  let rowsChecked = 0;
-  let rowsCheckedHere = 0;
-  const state: { -readonly [K in keyof ListOnlineState]: ListOnlineState[K] } = {
+  const final = new Map<number, JournalEntry>();
+  /** Addresses whose last answer was temporary, with that answer. */
+  const waiting = new Map<number, JournalEntry>();
+  const toCheck: number[] = [];
+  const saved = work.online;
+  const state: { -readonly [K in keyof PartOnlineState]: PartOnlineState[K] } = {
     rows_to_check: rowCounts.reduce((sum, n) => sum + n, 0),
     rows_checked: 0,
     domains_total: byDomain.size,
     domains_done: 0,
-    rate_per_s: 0,
     retry_rows: 0,
     retry_at: null,
     retry_attempt: saved?.retry_attempt ?? 0,
-    waiting_since: saved?.waiting_since ?? null,
-    ...(saved?.finished_early ? { finished_early: true } : {}),
   };
-  byDomain.clear();
-  let lastState = 0;
-  const saveState = (force = false) => {
-    const now = Date.now();
-    if (!force && now - lastState < STATE_EVERY_MS) return;
-    lastState = now;
-    state.rows_checked = rowsChecked;
-    const seconds = (now - started) / 1000;
-    state.rate_per_s = seconds > 0 ? Math.round((rowsCheckedHere / seconds) * 10) / 10 : 0;
-    journal.flush();
-    context.saveState({ ...state });
-  };
-
-  let pending: { -readonly [K in keyof OnlineVerdicts]: OnlineVerdicts[K] } = emptyVerdicts();
-  let lastFlush = Date.now();
-  const flush = (isLast: boolean) => {
-    if (!context.isCurrent()) return;
-    journal.flush();
-    const verdicts = pending;
-    pending = emptyVerdicts();
-    lastFlush = Date.now();
-    context.send(verdicts, isLast);
-  };
-  const emit = (index: number, entry: JournalEntry) => {
-    pending.indexes.push(index);
-    pending.codes.push(entry.c);
-    pending.flags.push(entry.f);
-    pending.validEmails.push(entry.v);
-    pending.checked.push(entry.k);
-    pending.whys.push(entry.w);
-    rowsChecked += rowCounts[index] ?? 0;
-    if (Date.now() - lastFlush >= settings.flushMs) flush(false);
-    saveState();
-  };
-  const domainAnswered = (index: number) => {
+  const answered = (index: number) => {
     const domain = domainOf(addresses[index]);
     const count = (left.get(domain) ?? 1) - 1;
     left.set(domain, count);
     if (count === 0) state.domains_done++;
   };
-
-  const retries = settings.maxWaitMs > 0 && !state.finished_early;
-  /** Addresses waiting for a retry, with their last (unknown) answer. */
-  const waiting = new Map<number, JournalEntry>();
-  const check = async (index: number): Promise<void> => {
-    const address = addresses[index];
-    let verdict: OnlineVerdict;
-    try {
-      verdict = await verifier.verify(address, settings.verifyPolicy, {
-        level: settings.level,
-        budgetMs: settings.budgetMs,
-        retryWithinBudget: false,
-      });
-    } catch {
-      // Never claim more than was checked: a check that failed is unknown.
-      verdict = { address, code: 5, checked: 'offline', why: 'the check failed; nothing was learnt' };
-    }
-    const packed = packVerdict(verdict, settings.policy);
-    const entry: JournalEntry = {
-      c: packed.code,
-      f: packed.flags,
-      v: packed.validEmail,
-      k: verdict.checked,
-      w: verdict.why ?? verdict.reason ?? '',
-      ...(verdict.retryable ? { r: 1 as const } : {}),
-    };
-    if (!context.isCurrent()) return;
-    journal.add(address, entry);
-    if (entry.r && retries) {
-      waiting.set(index, entry);
-      return;
-    }
-    waiting.delete(index);
-    rowsCheckedHere += rowCounts[index] ?? 0;
-    emit(index, entry);
-  };
-  const runLanes = async (indexes: readonly number[], isFirst: boolean) => {
-    let next = 0;
-    const lane = async () => {
-      while (next < indexes.length && context.isCurrent()) {
-        const index = indexes[next++];
-        await check(index);
-        if (isFirst) domainAnswered(index);
-      }
-    };
-    const lanes = Math.max(1, Math.min(settings.concurrency, indexes.length));
-    await Promise.all(Array.from({ length: lanes }, lane));
-  };
-
-  // The first pass: what the journal already holds (a restart) is not asked again.
-  const toCheck: number[] = [];
+  const retries = settings.maxWaitMs > 0 && !work.isFinishedEarly;
   for (const index of order) {
-    const known = journal.entries.get(addresses[index]);
-    if (!known) {
+    const entry = known.get(addresses[index]);
+    if (!entry) {
       toCheck.push(index);
       continue;
     }
-    domainAnswered(index);
-    if (known.r && retries) waiting.set(index, known);
-    else emit(index, known);
+    answered(index);
+    if (entry.r && (retries || work.isFinishedEarly)) waiting.set(index, entry);
+    else {
+      final.set(index, entry);
+      state.rows_checked += rowCounts[index] ?? 0;
+    }
   }
-  journal.entries.clear();
-  saveState(true);
-  await runLanes(toCheck, true);
+  const completedOffline = work.bounds.rowCount - state.rows_to_check;
+  const save = () => backend.partOnline(listId, context.run, context.part, { ...state }, completedOffline + state.rows_checked);
 
-  // The retries of temporary failures, minutes apart, within the longest wait.
-  let resumeAt = saved?.retry_at ? Date.parse(saved.retry_at) : undefined;
-  const stop = AbortSignal.any([context.finish, context.stopping]);
-  while (waiting.size > 0 && retries && context.isCurrent() && !context.finish.aborted) {
-    const since = state.waiting_since ? Date.parse(state.waiting_since) : Date.now();
-    state.waiting_since = new Date(since).toISOString();
-    const waited = Date.now() - since;
-    if (waited >= settings.maxWaitMs) break;
-    const delay =
-      state.retry_attempt === 0 ? settings.retryDelayMs : settings.retryDelayMs * LATER_DELAY_FACTOR;
-    const at = resumeAt ?? Date.now() + Math.min(delay, settings.maxWaitMs - waited);
-    resumeAt = undefined;
-    state.retry_rows = [...waiting.keys()].reduce((sum, index) => sum + (rowCounts[index] ?? 0), 0);
-    state.retry_at = new Date(at).toISOString();
-    flush(false);
-    saveState(true);
-    await sleep(Math.max(0, at - Date.now()), stop);
-    if (!context.isCurrent() || context.finish.aborted) break;
+  const waitedSince = work.waitingSince ? Date.parse(work.waitingSince) : undefined;
+  const isWaitOver = waitedSince !== undefined && Date.now() - waitedSince >= settings.maxWaitMs;
+
+  // What this job asks: the addresses never asked, else (its time come) those waiting for a retry.
+  let batch: number[] = toCheck;
+  if (batch.length === 0 && waiting.size > 0 && retries && !isWaitOver) {
+    const at = saved?.retry_at ? Date.parse(saved.retry_at) : 0;
+    if (at > Date.now()) return { kind: 'later', at: new Date(at) };
     state.retry_attempt++;
-    state.retry_rows = 0;
-    state.retry_at = null;
-    saveState(true);
-    const again = [...waiting.keys()].sort((a, b) =>
-      domainOf(addresses[a]).localeCompare(domainOf(addresses[b])),
-    );
-    await runLanes(again, false);
+    batch = [...waiting.keys()].sort((a, b) => domainOf(addresses[a]).localeCompare(domainOf(addresses[b])));
   }
-  // Stopped (the service is closing): the state stays as saved, and the list carries on at the next start.
-  if (!context.isCurrent()) return;
-  const isFinishedEarly = context.finish.aborted || state.finished_early === true;
+
+  if (batch.length > 0) {
+    const deadline = Date.now() + settings.sliceMs;
+    const isFirstPass = batch === toCheck;
+    let journal: [string, JournalEntry][] = [];
+    let lastSave = Date.now();
+    let saving: Promise<void> = Promise.resolve();
+    const flush = async () => {
+      const entries = journal;
+      journal = [];
+      lastSave = Date.now();
+      // One save at a time, in order: the journal first, then the progress it counts.
+      saving = saving.then(async () => {
+        if (entries.length > 0) await backend.addToJournal(listId, settings.level, entries);
+        await save();
+      });
+      await saving;
+    };
+    const check = async (index: number): Promise<void> => {
+      const address = addresses[index];
+      let verdict: OnlineVerdict;
+      try {
+        verdict = await verifier.verify(address, settings.verifyPolicy, {
+          level: settings.level,
+          budgetMs: settings.budgetMs,
+          retryWithinBudget: false,
+        });
+      } catch {
+        // Never claim more than was checked: a check that failed is unknown.
+        verdict = { address, code: 5, checked: 'offline', why: 'the check failed; nothing was learnt' };
+      }
+      const packed = packVerdict(verdict, settings.policy);
+      const entry: JournalEntry = {
+        c: packed.code,
+        f: packed.flags,
+        v: packed.validEmail,
+        k: verdict.checked,
+        w: verdict.why ?? verdict.reason ?? '',
+        ...(verdict.retryable ? { r: 1 as const } : {}),
+      };
+      journal.push([address, entry]);
+      if (isFirstPass) answered(index);
+      if (entry.r && retries) waiting.set(index, entry);
+      else {
+        waiting.delete(index);
+        final.set(index, entry);
+        state.rows_checked += rowCounts[index] ?? 0;
+      }
+      if (Date.now() - lastSave >= SAVE_EVERY_MS) await flush();
+    };
+    let next = 0;
+    const lane = async () => {
+      while (next < batch.length && !context.stopping.aborted && Date.now() < deadline) {
+        const index = batch[next++];
+        await context.lanes.run(() => check(index));
+      }
+    };
+    // As many lanes as the node has: the node's Lanes bound what runs at once across its parts.
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(context.lanes.size, batch.length)) }, lane));
+    await flush();
+    // The rest of this part (a slice that ran out, or a stop): asked for again at once.
+    if (next < batch.length) return { kind: 'later' };
+  }
+
+  // Temporary failures wait for their retry, within the list's longest wait.
+  if (waiting.size > 0 && retries && !isWaitOver) {
+    const since = Date.parse(await backend.beginWait(listId));
+    const waited = Date.now() - since;
+    if (waited < settings.maxWaitMs) {
+      const delay =
+        state.retry_attempt === 0 ? settings.retryDelayMs : settings.retryDelayMs * LATER_DELAY_FACTOR;
+      const at = Date.now() + Math.min(delay, settings.maxWaitMs - waited);
+      state.retry_rows = [...waiting.keys()].reduce((sum, index) => sum + (rowCounts[index] ?? 0), 0);
+      state.retry_at = new Date(at).toISOString();
+      await save();
+      return { kind: 'later', at: new Date(at) };
+    }
+  }
+
+  // Done: the answers of every address, those still temporary unknown with the reason they stay so.
+  const verdicts: { -readonly [K in keyof OnlineVerdicts]: OnlineVerdicts[K] } = {
+    indexes: [],
+    codes: [],
+    flags: [],
+    validEmails: [],
+    checked: [],
+    whys: [],
+  };
+  const emit = (index: number, entry: JournalEntry) => {
+    verdicts.indexes.push(index);
+    verdicts.codes.push(entry.c);
+    verdicts.flags.push(entry.f);
+    verdicts.validEmails.push(entry.v);
+    verdicts.checked.push(entry.k);
+    verdicts.whys.push(entry.w);
+  };
+  for (const [index, entry] of final) emit(index, entry);
   for (const [index, entry] of waiting) {
-    const note = isFinishedEarly
+    const note = work.isFinishedEarly
       ? 'not asked again: the wait was ended (Finish now)'
-      : retries
+      : settings.maxWaitMs > 0
         ? `still temporary after ${state.retry_attempt} ${state.retry_attempt === 1 ? 'retry' : 'retries'}`
         : 'not asked again (no retries)';
     emit(index, { ...entry, w: `${entry.w} — ${note}` });
+    state.rows_checked += rowCounts[index] ?? 0;
   }
-  waiting.clear();
   state.retry_rows = 0;
   state.retry_at = null;
-  if (isFinishedEarly) state.finished_early = true;
-  saveState(true);
-  flush(true);
-}
-
-function emptyVerdicts() {
-  return {
-    indexes: [] as number[],
-    codes: [] as number[],
-    flags: [] as number[],
-    validEmails: [] as string[],
-    checked: [] as string[],
-    whys: [] as string[],
-  };
+  await save();
+  return { kind: 'done', verdicts };
 }

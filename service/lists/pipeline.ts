@@ -1,4 +1,5 @@
-// The list pipeline, run by the pipeline worker: stored input in, results file and report out.
+// The list pipeline, run by the pipeline worker: stored input in, the list's plan out (pass 1); the results
+// are then written part by part (partWriter.ts) once each part's online checks, if any, are done.
 //
 //   1. A zip input: check it and stream its one file out beside it.
 //   2. Check the text: no UTF-16/32 byte-order mark, UTF-8, no NUL bytes (while reading, window by window).
@@ -6,25 +7,22 @@
 //   4. Pass 1: scan every row (scan.ts) — each must have the header's number of fields — and send the bytes of
 //      its email field in batches to the verify workers; their verdicts come back as typed arrays, and each
 //      address's 64-bit hash is counted for duplicates.
-//   4b. With online checks (job.online): the distinct addresses of the rows left undecided offline (code 10)
-//      go to the main thread's online verifier (checkOnline); their verdicts replace those rows' as they come.
-//   5. Pass 2: knowing every duplicate, write the results: each row's bytes as they were in the input, then the
-//      appended columns, into a temporary file renamed when complete (zipped for a zip input).
+//   5. Cut the rows into parts (parts.ts) and make the head of the results (the header and the appended
+//      column names). Rows left undecided offline (code 10) are checked online per part, by whichever node
+//      takes the part; pass 2 writes each part knowing every duplicate.
 //
-// Per row, pass 1 keeps 24 bytes in typed arrays (offset, length, code, flags, hash) and nothing else but the
-// `Valid Email` of valid and corrected rows, so a 1,000,000-row list needs ~25 MB here, whatever its width.
-import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+// Per row, pass 1 keeps 20 bytes in typed arrays (offset, length, code, flags, duplicate slot) and nothing else
+// but the `Valid Email` of valid and corrected rows, so a 1,000,000-row list needs ~25 MB here, whatever its width.
+import { closeSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectDelimiter, resolveLayout, parseSampleRows } from '../../shared/columns.js';
 import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
 import { DuplicateTable } from './dupTable.js';
-import { ExplainWriter, OnlineExplained } from './explain.js';
 import { formatBytes, formatCount } from './format.js';
 import { canRun, cannotRunReason, identityColumnsOf, IdentityPass } from './identityPass.js';
 import { InputWindow, lineAt, NotTextError } from './input.js';
 import { resultsFileName } from './names.js';
-import { ReportCounter } from './report.js';
 import {
   CR,
   detectLineBreak,
@@ -38,25 +36,18 @@ import {
   SCAN_NEED_MORE,
 } from './scan.js';
 import type { IdentityListService } from './store.js';
-import type { ListJob, ListOutcome, OnlineVerdicts } from './types.js';
-import {
-  FLAG_HAS_KEY,
-  FLAG_ROLE,
-  FLAG_STATUS_MASK,
-  LIST_ROW_STATUSES,
-  domainTypeOfFlags,
-  statusOfFlags,
-} from './rowFlags.js';
+import type { ListJob } from './types.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
 import type { VerifierPool } from './verifierPool.js';
-import { extractZipEntry, fileSink, inspectZip, zipSink, ZipProblem, type ByteSink } from './zip.js';
+import { PART_BYTES, PART_ROWS, type PartBounds, type PartContext, type PartRows } from './parts.js';
+import { resultsHead } from './partWriter.js';
+import { extractZipEntry, inspectZip, ZipProblem } from './zip.js';
 
 /** How much of the file the layout is decided from. */
 const SAMPLE_BYTES = 1024 * 1024;
 const SAMPLE_ROWS = 1000;
 const BATCH_ROWS = 4096;
 const BATCH_BYTES = 128 * 1024;
-const OUTPUT_BYTES = 4 * 1024 * 1024;
 const PROGRESS_EVERY_MS = 100;
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -84,40 +75,49 @@ export type ProgressListener = (
   identityCompleted?: number,
 ) => void;
 
-/**
- * Checks distinct addresses online (on the main thread), calling `onVerdicts` as verdicts come in; resolves
- * once every address has its verdict.
- */
-export type OnlineChecker = (
-  addresses: string[],
-  /** How many rows hold each address. */
-  rowCounts: number[],
-  onVerdicts: (verdicts: OnlineVerdicts) => void,
-) => Promise<void>;
+/** A list planned: what pass 1 found, cut into parts, kept by the pipeline worker until its parts are written. */
+export interface ListPlan {
+  readonly listId: number;
+  /** The list's text (the input, or its one file extracted from a zip): parts are read from it. */
+  readonly textPath: string;
+  /** Whether `textPath` was extracted from a zip for this plan (removed once the list is done). */
+  readonly isExtracted: boolean;
+  readonly records: number;
+  /** The results' first bytes: BOM, header row, appended column names. */
+  readonly head: Buffer;
+  readonly context: PartContext;
+  readonly parts: readonly PartBounds[];
+  /** Rows complete before any online check (all of them, for offline checks). */
+  readonly completedOffline: number;
+  /** A part's rows, offsets relative to the part's first byte (fresh arrays: its online verdicts go in them). */
+  partRows(index: number): PartRows;
+  /** Gives back what the plan holds (the extracted text). */
+  close(): void;
+}
 
-/** Runs one list; never throws (failures are outcomes). */
-export async function runPipeline(
+export type PlanOutcome =
+  | { readonly kind: 'planned'; readonly plan: ListPlan }
+  | { readonly kind: 'invalid'; readonly reason: string; readonly records: number }
+  | { readonly kind: 'error'; readonly reason: string };
+
+/** Plans one list (pass 1); never throws (failures are outcomes). */
+export async function planList(
   job: ListJob,
   pool: VerifierPool,
   onProgress: ProgressListener,
-  /** Called once every verdict is in (the verify workers are not needed for pass 2). */
-  onVerified?: () => Promise<void>,
-  /** Online checks of the rows undecided offline, for a job with `online`. */
-  checkOnline?: OnlineChecker,
   /** Told the services that run, once the file's columns are known. */
   onServices?: ServicesListener,
-): Promise<ListOutcome> {
+): Promise<PlanOutcome> {
   const temporary: string[] = [];
   try {
-    return await processList(job, pool, onProgress, temporary, onVerified, checkOnline, onServices);
+    return { kind: 'planned', plan: await processList(job, pool, onProgress, temporary, onServices) };
   } catch (error) {
+    for (const path of temporary) rmSync(path, { force: true });
     if (error instanceof InvalidList)
       return { kind: 'invalid', reason: error.message, records: error.records };
     if (error instanceof ZipProblem) return { kind: 'invalid', reason: error.message, records: 0 };
     const message = error instanceof Error ? error.message : String(error);
     return { kind: 'error', reason: `Processing failed: ${message}` };
-  } finally {
-    for (const path of temporary) rmSync(path, { force: true });
   }
 }
 
@@ -167,62 +167,6 @@ class RowStore {
   }
 }
 
-/**
- * A buffered writer of the results, in two 4 MiB halves of the reader's arena: rows are copied in with
- * copyWithin, and a full half is written by the thread pool (fs.write) while the other one fills, so the
- * disk does not hold up the copying.
- */
-class Output {
-  private readonly halves: [Buffer, Buffer];
-  private readonly bases: [number, number];
-  private half = 0;
-  /** The half being filled, and its offset in the arena. */
-  buf: Buffer;
-  base: number;
-  at = 0;
-  constructor(
-    private readonly sink: ByteSink,
-    private readonly arena: Uint8Array,
-    start: number,
-  ) {
-    this.bases = [start, start + OUTPUT_BYTES];
-    this.halves = [
-      Buffer.from(arena.buffer, arena.byteOffset + start, OUTPUT_BYTES),
-      Buffer.from(arena.buffer, arena.byteOffset + start + OUTPUT_BYTES, OUTPUT_BYTES),
-    ];
-    this.buf = this.halves[0];
-    this.base = this.bases[0];
-  }
-
-  /** Whether `bytes` more fit; when not, `await flush()` first. */
-  fits(bytes: number): boolean {
-    return this.at + bytes <= OUTPUT_BYTES;
-  }
-  async flush(): Promise<void> {
-    if (this.at === 0) return;
-    // The sink has at most one write in flight, of the other half: once this resolves, that half is free.
-    await this.sink.write(this.buf, this.at);
-    this.half = 1 - this.half;
-    this.buf = this.halves[this.half]!;
-    this.base = this.bases[this.half]!;
-    this.at = 0;
-  }
-  /** Copies `arena[start, start + length)` (the reader's window); the caller made room. */
-  copy(start: number, length: number): void {
-    this.arena.copyWithin(this.base + this.at, start, start + length);
-    this.at += length;
-  }
-  bytes(bytes: Uint8Array): void {
-    const { buf } = this;
-    let at = this.at;
-    for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i]!;
-    this.at = at;
-  }
-  text(text: string): void {
-    this.at += this.buf.write(text, this.at, 'utf8');
-  }
-}
-
 function describeBom(head: Uint8Array): string | undefined {
   const [a, b, c, d] = head;
   if (a === 0xff && b === 0xfe && c === 0 && d === 0) return 'UTF-32';
@@ -236,19 +180,17 @@ async function processList(
   pool: VerifierPool,
   onProgress: ProgressListener,
   temporary: string[],
-  onVerified: (() => Promise<void>) | undefined,
-  checkOnline: OnlineChecker | undefined,
   onServices: ServicesListener | undefined,
-): Promise<ListOutcome> {
+): Promise<ListPlan> {
   const { limits } = job;
   // 1. A zip input: its one file, streamed out beside it.
-  let textPath = join(job.dir, job.inputFile);
+  let textPath = job.inputPath;
   let fileName = job.name;
   const isZip = listFileExtension(job.name) === '.zip';
   if (isZip) {
     const entry = await inspectZip(textPath, limits);
     fileName = entry.fileName.split('/').pop() ?? entry.fileName;
-    const extracted = join(job.dir, `source${listFileExtension(fileName) ?? '.txt'}`);
+    const extracted = join(job.workDir, `source-${job.listId}${listFileExtension(fileName) ?? '.txt'}`);
     temporary.push(extracted);
     await extractZipEntry(textPath, entry.fileName, extracted, limits);
     textPath = extracted;
@@ -356,11 +298,9 @@ async function processList(
     // At most one address per row, and a row takes at least two bytes (a character and a line break).
     const duplicates = new DuplicateTable(Math.min(limits.maxRecords, Math.ceil(fileBytes / 2) + 1));
     const validEmails = new Map<number, string>();
-    const isOnline = job.online !== undefined && job.policy.online === true && checkOnline !== undefined;
+    const isOnline = job.online !== undefined && job.policy.online === true;
     /** With online checks: the addresses of the rows of code 10 (see BatchVerdicts.undecided). */
     const undecided = new Map<number, string>();
-    /** With an explain file: each online address, how far its check went and why (by the row's address index). */
-    const explained = isOnline && job.explainFile ? new OnlineExplained() : undefined;
     let completed = 0;
     let lastProgress = 0;
     let pos = bomLength;
@@ -415,58 +355,6 @@ async function processList(
       }
       // Let the verify workers' answers in.
       await new Promise<void>((resolve) => setImmediate(resolve));
-    };
-
-    /** 4b. The rows of code 10, by distinct address, checked online; their verdicts replace the offline ones. */
-    const checkUndecided = async () => {
-      const addressIndex = new Map<string, number>();
-      const addresses: string[] = [];
-      const rowsOf: number[][] = [];
-      const { codes } = rows;
-      for (let i = 0; i < rows.count; i++) {
-        if (codes[i] !== 10) continue;
-        const address = undecided.get(i);
-        if (address === undefined) {
-          completed++;
-          continue;
-        }
-        let index = addressIndex.get(address);
-        if (index === undefined) {
-          index = addresses.length;
-          addressIndex.set(address, index);
-          addresses.push(address);
-          rowsOf.push([]);
-        }
-        rowsOf[index].push(i);
-      }
-      if (addresses.length === 0) return;
-      addressIndex.clear();
-      undecided.clear();
-      if (explained) explained.begin(rows.count, addresses, rowsOf);
-      await checkOnline!(
-        addresses,
-        rowsOf.map((r) => r.length),
-        (verdicts) => {
-          explained?.add(verdicts);
-          const { codes: rowCodes, flags: rowFlags } = rows;
-          for (let k = 0; k < verdicts.indexes.length; k++) {
-            const index = verdicts.indexes[k];
-            const code = verdicts.codes[k];
-            const flags = verdicts.flags[k];
-            const validEmail = verdicts.validEmails[k];
-            for (const i of rowsOf[index] ?? []) {
-              rowCodes[i] = code;
-              rowFlags[i] = (flags & ~FLAG_HAS_KEY) | (rowFlags[i] & FLAG_HAS_KEY);
-              if (validEmail === '') validEmails.delete(i);
-              else validEmails.set(i, validEmail);
-            }
-            completed += rowsOf[index]?.length ?? 0;
-            rowsOf[index] = [];
-          }
-          progress();
-        },
-      );
-      progress(true);
     };
 
     let columnCount = -1;
@@ -568,9 +456,7 @@ async function processList(
     }
     await flushBatch();
     await pool.drain();
-    await onVerified?.();
     progress(true);
-    if (isOnline) await checkUndecided();
     const records = rows.count;
     if (records === 0)
       throw new InvalidList(
@@ -579,168 +465,115 @@ async function processList(
           : 'The file holds only blank lines: it has no records.',
       );
 
-    // 5. Pass 2: the results (for a report-only run of services to buy, only the counts: nothing is written).
-    const resultsPath = join(job.dir, job.resultsFile);
-    const partPath = `${resultsPath}.tmp`;
-    temporary.push(partPath);
-    const report = new ReportCounter();
-    const identity =
-      identityServices.length > 0 && job.identity
-        ? new IdentityPass(job.identity, identityServices, columns, delimiter, quoteField)
-        : undefined;
-    const explainWriter =
-      explained && job.explainFile && !isReportOnly && runsValidation
-        ? new ExplainWriter(join(job.dir, job.explainFile))
-        : undefined;
-    if (explainWriter) temporary.push(join(job.dir, `${job.explainFile}.tmp`));
-    const fieldScanner =
-      identity || explainWriter
-        ? new RowScanner(delimiterBytes, lineBreak.mode, Math.max(64, layout.columnCount + 1))
-        : undefined;
-    const fd = isReportOnly ? -1 : openSync(partPath, 'w', 0o600);
-    try {
-      const sink = isReportOnly
-        ? undefined
-        : isZip
-          ? zipSink(fd, resultsFileName(fileName, job.listId, services))
-          : fileSink(fd);
-      const reader = new InputWindow(textPath, limits.maxRowBytes, false, 2 * OUTPUT_BYTES);
-      const out = sink ? new Output(sink, reader.arena, reader.extraStart) : undefined;
-      const newline = Buffer.from(lineBreak.sequence, 'utf8');
-      const appendedNames = [
-        ...(runsValidation ? VALIDATION_COLUMNS : []),
-        ...(identity?.columnNames() ?? []),
-      ];
-      let lastIdentityProgress = 0;
-      try {
-        if (out) {
-          if (bomLength > 0) out.bytes(UTF8_BOM);
-          if (layout.header) {
-            reader.seek(headerStart);
-            out.copy(0, headerLength);
-          } else {
-            out.text(layout.columnNames.map((name) => quoteField(name, delimiter)).join(delimiter));
-          }
-          if (appendedNames.length > 0)
-            out.text(delimiter + appendedNames.map((name) => quoteField(name, delimiter)).join(delimiter));
-          out.bytes(newline);
-        }
-        const suffixes = new Map<number, Uint8Array>();
-        const { start, length, codes, flags, slots } = rows;
-        const rbuf = reader.buf;
-        // A field of the row the field scanner last read (its offsets are into the reader's window).
-        const readField = (index: number): string => {
-          const scanner = fieldScanner!;
-          if (index >= scanner.fields) return '';
-          const text = rbuf.toString('utf8', scanner.fieldStart[index], scanner.fieldEnd[index]);
-          return scanner.fieldQuoted[index] === 1 ? text.replaceAll('""', '"') : text;
-        };
-        // Row alignment: the blank lines pass 1 skipped stay in the results, as empty rows (empty appended
-        // fields too), so that results line N is always input line N.
-        const emptyRow = Buffer.from(delimiter.repeat(layout.columnCount - 1 + appendedNames.length), 'utf8');
-        const blankLines = new BlankLineCounter(textPath, breakByte);
-        const writeBlankLines = async (count: number) => {
-          for (let n = 0; out && n < count; n++) {
-            if (!out.fits(emptyRow.length + newline.length)) await out.flush();
-            out.bytes(emptyRow);
-            out.bytes(newline);
-          }
-        };
-        /** The bytes before the next row: the terminator of the one before (if any) and blank lines. */
-        let gapStart = layout.header ? headerStart + headerLength : bomLength;
-        let gapHasTerminator = layout.header;
-        reader.seek(start[0]);
-        for (let i = 0; i < records; i++) {
-          const rowStart = start[i];
-          const rowLength = length[i];
-          // (A gap of one byte is the row before's terminator alone: nearly every row, and nothing to count.)
-          if (out && rowStart - gapStart > (gapHasTerminator ? 1 : 0)) {
-            const breaks = blankLines.count(gapStart, rowStart, reader);
-            await writeBlankLines(gapHasTerminator ? breaks - 1 : breaks);
-          }
-          gapStart = rowStart + rowLength;
-          gapHasTerminator = true;
-          if (rowStart + rowLength > reader.offset + reader.end) reader.seek(rowStart);
-          const code = codes[i];
-          const flag = flags[i];
-          if (runsValidation) report.add(code, flag);
-          let identityText = '';
-          if (fieldScanner) {
-            // The row's fields, scanned again (its bytes are in the window): the identity services and the
-            // explain file read them.
-            const inWindow = rowStart - reader.offset;
-            fieldScanner.windowChanged();
-            fieldScanner.scan(rbuf, inWindow, inWindow + rowLength, true);
-          }
-          if (explainWriter && explained) {
-            const online = explained.of(i);
-            explainWriter.row(i + 1, online ? '' : readField(emailIndex).trim(), code, online);
-          }
-          if (identity && fieldScanner) {
-            identityText = identity.row(readField);
-            const now = Date.now();
-            if (now - lastIdentityProgress >= PROGRESS_EVERY_MS) {
-              lastIdentityProgress = now;
-              onProgress(records, records, completed, identity.done);
-            }
-          }
-          if (!out) continue;
-          let suffix: Uint8Array | undefined;
-          let validEmail: string | undefined;
-          if (runsValidation) {
-            const isDuplicate = duplicates.isDuplicate(slots[i]) ? 1 : 0;
-            const key = code * 1024 + (flag & 0xff) * 2 + isDuplicate;
-            suffix = suffixes.get(key);
-            if (!suffix) {
-              suffix = suffixFor(code, flag, isDuplicate === 1, delimiter);
-              suffixes.set(key, suffix);
-            }
-            const status = flag & FLAG_STATUS_MASK;
-            validEmail = status === VALID || status === CORRECTED ? validEmails.get(i) : undefined;
-          }
-          const need =
-            rowLength +
-            (suffix?.length ?? 0) +
-            newline.length +
-            (validEmail === undefined ? 0 : validEmail.length * 3 + 2) +
-            identityText.length * 3;
-          if (!out.fits(need)) await out.flush();
-          out.copy(rowStart - reader.offset, rowLength);
-          if (suffix) {
-            out.bytes(suffix);
-            if (validEmail !== undefined) out.text(quoteField(validEmail, delimiter));
-          }
-          if (identityText !== '') out.text(identityText);
-          out.bytes(newline);
-        }
-        // Blank lines after the last row (the last row's own terminator excepted).
-        if (out && records > 0) await writeBlankLines(blankLines.count(gapStart, fileBytes, reader) - 1);
-        blankLines.close();
-        explainWriter?.finish();
-      } finally {
-        reader.close();
-        identity?.close();
-        explainWriter?.abandon();
+    // 5. The parts, and the head of the results.
+    const parts: PartBounds[] = [];
+    {
+      let firstRow = 0;
+      let byteStart = layout.header ? headerStart + headerLength : bomLength;
+      while (firstRow < records) {
+        let last = firstRow;
+        const limit = Math.min(records, firstRow + PART_ROWS);
+        while (last + 1 < limit && rows.start[last + 1] + rows.length[last + 1] - byteStart <= PART_BYTES)
+          last++;
+        const isLast = last === records - 1;
+        const byteEnd = isLast ? fileBytes : rows.start[last] + rows.length[last];
+        parts.push({ index: parts.length, firstRow, rowCount: last - firstRow + 1, byteStart, byteEnd });
+        firstRow = last + 1;
+        byteStart = byteEnd;
       }
-      if (out && sink) {
-        await out.flush();
-        await sink.finish();
-      }
-    } finally {
-      if (fd >= 0) closeSync(fd);
     }
-    if (!isReportOnly) renameSync(partPath, resultsPath);
-    return {
-      kind: 'results',
-      records,
-      reporting: report.reporting(),
+    let identityColumns: string[] = [];
+    if (identityServices.length > 0 && job.identity) {
+      const identity = new IdentityPass(job.identity, identityServices, columns, delimiter, quoteField);
+      identityColumns = identity.columnNames();
+      identity.close();
+    }
+    let headerBytes: Buffer | undefined;
+    if (layout.header) {
+      headerBytes = Buffer.alloc(headerLength);
+      const fd = openSync(textPath, 'r');
+      try {
+        readSync(fd, headerBytes, 0, headerLength, headerStart);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    const head = resultsHead({
+      hasBom: bomLength > 0,
+      headerBytes,
+      columnNames: layout.columnNames,
+      runsValidation,
+      identityColumns,
+      delimiter,
+      newline: lineBreak.sequence,
+    });
+    const context: PartContext = {
+      listId: job.listId,
+      delimiter,
+      newline: lineBreak.sequence,
+      breakByte,
+      columnCount: layout.columnCount,
+      emailIndex,
+      runsValidation,
+      appendedCount: (runsValidation ? VALIDATION_COLUMNS.length : 0) + identityColumns.length,
+      hasHeader: layout.header,
+      partCount: parts.length,
+      explain: isOnline && job.explain === true && !isReportOnly && runsValidation,
+      isReportOnly,
+      ...(identityServices.length > 0 && job.identity
+        ? { identity: { job: job.identity, services: identityServices, columns } }
+        : {}),
       services,
-      serviceReporting: identity?.reporting() ?? {},
-      isAwaitingPurchase: isReportOnly,
+      ...(isOnline && job.online ? { check: { level: job.online, policy: job.policy } } : {}),
+      ...(isZip ? { zipEntryName: resultsFileName(fileName, job.listId, services) } : {}),
+    };
+    const completedOffline = completed;
+    const extracted = isZip;
+    return {
+      listId: job.listId,
+      textPath,
+      isExtracted: extracted,
+      records,
+      head,
+      context,
+      parts,
+      completedOffline,
+      partRows(index) {
+        const part = parts[index];
+        const from = part.firstRow;
+        const n = part.rowCount;
+        const start = new Uint32Array(n);
+        const length = new Uint32Array(n);
+        const dup = new Uint8Array(n);
+        const partValid = new Map<number, string>();
+        const partUndecided = new Map<number, string>();
+        for (let k = 0; k < n; k++) {
+          const i = from + k;
+          start[k] = rows.start[i] - part.byteStart;
+          length[k] = rows.length[i]!;
+          dup[k] = duplicates.isDuplicate(rows.slots[i]) ? 1 : 0;
+          const valid = validEmails.get(i);
+          if (valid !== undefined) partValid.set(k, valid);
+          const address = undecided.get(i);
+          if (address !== undefined) partUndecided.set(k, address);
+        }
+        return {
+          count: n,
+          start,
+          length,
+          codes: rows.codes.slice(from, from + n),
+          flags: rows.flags.slice(from, from + n),
+          dup,
+          validEmails: partValid,
+          undecided: partUndecided,
+        };
+      },
+      close() {
+        if (extracted) rmSync(textPath, { force: true });
+      },
     };
   } finally {
     window.close();
-    if (isZip && existsSync(textPath)) rmSync(textPath, { force: true });
   }
 }
 
@@ -759,63 +592,5 @@ function tooLong(line: string, maxRowBytes: number, buf: Buffer, start: number, 
   return new InvalidList(
     `Line ${line} is longer than ${formatBytes(maxRowBytes)}, the most a row may hold` +
       (hasQuote ? ': is a closing quote (") missing?' : '.'),
-  );
-}
-
-const VALID = LIST_ROW_STATUSES.indexOf('valid');
-const CORRECTED = LIST_ROW_STATUSES.indexOf('corrected');
-
-/** The appended columns of a row up to `Valid Email` (its value follows, then the line break). */
-/**
- * Counts line breaks in a span of the input: from the reader's window when the span is in it, else read
- * from the file (a gap of blank lines is rare: rows are read in order and the window holds them).
- */
-class BlankLineCounter {
-  private fd = -1;
-  private readonly chunk = Buffer.alloc(1 << 16);
-
-  constructor(
-    private readonly path: string,
-    private readonly breakByte: number,
-  ) {}
-
-  count(from: number, to: number, reader: InputWindow): number {
-    if (to <= from) return 0;
-    if (from >= reader.offset && to <= reader.offset + reader.end)
-      return countByte(reader.buf, from - reader.offset, to - reader.offset, this.breakByte);
-    if (this.fd < 0) this.fd = openSync(this.path, 'r');
-    let breaks = 0;
-    for (let at = from; at < to;) {
-      const read = readSync(this.fd, this.chunk, 0, Math.min(this.chunk.length, to - at), at);
-      if (read <= 0) break;
-      breaks += countByte(this.chunk, 0, read, this.breakByte);
-      at += read;
-    }
-    return breaks;
-  }
-
-  close(): void {
-    if (this.fd >= 0) closeSync(this.fd);
-    this.fd = -1;
-  }
-}
-
-function countByte(buf: Uint8Array, from: number, to: number, byte: number): number {
-  let n = 0;
-  for (let i = from; i < to; i++) if (buf[i] === byte) n++;
-  return n;
-}
-
-function suffixFor(code: number, flags: number, isDuplicate: boolean, delimiter: string): Uint8Array {
-  const values = [
-    statusOfFlags(flags),
-    String(code),
-    domainTypeOfFlags(flags) ?? '',
-    flags & FLAG_ROLE ? 'true' : '',
-    isDuplicate ? 'true' : '',
-  ];
-  return Buffer.from(
-    `${delimiter}${values.map((v) => quoteField(v, delimiter)).join(delimiter)}${delimiter}`,
-    'utf8',
   );
 }

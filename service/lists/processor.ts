@@ -1,48 +1,32 @@
-// The list processor, on the service's main thread: a queue of lists, run one at a time by the pipeline
-// worker (worker.ts), whose progress and outcomes it records in the lists table; the completion callbacks;
-// and recovery at start-up. Statuses move Pending → Processing → Results | Invalid | Error (docs/lists.md).
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+// The list pipeline's work on a node: the jobs of the queue (backend.ts), run with this node's pipeline worker
+// and online verifier. One pipeline whatever the adapter:
+//
+//   plan    pass 1 of a list (pipeline.ts) in the pipeline worker: its rows verified offline, its duplicates
+//           known, cut into parts; the plan is kept and a job queued per part.
+//   part    the part's online checks, if any (onlinePhase.ts; a part waiting for a retry waits in the queue),
+//           then pass 2 of its rows (partWriter.ts); its results are saved once, and the last part's save
+//           queues the list's completion.
+//   finish  the parts' counts summed into the list's reports (and a zip list's archive, the explain CSV put
+//           together): Results. Then the callback.
+//
+// Statuses move Pending → Processing → Results | Processed | Invalid | Error (docs/lists.md).
+import { createReadStream, mkdirSync, openSync, closeSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { LIST_RECORD_LIMIT } from '../../shared/api/limits.js';
-import { listFileExtension } from '../../shared/api/list.js';
-import { minLevel, type ChecksLevel, type OnlineLevel, type OnlineVerifier } from '../engine/online/index.js';
-import type { VerifyPolicy } from '../engine/types.js';
-import type { ServiceDb } from '../store/db.js';
-import { getKeyById } from '../store/keys.js';
+import { minLevel, type ChecksLevel, type OnlineVerifier } from '../engine/online/index.js';
+import type { KeyRecord } from '../store/keys.js';
+import type { ListBackend, ListJobHandlers, PartResult, RunStart } from './backend.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
-import { listDir, listsRoot } from './names.js';
-import { DEFAULT_RETAIN_DAYS, RETENTION_SWEEP_MS, sweepListFiles } from './retention.js';
-import {
-  getList,
-  listDocument,
-  markFailed,
-  markProcessing,
-  markResults,
-  setListChecks,
-  setListOnline,
-  setListDelimiter,
-  setListServices,
-  unfinishedLists,
-  updateProgress,
-  updateServiceProgress,
-  type IdentityListService,
-  type ListRecord,
-} from './store.js';
+import { identityReporting, type IdentityReportState } from './identityPass.js';
+import { Lanes, runPartOnline, DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS } from './onlinePhase.js';
+import { EXPLAIN_HEADER } from './partWriter.js';
+import { PipelineHost } from './pipelineHost.js';
 import { identityJobFor } from './purchase.js';
-import type {
-  ListJob,
-  ListLimits,
-  ListOutcome,
-  ListPolicy,
-  PipelineMessage,
-  PipelineRequest,
-} from './types.js';
+import { ReportCounter } from './report.js';
+import { partAddresses, decodePartRows } from './parts.js';
+import type { ListJob, ListLimits } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
-import { DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS, removeJournal, runOnlinePhase } from './onlinePhase.js';
-import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
-import { ZIP_LIMITS } from './zip.js';
+import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
 
 export interface ListServiceOptions {
   /** Lists start once this settles (the service's checks level being decided). */
@@ -54,15 +38,18 @@ export interface ListServiceOptions {
   readonly verifyThreads?: number;
   readonly callback?: CallbackOptions;
   /**
-   * How long the pipeline worker is kept once no list is queued or running, before it is stopped and its
-   * memory given back. Default 0: at once (a list is a big job; starting the workers again costs ~0.2 s, and
-   * an arriving upload starts them ahead of need).
+   * How long the pipeline worker is kept once it has nothing to do, before it is stopped and its memory given
+   * back. Default 0: at once (a list is a big job; starting the workers again costs ~0.2 s, and an arriving
+   * upload starts them ahead of need).
    */
   readonly idleMs?: number;
   /** Time each row's online check may take (DNS, SMTP, retries, the catch-all probe), in ms. Default 10 s. */
   readonly onlineBudgetMs?: number;
-  /** Online checks of a list in flight at once (fed grouped by domain; the verifier keeps the per-host and global
-   * conversation limits). Default 500: enough to keep the 50 conversations busy. */
+  /**
+   * Online checks in flight at once on this node, over every part it works on (fed grouped by domain; the
+   * verifier keeps the per-host and global conversation limits). Default 500: enough to keep the 50
+   * conversations busy.
+   */
   readonly onlineConcurrency?: number;
   /** First wait before temporary failures (greylisting, timeouts) are asked again, in ms. Default 5 min. */
   readonly retryDelayMs?: number;
@@ -72,16 +59,17 @@ export interface ListServiceOptions {
   readonly nativeBinding?: string;
   /** Days a completed list's files are kept (retention.ts). Default 30. */
   readonly retainDays?: number;
+  /** Parts worked on at once by this node. Default 8. */
+  readonly parts?: number;
+  /** How long one job of a part checks online before it hands the rest on (default 60 s). */
+  readonly sliceMs?: number;
 }
 
-/** The service's online verifier and its ceiling (`serve --checks`): lists run min(key.checks, ceiling). */
+/** The node's online verifier and its ceiling (`serve --checks`): lists run min(key.checks, ceiling). */
 export interface ListOnlineContext {
   readonly verifier: OnlineVerifier;
   readonly ceiling: ChecksLevel;
 }
-
-/** How often online verdicts are sent back to the pipeline worker (and so progress moves). */
-const ONLINE_FLUSH_MS = 100;
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_LIST_LIMITS: ListLimits = {
@@ -90,58 +78,39 @@ export const DEFAULT_LIST_LIMITS: ListLimits = {
   ...ZIP_LIMITS,
 };
 
-/** How long a worker started for an arriving upload waits for its list. */
-const WARM_GRACE_MS = 30_000;
-
 /** A list interrupted this many times (the service stopped while it ran) is given up with Error. */
 export const MAX_ATTEMPTS = 3;
 
-/**
- * Verify workers beside the pipeline worker, which verifies too whenever they are busy: one fewer than the
- * cores (at least one, at most three), so that verification has every core and nothing more.
- */
-function defaultVerifyThreads(): number {
-  return Math.max(1, Math.min(3, availableParallelism() - 1));
-}
-
-/** What was checked and answered for each row of a list with online checks, inside the list's folder. */
-export const EXPLAIN_FILE = 'explain.csv';
-
-/** The results file inside a list's folder. */
-export function resultsFileOf(list: Pick<ListRecord, 'name'>): string {
-  return `results${listFileExtension(list.name) ?? '.csv'}`;
+/** What the list work of a node needs besides its backend. */
+export interface ListNode {
+  /** The key of a list, by id (it may have changed since the list was submitted). */
+  keyById(id: number): Promise<KeyRecord | undefined>;
+  /** The node's service database (reference data for the services other than validation). */
+  readonly serviceDbPath: string;
 }
 
 export class ListProcessor {
   readonly limits: ListLimits;
   readonly maxUploadBytes: number;
-  private readonly queue: number[] = [];
-  private worker: Worker | undefined;
-  private current: number | undefined;
-  /** The services of the running list other than validation, once known. */
-  private currentIdentityServices: IdentityListService[] = [];
-  /** The online level and policies of the running list, when it has online checks. */
-  private currentOnline:
-    | { level: OnlineLevel; policy: ListPolicy; verifyPolicy: VerifyPolicy; finish: AbortController }
-    | undefined;
-  private idleTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly deliveries = new Set<Promise<unknown>>();
+  private readonly host: PipelineHost;
+  private readonly lanes: Lanes;
   private readonly stopping = new AbortController();
+  private readonly deliveries = new Set<Promise<unknown>>();
   private isClosed = false;
-  /** Until `options.ready` settles, lists wait in the queue. */
-  private waitsForReady: boolean;
-  private isWaitingForReady = false;
 
   constructor(
-    private readonly db: ServiceDb,
-    private readonly dataDir: string,
+    private readonly backend: ListBackend,
+    private readonly node: ListNode,
     private readonly options: ListServiceOptions = {},
     private readonly online?: ListOnlineContext,
   ) {
     this.limits = { ...DEFAULT_LIST_LIMITS, ...options.limits };
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
-    this.waitsForReady = options.ready !== undefined;
-    mkdirSync(listsRoot(dataDir), { recursive: true, mode: 0o700 });
+    this.host = new PipelineHost({
+      ...(options.verifyThreads !== undefined ? { verifyThreads: options.verifyThreads } : {}),
+      ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+    });
+    this.lanes = new Lanes(options.onlineConcurrency ?? 500);
   }
 
   /** Whether list callbacks may target this machine or a private network (CallbackOptions). */
@@ -149,147 +118,69 @@ export class ListProcessor {
     return this.options.callback?.allowPrivateTargets ?? true;
   }
 
-  /** Where uploads are written while they arrive (removed at start-up: an upload cut short leaves no list). */
-  get uploadsDir(): string {
-    return join(listsRoot(this.dataDir), 'uploads');
+  /** Takes the queue's list work on this node. */
+  start(): Promise<void> {
+    const handlers: ListJobHandlers = {
+      plan: (listId, run) => this.plan(listId, run),
+      part: (listId, run, part) => this.part(listId, run, part),
+      finish: (listId, run) => this.finish(listId, run),
+      callback: (listId) => this.callback(listId),
+      failed: (listId, run, reason) =>
+        this.backend.failRun(listId, run, 'Error', `Processing failed: ${reason}; submit the list again.`, 0),
+    };
+    return this.backend.work(handlers, { parts: this.options.parts ?? 8 });
   }
 
-  /**
-   * At start-up: lists that were waiting or running when the service last stopped are queued again (their
-   * results are written only when complete, so running one again from its stored input is safe), except one
-   * interrupted MAX_ATTEMPTS times, which gets Error rather than another try.
-   */
-  recover(): void {
-    rmSync(this.uploadsDir, { recursive: true, force: true });
-    mkdirSync(this.uploadsDir, { recursive: true, mode: 0o700 });
-    this.startRetention();
-    for (const list of unfinishedLists(this.db)) {
-      if (list.attempts >= MAX_ATTEMPTS) {
-        this.fail(
-          list.id,
-          'Error',
-          `Processing was interrupted ${list.attempts} times (the service stopped while the list ran); submit the list again.`,
-        );
-        continue;
-      }
-      const dir = listDir(this.dataDir, list.id);
-      if (existsSync(dir))
-        for (const stale of readdirSync(dir).filter((f) => f.endsWith('.tmp')))
-          rmSync(join(dir, stale), { force: true });
-      this.queue.push(list.id);
-    }
-    this.pump();
-  }
-
-  /** Starts the pipeline worker ahead of need (an upload is arriving), so its start-up overlaps the upload. */
+  /** Starts the pipeline worker ahead of need (an upload is arriving). */
   warm(): void {
+    if (!this.isClosed) this.host.warm();
+  }
+
+  private async plan(listId: number, run: number): Promise<void> {
+    await this.options.ready?.catch(() => undefined);
     if (this.isClosed) return;
-    this.ensureWorker();
-    if (this.current === undefined) this.armIdleTimer(WARM_GRACE_MS);
+    const start = await this.backend.startRun(listId, run);
+    if (!start) return;
+    try {
+      await this.planRun(start);
+    } finally {
+      start.release?.();
+    }
   }
 
-  submit(listId: number): void {
-    if (this.isClosed) return;
-    this.queue.push(listId);
-    this.pump();
-  }
-
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(workerUrl('worker'), {
-      workerData: { verifyThreads: this.options.verifyThreads ?? defaultVerifyThreads() },
-      resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
-    });
-    worker.on('message', (message: PipelineMessage) => this.onMessage(message));
-    worker.on('error', (error) => this.onWorkerGone(worker, `the list processor failed (${error.message})`));
-    worker.on('exit', (code) => this.onWorkerGone(worker, `the list processor stopped (exit code ${code})`));
-    this.worker = worker;
-    return worker;
-  }
-
-  private onWorkerGone(worker: Worker, why: string): void {
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    const listId = this.current;
-    this.current = undefined;
-    if (listId !== undefined && !this.isClosed)
-      this.finish(listId, { kind: 'error', reason: `Processing failed: ${why}.` });
-    this.pump();
-  }
-
-  private armIdleTimer(delayMs: number): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      if (this.current === undefined && this.queue.length === 0 && this.worker) {
-        const worker = this.worker;
-        this.worker = undefined;
-        void worker.terminate();
-      }
-    }, delayMs);
-    this.idleTimer.unref();
-  }
-
-  private pump(): void {
-    if (this.isClosed || this.current !== undefined) return;
-    if (this.waitsForReady) {
-      if (this.queue.length > 0 && !this.isWaitingForReady) {
-        this.isWaitingForReady = true;
-        const go = () => {
-          this.waitsForReady = false;
-          this.pump();
-        };
-        this.options.ready!.then(go, go);
-      }
+  private async planRun(start: RunStart): Promise<void> {
+    const { list, run } = start;
+    const listId = list.id;
+    if (list.attempts > MAX_ATTEMPTS) {
+      await this.backend.failRun(
+        listId,
+        run,
+        'Error',
+        `Processing was interrupted ${list.attempts - 1} times (the service stopped while the list ran); submit the list again.`,
+        0,
+      );
       return;
     }
-    const listId = this.queue.shift();
-    if (listId === undefined) {
-      this.worker?.unref();
-      if (this.worker) this.armIdleTimer(this.options.idleMs ?? 0);
-      return;
-    }
-    const job = this.jobFor(listId);
-    if (!job) return this.pump();
-    this.current = listId;
-    this.currentIdentityServices = [];
-    this.currentOnline = job.online ? this.onlineOf(job, job.online) : undefined;
-    markProcessing(this.db, listId);
-    setListChecks(this.db, listId, job.online ?? 'offline');
-    const worker = this.ensureWorker();
-    worker.ref();
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    worker.postMessage({ type: 'run', job, isMoreQueued: this.queue.length > 0 } satisfies PipelineRequest);
-  }
-
-  /** The job of a list, or undefined (after marking it Error) when it cannot run. */
-  private jobFor(listId: number): ListJob | undefined {
-    const list = getList(this.db, listId);
-    if (!list || (list.status !== 'Pending' && list.status !== 'Processing')) return undefined;
-    const dir = listDir(this.dataDir, list.id);
-    if (!existsSync(join(dir, list.inputFile))) {
-      this.fail(list.id, 'Error', 'The stored file of this list is missing; submit the list again.');
-      return undefined;
-    }
-    const key = getKeyById(this.db, list.keyId);
+    const key = await this.node.keyById(list.keyId);
     if (!key) {
-      this.fail(list.id, 'Error', 'The key that submitted this list no longer exists.');
-      return undefined;
+      await this.backend.failRun(listId, run, 'Error', 'The key that submitted this list no longer exists.', 0);
+      return;
     }
-    // As E1: the key's checks level within the service's ceiling.
+    // As E1: the key's checks level within the node's ceiling.
     // A bought report-only list runs again at the level it first ran with, never higher.
     const ceiling = this.online ? minLevel(key.checks, this.online.ceiling) : 'offline';
     const level = list.purchase ? minLevel(ceiling, list.checks ?? 'offline') : ceiling;
     const identity = list.services.some((service) => service !== 'email_validation')
-      ? identityJobFor(list, key, this.db.name, this.options.nativeBinding)
+      ? identityJobFor(list, key, this.node.serviceDbPath, this.options.nativeBinding)
       : undefined;
     if (identity && !identity.ok) {
-      this.fail(list.id, 'Error', identity.reason);
-      return undefined;
+      await this.backend.failRun(listId, run, 'Error', identity.reason, 0);
+      return;
     }
-    return {
+    const job: ListJob = {
       listId: list.id,
-      dir,
-      inputFile: list.inputFile,
+      inputPath: start.inputPath,
+      workDir: start.workDir,
       name: list.name,
       delimiter: list.options.delimiter,
       header: list.options.header,
@@ -302,179 +193,225 @@ export class ListProcessor {
         ...(level !== 'offline' ? { online: true } : {}),
       },
       limits: this.limits,
-      resultsFile: resultsFileOf(list),
-      ...(level !== 'offline' ? { online: level, explainFile: EXPLAIN_FILE } : {}),
+      ...(level !== 'offline' ? { online: level, explain: true } : {}),
       services: identity ? identity.services : list.services,
       servicesExplicit: list.servicesExplicit,
       ...(identity ? { identity: identity.job } : {}),
     };
-  }
-
-  private onlineOf(job: ListJob, level: OnlineLevel) {
-    return {
-      level,
-      policy: job.policy,
-      verifyPolicy: toVerifyPolicy(job.policy),
-      finish: new AbortController(),
-    };
-  }
-
-  /**
-   * Finish now: a list waiting for a retry of its temporary failures stops waiting; those rows stay unknown.
-   * Answers whether the list had a wait to end (now, or when it resumes after a restart).
-   */
-  finishNow(listId: number): boolean {
-    const list = getList(this.db, listId);
-    if (!list || (list.status !== 'Processing' && list.status !== 'Pending') || !list.online) return false;
-    setListOnline(this.db, listId, { ...list.online, finished_early: true });
-    if (this.current === listId) this.currentOnline?.finish.abort();
-    return true;
-  }
-
-  /** The online phase of the running list (onlinePhase.ts): its verdicts go back to the pipeline worker. */
-  private async checkOnline(
-    listId: number,
-    addresses: readonly string[],
-    rowCounts: readonly number[],
-  ): Promise<void> {
-    const worker = this.worker;
-    const online = this.currentOnline;
-    const isCurrent = () => !this.isClosed && this.current === listId && this.worker === worker;
-    if (!worker || !online || !this.online) return;
-    await runOnlinePhase(
-      addresses,
-      rowCounts,
-      {
-        level: online.level,
-        policy: online.policy,
-        verifyPolicy: online.verifyPolicy,
-        budgetMs: this.options.onlineBudgetMs ?? 10_000,
-        concurrency: this.options.onlineConcurrency ?? 500,
-        retryDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
-        maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
-        flushMs: ONLINE_FLUSH_MS,
+    await this.backend.setChecks(listId, run, level);
+    const planKey = `${listId}:${run}`;
+    let saving: Promise<void> = Promise.resolve();
+    const outcome = await this.host.plan(planKey, job, this.backend.kind === 'postgres', false, {
+      progress: (records, completed) => {
+        saving = saving.then(() => this.backend.planProgress(listId, run, records, completed)).catch(() => undefined);
       },
-      {
-        verifier: this.online.verifier,
-        dir: listDir(this.dataDir, listId),
-        saved: getList(this.db, listId)?.online ?? null,
-        isCurrent,
-        finish: online.finish.signal,
-        stopping: this.stopping.signal,
-        send: (verdicts, isLast) =>
-          worker.postMessage({
-            type: 'online-verdicts',
-            listId,
-            verdicts,
-            isLast,
-          } satisfies PipelineRequest),
-        saveState: (state) => {
-          if (isCurrent()) setListOnline(this.db, listId, state);
-        },
+      services: (services, delimiter) => {
+        saving = saving
+          .then(async () => {
+            if (delimiter !== undefined) await this.backend.setDelimiter(listId, delimiter);
+            if (services !== undefined) await this.backend.setServices(listId, run, services);
+          })
+          .catch(() => undefined);
       },
-    );
-  }
-
-  private onMessage(message: PipelineMessage): void {
-    if (message.type === 'progress') {
-      if (message.listId !== this.current) return;
-      updateProgress(this.db, message.listId, message.records, message.inputCount, message.completedCount);
-      if (this.currentIdentityServices.length > 0)
-        updateServiceProgress(
-          this.db,
-          message.listId,
-          this.currentIdentityServices,
-          message.records,
-          message.identityCompleted,
-        );
-    } else if (message.type === 'services') {
-      if (message.listId !== this.current) return;
-      if (message.delimiter !== undefined) setListDelimiter(this.db, message.listId, message.delimiter);
-      if (message.services === undefined) return;
-      setListServices(this.db, message.listId, message.services);
-      this.currentIdentityServices = message.services.filter(
-        (service): service is IdentityListService => service !== 'email_validation',
-      );
-    } else if (message.type === 'online') {
-      if (message.listId !== this.current) return;
-      const { listId } = message;
-      // A failure here (never a check's: those end as unknown) leaves the list unfinished: end its run (Error).
-      this.checkOnline(listId, message.addresses, message.rowCounts).catch(() => {
-        if (this.current === listId) void this.worker?.terminate();
-      });
-    } else if (message.type === 'done') {
-      if (message.listId !== this.current) return;
-      this.current = undefined;
-      this.finish(message.listId, message.outcome);
-      this.pump();
-    }
-  }
-
-  private finish(listId: number, outcome: ListOutcome): void {
-    removeJournal(listDir(this.dataDir, listId));
-    if (outcome.kind === 'results') {
-      const list = getList(this.db, listId);
-      if (!list) return;
-      markResults(this.db, listId, {
-        records: outcome.records,
-        reporting: outcome.reporting,
-        resultsFile: outcome.isAwaitingPurchase ? null : resultsFileOf(list),
-        services: outcome.services,
-        serviceReporting: outcome.serviceReporting,
-        isAwaitingPurchase: outcome.isAwaitingPurchase,
-      });
-      this.announce(listId);
-    } else {
-      this.fail(
+    });
+    await saving;
+    if (outcome.kind !== 'planned') {
+      this.host.forget(planKey);
+      await this.backend.failRun(
         listId,
+        run,
         outcome.kind === 'invalid' ? 'Invalid' : 'Error',
         outcome.reason,
         outcome.kind === 'invalid' ? outcome.records : 0,
       );
+      return;
+    }
+    try {
+      await this.backend.savePlan(listId, run, outcome.record);
+    } finally {
+      // The team server's parts are written from what was stored: the plan is not kept here.
+      if (this.backend.kind === 'postgres') this.host.forget(planKey);
     }
   }
 
-  private fail(listId: number, status: 'Invalid' | 'Error', reason: string, records = 0): void {
-    markFailed(this.db, listId, status, reason, records);
-    this.announce(listId);
+  private async part(listId: number, run: number, index: number): Promise<void> {
+    if (this.isClosed) return;
+    const work = await this.backend.partWork(listId, run, index);
+    if (!work || work.isDone) return;
+    const { context, bounds } = work;
+    const planKey = `${listId}:${run}`;
+    let stored: { rows: Uint8Array; text: Uint8Array } | undefined;
+    if (!this.host.holds(planKey)) {
+      const rows = await this.backend.partRows(listId, run, index);
+      const text = await this.backend.partText(listId, run, bounds);
+      // The single node's plan is lost with its process: that run is no longer current.
+      if (!rows || !text) return;
+      stored = { rows, text };
+    }
+    let verdicts;
+    if (context.check && this.online) {
+      const { addresses, rowCounts } = stored
+        ? partAddresses(decodePartRows(stored.rows))
+        : await this.host.addresses(planKey, index);
+      if (addresses.length > 0) {
+        const outcome = await runPartOnline(
+          addresses,
+          rowCounts,
+          work,
+          {
+            level: context.check.level,
+            policy: context.check.policy,
+            verifyPolicy: toVerifyPolicy(context.check.policy),
+            budgetMs: this.options.onlineBudgetMs ?? 10_000,
+            retryDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
+            maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+            sliceMs: this.options.sliceMs ?? 60_000,
+          },
+          {
+            verifier: this.online.verifier,
+            lanes: this.lanes,
+            backend: this.backend,
+            listId,
+            run,
+            part: index,
+            stopping: this.stopping.signal,
+          },
+        );
+        if (outcome.kind === 'later') {
+          await this.backend.requeuePart(listId, run, index, outcome.at);
+          return;
+        }
+        verdicts = outcome.verdicts;
+      }
+    }
+    const result: PartResult = await this.host.write(planKey, context, bounds, {
+      ...(stored ? { stored } : {}),
+      identityDbPath: this.node.serviceDbPath,
+      ...(verdicts ? { verdicts } : {}),
+    });
+    await this.backend.savePart(listId, run, index, result);
   }
 
-  /** The callback, when the list asked for one; delivered on its own, never awaited by processing. */
-  private announce(listId: number): void {
-    const list = getList(this.db, listId);
+  private async finish(listId: number, run: number): Promise<void> {
+    const list = await this.backend.getList(listId);
+    const reports = await this.backend.partReports(listId, run);
+    const plan = list?.plan;
+    if (!list || !reports || !plan || list.run !== run) return;
+    const { context } = plan;
+    const counter = new ReportCounter();
+    for (const report of reports.reports) counter.addState(report);
+    let serviceReporting: Partial<Record<string, object>> = {};
+    if (context.identity) {
+      const sum: IdentityReportState = { fields: [], append: { Individual: 0, Household: 0 }, alternate: [] };
+      const fields = new Map<string, number>();
+      for (const state of reports.identity) {
+        for (const [field, count] of state.fields) fields.set(field, (fields.get(field) ?? 0) + count);
+        sum.append.Individual += state.append.Individual;
+        sum.append.Household += state.append.Household;
+        state.alternate.forEach((kinds, rank) => {
+          const mine = (sum.alternate[rank] ??= { Individual: 0, Household: 0 });
+          mine.Individual += kinds.Individual;
+          mine.Household += kinds.Household;
+        });
+      }
+      serviceReporting = identityReporting(
+        { ...sum, fields: [...fields] },
+        context.identity.services,
+        context.identity.job.alternateMax,
+      );
+    }
+    // A zip list's results are one archive, put together once; so is the explain CSV.
+    const dir = join(this.backend.workRoot, `finish-${listId}-${run}-${process.pid}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      if (context.zipEntryName && !context.isReportOnly) {
+        const path = join(dir, 'results.zip');
+        await this.assemble(listId, run, 'results', path, context.zipEntryName);
+        await this.backend.saveAssembled(listId, run, 'results.zip', path);
+      }
+      if (context.explain) {
+        const path = join(dir, 'explain.csv');
+        await this.assemble(listId, run, 'explain', path);
+        await this.backend.saveAssembled(listId, run, 'explain', path);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await this.backend.completeRun(listId, run, {
+      records: plan.records,
+      reporting: counter.reporting(),
+      services: context.services,
+      serviceReporting,
+      isAwaitingPurchase: context.isReportOnly,
+    });
+    this.host.forget(`${listId}:${run}`);
+  }
+
+  /** The head and the parts' bytes in order, into a file (zipped as `zipEntry` when given). */
+  private async assemble(
+    listId: number,
+    run: number,
+    what: 'results' | 'explain',
+    path: string,
+    zipEntry?: string,
+  ): Promise<void> {
+    const fd = openSync(path, 'w', 0o600);
+    try {
+      const sink = zipEntry ? zipSink(fd, zipEntry) : fileSink(fd);
+      // Fixed-size blocks, whatever the parts' sizes: the archive's bytes depend only on the results.
+      const block = Buffer.alloc(4 * 1024 * 1024);
+      const spare = Buffer.alloc(block.length);
+      let current = block;
+      let other = spare;
+      let at = 0;
+      if (what === 'explain') {
+        at = current.write(EXPLAIN_HEADER, 0, 'utf8');
+      }
+      for await (const chunk of this.backend.partBytes(listId, run, what)) {
+        let from = 0;
+        while (from < chunk.length) {
+          const n = Math.min(chunk.length - from, current.length - at);
+          current.set(chunk.subarray(from, from + n), at);
+          at += n;
+          from += n;
+          if (at === current.length) {
+            await sink.write(current, at);
+            [current, other] = [other, current];
+            at = 0;
+          }
+        }
+      }
+      if (at > 0) await sink.write(current, at);
+      await sink.finish();
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private async callback(listId: number): Promise<void> {
+    const list = await this.backend.getList(listId);
     const url = list?.options.callback_url;
     if (!list || !url || this.isClosed) return;
-    const delivery = deliverCallback(url, listDocument(list), this.stopping.signal, this.options.callback);
+    const delivery = deliverCallback(
+      url,
+      await this.backend.document(list),
+      this.stopping.signal,
+      this.options.callback,
+    );
     this.deliveries.add(delivery);
-    void delivery.finally(() => this.deliveries.delete(delivery));
+    await delivery.finally(() => this.deliveries.delete(delivery));
   }
 
-  /** Stops: callbacks in flight are abandoned, a running list stays Processing (resumed at the next start). */
-  private retentionTimer: NodeJS.Timeout | undefined;
-
-  /** Deletes lists past their retention now, and every hour while the service runs. */
-  private startRetention(): void {
-    const sweep = () => {
-      try {
-        sweepListFiles(this.db, this.dataDir, this.options.retainDays ?? DEFAULT_RETAIN_DAYS);
-      } catch (error) {
-        console.error(`Could not delete old list files: ${(error as Error).message}`);
-      }
-    };
-    sweep();
-    if (this.retentionTimer) clearInterval(this.retentionTimer);
-    this.retentionTimer = setInterval(sweep, RETENTION_SWEEP_MS);
-    this.retentionTimer.unref();
-  }
-
+  /** Stops: work in flight is abandoned where it stands (it is taken up again: the queue's leases, a restart). */
   async close(): Promise<void> {
     this.isClosed = true;
-    if (this.retentionTimer) clearInterval(this.retentionTimer);
     this.stopping.abort();
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
+    await this.host.close();
     await Promise.all([...this.deliveries]);
   }
+}
+
+/** A stored file as a stream (for StoredBytes). */
+export function fileBytes(path: string) {
+  return () => createReadStream(path, { highWaterMark: 1 << 20 });
 }

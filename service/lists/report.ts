@@ -27,6 +27,16 @@ const STATUS_KEY: Record<(typeof LIST_ROW_STATUSES)[number], (typeof REPORT_STAT
   corrected: 'Corrected',
 };
 
+/** A ReportCounter's counts as plain data (JSON): what a part reports, summed when its list is complete. */
+export interface ReportState {
+  readonly statuses: number[];
+  readonly domainTypes: number[];
+  /** [code, count] of codes that occurred. */
+  readonly codes: [number, number][];
+  readonly invalidCodes: [number, number][];
+  readonly roles: number;
+}
+
 /**
  * Counts rows as they are written. Every key of `statuses`, `invalid_categories` and `domain_type` is present,
  * zeros included, so a report reads the same whatever the list held:
@@ -43,6 +53,33 @@ export class ReportCounter {
   private readonly codes = new Float64Array(1024);
   private readonly invalidCodes = new Float64Array(1024);
   private roles = 0;
+
+  /** The counts as plain data (a part's, kept with it until the list is complete). */
+  toState(): ReportState {
+    const sparse = (counts: Float64Array) => {
+      const out: [number, number][] = [];
+      counts.forEach((count, code) => {
+        if (count > 0) out.push([code, count]);
+      });
+      return out;
+    };
+    return {
+      statuses: [...this.statuses],
+      domainTypes: [...this.domainTypes],
+      codes: sparse(this.codes),
+      invalidCodes: sparse(this.invalidCodes),
+      roles: this.roles,
+    };
+  }
+
+  /** Adds the counts of another counter (a part's), as if its rows had been counted here. */
+  addState(state: ReportState): void {
+    state.statuses.forEach((count, i) => (this.statuses[i] += count));
+    state.domainTypes.forEach((count, i) => (this.domainTypes[i] += count));
+    for (const [code, count] of state.codes) this.codes[code] += count;
+    for (const [code, count] of state.invalidCodes) this.invalidCodes[code] += count;
+    this.roles += state.roles;
+  }
 
   /** Counts a row. NOTE: codes outside 0–1023 are counted as 999 (system error); the engine gives none. */
   add(code: number, flags: number): void {

@@ -1,7 +1,10 @@
-// The lists table (migration 0020): one row per submitted list. Query functions take the db first.
+// The lists table (migrations 0020…0080) of the single-node service: one row per submitted list, and the
+// status document (E8) both adapters build from a list's record and its parts. Query functions take the db first.
 import { rmSync } from 'node:fs';
 import type { ServiceDb } from '../store/db.js';
+import type { PartOnlineState } from './backend.js';
 import { listDir } from './names.js';
+import type { PartBounds, PartContext } from './parts.js';
 import type {
   EmailValidationReporting,
   ListOnline,
@@ -51,13 +54,36 @@ export interface ListRecord {
   readonly purchase: PurchaseRequest | null;
   /** The checks level the list runs (ran) with, once it started. */
   readonly checks: 'offline' | 'dns' | 'smtp' | null;
-  /** The online phase (progress, the wait for a retry), for a list with DNS or SMTP checks. */
-  readonly online: ListOnlineState | null;
+  /** The list's online wait, for a list with DNS or SMTP checks (the progress is its parts'). */
+  readonly online: ListWait | null;
+  /** The current run: each processing of the list from its stored input (a restart, a purchase) is a new one. */
+  readonly run: number;
+  /** The current run's plan, once made. */
+  readonly plan: StoredPlan | null;
+  /** Records reserved against the key's quota when the list was accepted. */
+  readonly reserved: number;
 }
 
-/** What E8 shows of the online phase, plus when the wait began (for the longest wait after a restart). */
-export interface ListOnlineState extends ListOnline {
+/** A run's plan, as kept with its list: what the parts and the results' head need. */
+export interface StoredPlan {
+  readonly records: number;
+  readonly head: Uint8Array;
+  readonly context: PartContext;
+  readonly parts: readonly PartBounds[];
+  readonly completedOffline: number;
+}
+
+/** The list's side of its online phase: when its wait for retries began, whether it was ended. */
+export interface ListWait {
+  readonly started_at?: string;
   readonly waiting_since?: string | null;
+  readonly finished_early?: boolean;
+}
+
+/** A part's progress, as the status document sums it. */
+export interface PartProgress {
+  readonly completed: number;
+  readonly online: PartOnlineState | null;
 }
 
 interface ListRow {
@@ -84,6 +110,9 @@ interface ListRow {
   purchase: string | null;
   checks: 'offline' | 'dns' | 'smtp' | null;
   online: string | null;
+  run: number;
+  plan: string | null;
+  reserved: number;
 }
 
 function toRecord(row: ListRow): ListRecord {
@@ -110,8 +139,27 @@ function toRecord(row: ListRow): ListRecord {
     serviceState: JSON.parse(row.service_state) as Partial<Record<IdentityListService, ServiceState>>,
     purchase: row.purchase === null ? null : (JSON.parse(row.purchase) as PurchaseRequest),
     checks: row.checks ?? null,
-    online: row.online ? (JSON.parse(row.online) as ListOnlineState) : null,
+    online: row.online ? (JSON.parse(row.online) as ListWait) : null,
+    run: row.run,
+    plan: row.plan ? decodePlan(row.plan) : null,
+    reserved: row.reserved,
   };
+}
+
+/** A plan as JSON: its head in base64, and the sets of its policies (the intelligence fields) as arrays. */
+export function encodePlan(plan: StoredPlan): string {
+  return JSON.stringify({ ...plan, head: Buffer.from(plan.head).toString('base64') }, (_key, value: unknown) =>
+    value instanceof Set ? { $set: [...(value as Set<unknown>)] } : value,
+  );
+}
+
+export function decodePlan(text: string): StoredPlan {
+  const parsed = JSON.parse(text, (_key, value: unknown) =>
+    value !== null && typeof value === 'object' && Array.isArray((value as { $set?: unknown }).$set)
+      ? new Set((value as { $set: unknown[] }).$set)
+      : value,
+  ) as Omit<StoredPlan, 'head'> & { head: string };
+  return { ...parsed, head: Buffer.from(parsed.head, 'base64') };
 }
 
 const now = () => new Date().toISOString();
@@ -129,14 +177,17 @@ export function insertList(
     services?: readonly ListServiceKey[];
     /** Default true. */
     servicesExplicit?: boolean;
+    /** Records reserved against the key's quota. */
+    reserved?: number;
   },
 ): number {
   return db.transaction(() => {
     const at = now();
     const result = db
       .prepare(
-        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services, services_explicit)
-         VALUES (?, ?, '', ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
+                            services_explicit, run, reserved)
+         VALUES (?, ?, '', ?, ?, ?, ?, ?, ?, 1, ?)`,
       )
       .run(
         list.keyId,
@@ -147,6 +198,7 @@ export function insertList(
         at,
         JSON.stringify(list.services ?? ['email_validation']),
         list.servicesExplicit === false ? 0 : 1,
+        list.reserved ?? 0,
       );
     const id = Number(result.lastInsertRowid);
     db.prepare('UPDATE lists SET input_file = ? WHERE id = ?').run(list.inputFile(id), id);
@@ -185,8 +237,18 @@ export function unfinishedLists(db: ServiceDb): ListRecord[] {
 export function markProcessing(db: ServiceDb, id: number): void {
   db.prepare(
     `UPDATE lists SET status = 'Processing', service_status = 'Processing', records = 0, input_count = 0, completed_count = 0,
-       service_state = '{}', attempts = attempts + 1, updated_at = ? WHERE id = ?`,
+       service_state = '{}', attempts = attempts + 1, plan = NULL, parts_done = 0, updated_at = ? WHERE id = ?`,
   ).run(now(), id);
+}
+
+/** A new run of an unfinished list (the service started again): it waits to be planned afresh. */
+export function nextRun(db: ServiceDb, id: number): number {
+  const row = db
+    .prepare(
+      `UPDATE lists SET run = run + 1, plan = NULL, parts_done = 0, updated_at = ? WHERE id = ? RETURNING run`,
+    )
+    .get(now(), id) as { run: number } | undefined;
+  return row?.run ?? 0;
 }
 
 /** The checks level a list runs with (set when it starts running). */
@@ -194,8 +256,8 @@ export function setListChecks(db: ServiceDb, id: number, checks: 'offline' | 'dn
   db.prepare('UPDATE lists SET checks = ? WHERE id = ?').run(checks, id);
 }
 
-/** The online phase's state (progress, the wait for a retry); kept across a restart. */
-export function setListOnline(db: ServiceDb, id: number, online: ListOnlineState | null): void {
+/** The list's online wait; kept across a restart. */
+export function setListOnline(db: ServiceDb, id: number, online: ListWait | null): void {
   db.prepare('UPDATE lists SET online = ? WHERE id = ?').run(online ? JSON.stringify(online) : null, id);
 }
 
@@ -253,7 +315,7 @@ export function markPurchased(db: ServiceDb, id: number, purchase: PurchaseReque
     .prepare(
       `UPDATE lists SET status = 'Pending', service_status = 'Pending', purchase = ?, service_state = '{}',
          records = 0, input_count = 0, completed_count = 0, reporting = NULL, results_file = NULL, attempts = 0, online = NULL,
-         finished_at = NULL, updated_at = ? WHERE id = ? AND status = 'Processed'`,
+         finished_at = NULL, run = run + 1, plan = NULL, parts_done = 0, updated_at = ? WHERE id = ? AND status = 'Processed'`,
     )
     .run(JSON.stringify(purchase), now(), id);
   return result.changes === 1;
@@ -338,15 +400,23 @@ export function markFailed(
 }
 
 /** The status document (E8, and the callback's payload) of a list: one child per service it runs. */
-export function listDocument(list: ListRecord): ListResource {
+export function listDocument(list: ListRecord, parts?: readonly PartProgress[]): ListResource {
   const delimiterUsed = (list.options as { delimiter_used?: string }).delimiter_used;
   const services: Record<string, ServiceState> = {};
   const failed = list.status === 'Invalid' || list.status === 'Error';
+  // While the parts run, the rows complete are theirs (the plan's count until then).
+  const isRunning = list.status === 'Processing' && parts !== undefined && parts.length > 0;
+  const completed = isRunning
+    ? Math.min(
+        list.inputCount,
+        parts.reduce((sum, part) => sum + part.completed, 0),
+      )
+    : list.completedCount;
   for (const key of list.services) {
     if (key === 'email_validation') {
       services[key] = {
         input_count: list.inputCount,
-        completed_count: list.completedCount,
+        completed_count: completed,
         status: list.serviceStatus,
         ...(list.reporting ? { reporting: list.reporting } : {}),
       };
@@ -360,6 +430,7 @@ export function listDocument(list: ListRecord): ListResource {
         services[key] = { ...services[key], status: 'Error' };
     }
   }
+  const online = onlineOf(list, parts);
   return {
     list_id: list.id,
     name: list.name,
@@ -370,12 +441,42 @@ export function listDocument(list: ListRecord): ListResource {
     services: services,
     ...(list.reason !== null ? { reason: list.reason } : {}),
     ...(list.checks !== null ? { checks: list.checks } : {}),
-    ...(list.online !== null ? { online: publicOnline(list.online) } : {}),
+    ...(online ? { online } : {}),
     ...(delimiterUsed !== undefined ? { delimiter: delimiterUsed } : {}),
   };
 }
 
-function publicOnline(state: ListOnlineState): ListOnline {
-  const { waiting_since: _since, ...online } = state;
-  return online;
+/** E8's `online`: the parts' online phases summed, the list's wait beside them. */
+function onlineOf(list: ListRecord, parts: readonly PartProgress[] | undefined): ListOnline | undefined {
+  if (list.checks === null || list.checks === 'offline' || list.online === null) return undefined;
+  const sum = {
+    rows_to_check: 0,
+    rows_checked: 0,
+    domains_total: 0,
+    domains_done: 0,
+    retry_rows: 0,
+    retry_attempt: 0,
+  };
+  let retryAt: string | null = null;
+  for (const part of parts ?? []) {
+    const state = part.online;
+    if (!state) continue;
+    sum.rows_to_check += state.rows_to_check;
+    sum.rows_checked += state.rows_checked;
+    sum.domains_total += state.domains_total;
+    sum.domains_done += state.domains_done;
+    sum.retry_rows += state.retry_rows;
+    sum.retry_attempt = Math.max(sum.retry_attempt, state.retry_attempt);
+    if (state.retry_at !== null && state.retry_rows > 0 && (retryAt === null || state.retry_at < retryAt))
+      retryAt = state.retry_at;
+  }
+  const startedAt = list.online.started_at ? Date.parse(list.online.started_at) : undefined;
+  const endAt = list.finishedAt ? Date.parse(list.finishedAt) : Date.now();
+  const seconds = startedAt !== undefined ? (endAt - startedAt) / 1000 : 0;
+  return {
+    ...sum,
+    rate_per_s: seconds > 0 ? Math.round((sum.rows_checked / seconds) * 10) / 10 : 0,
+    retry_at: retryAt,
+    ...(list.online.finished_early ? { finished_early: true } : {}),
+  };
 }

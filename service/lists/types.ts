@@ -1,9 +1,10 @@
 // What the list processor (main thread) and the pipeline worker tell each other. Plain data only: these
 // cross a worker_threads boundary by structured clone.
-import type { EmailValidationReporting, ListServiceKey } from '../../shared/api/list.js';
+import type { ListServiceKey } from '../../shared/api/list.js';
 import type { OnlineLevel } from '../engine/online/levels.js';
 import type { IdentityJob } from './identityPass.js';
-import type { IdentityListService } from './store.js';
+import type { PartResult, PlanRecord } from './backend.js';
+import type { PartBounds, PartContext } from './parts.js';
 
 /** The engine policy and status options of the key a list belongs to, as data a worker can receive. */
 export interface ListPolicy {
@@ -26,13 +27,13 @@ export interface ListLimits {
   readonly maxCompressionRatio: number;
 }
 
-/** One list to process, from its stored input to its results file. */
+/** One list to plan, from its stored input. */
 export interface ListJob {
   readonly listId: number;
-  /** The list's folder: `<dataDir>/lists/<id>`. */
-  readonly dir: string;
-  /** The stored input, inside `dir`. */
-  readonly inputFile: string;
+  /** The stored input, as a file of this node. */
+  readonly inputPath: string;
+  /** A folder of this node for the plan's own files (the text of a zip, extracted). */
+  readonly workDir: string;
   /** The list's name (E7 `name`), which says .txt, .csv or .zip. */
   readonly name: string;
   readonly delimiter?: string | undefined;
@@ -40,8 +41,6 @@ export interface ListJob {
   readonly emailColumn?: number | undefined;
   readonly policy: ListPolicy;
   readonly limits: ListLimits;
-  /** File name of the results inside `dir` (written as `<name>.tmp` first, then renamed). */
-  readonly resultsFile: string;
   /**
    * The level of online checks (the key's checks within the service's ceiling), when not offline: rows left
    * undecided offline (code 10) get their final verdicts from the service's online verifier on the main thread.
@@ -53,8 +52,8 @@ export interface ListJob {
   readonly servicesExplicit: boolean;
   /** For the services other than validation. */
   readonly identity?: IdentityJob | undefined;
-  /** A list with online checks writes what was checked and answered for each row here (inside `dir`). */
-  readonly explainFile?: string | undefined;
+  /** A list with online checks keeps what was checked and answered for each row (the explain CSV). */
+  readonly explain?: boolean | undefined;
 }
 
 /**
@@ -71,61 +70,63 @@ export interface OnlineVerdicts {
   readonly whys: string[];
 }
 
-export type ListOutcome =
-  | {
-      readonly kind: 'results';
-      readonly records: number;
-      readonly reporting: EmailValidationReporting;
-      /** The services that ran. */
-      readonly services: readonly ListServiceKey[];
-      readonly serviceReporting: Partial<Record<IdentityListService, object>>;
-      /** A report-only run of services to buy: no results file; the list awaits purchase. */
-      readonly isAwaitingPurchase: boolean;
-    }
-  | { readonly kind: 'invalid'; readonly reason: string; readonly records: number }
-  | { readonly kind: 'error'; readonly reason: string };
-
+/** A request to the pipeline worker; each is answered by a message with the same `id`. */
 export type PipelineRequest =
   | {
-      readonly type: 'run';
+      readonly type: 'plan';
+      readonly id: number;
+      /** The plan's name while it is kept here: `<list>:<run>`. */
+      readonly key: string;
       readonly job: ListJob;
-      /** Whether more lists are queued: when not, the verify workers are stopped once the job's verdicts are in. */
+      /** Encode each part's rows for storage (the team server), besides keeping the plan in memory. */
+      readonly encode: boolean;
+      /** Whether more lists wait: when not, the verify workers are stopped once the plan is made. */
       readonly isMoreQueued: boolean;
     }
-  /** Online verdicts for an `online` request, streamed as they come; `isLast` ends them. */
+  /** The distinct addresses a part of a planned list checks online (the plan is in this worker's memory). */
+  | { readonly type: 'addresses'; readonly id: number; readonly key: string; readonly part: number }
   | {
-      readonly type: 'online-verdicts';
-      readonly listId: number;
-      readonly verdicts: OnlineVerdicts;
-      readonly isLast: boolean;
-    };
+      readonly type: 'write';
+      readonly id: number;
+      readonly key: string;
+      readonly context: PartContext;
+      readonly bounds: PartBounds;
+      /** The part's rows and text, when this worker does not hold the plan (a part of another node's plan). */
+      readonly stored?: { readonly rows: Uint8Array; readonly text: Uint8Array };
+      /** The service database for the services other than validation, on this node. */
+      readonly identityDbPath?: string;
+      readonly verdicts?: OnlineVerdicts;
+    }
+  | { readonly type: 'forget'; readonly key: string };
+
+export type PlanReply =
+  | { readonly kind: 'planned'; readonly record: PlanRecord }
+  | { readonly kind: 'invalid'; readonly reason: string; readonly records: number }
+  | { readonly kind: 'error'; readonly reason: string };
 
 export type PipelineMessage =
   | { readonly type: 'ready' }
   | {
       readonly type: 'progress';
-      readonly listId: number;
+      readonly key: string;
       readonly records: number;
-      readonly inputCount: number;
-      readonly completedCount: number;
-      /** Rows done by the services other than validation, once they run (pass 2). */
-      readonly identityCompleted?: number;
+      readonly completed: number;
     }
   /** The services that run, once the file's columns are known. */
   | {
       readonly type: 'services';
-      readonly listId: number;
+      readonly key: string;
       /** Undefined while the columns are not known yet. */
       readonly services: readonly ListServiceKey[] | undefined;
       /** The delimiter the file is read with (given, or detected from its content). */
       readonly delimiter?: string;
     }
-  /** The distinct addresses of rows undecided offline, to be checked online by the main thread. */
+  | { readonly type: 'planned'; readonly id: number; readonly outcome: PlanReply }
   | {
-      readonly type: 'online';
-      readonly listId: number;
+      readonly type: 'addresses';
+      readonly id: number;
       readonly addresses: string[];
-      /** How many rows hold each address. */
       readonly rowCounts: number[];
     }
-  | { readonly type: 'done'; readonly listId: number; readonly outcome: ListOutcome };
+  | { readonly type: 'written'; readonly id: number; readonly result: PartResult }
+  | { readonly type: 'failed'; readonly id: number; readonly reason: string };

@@ -1,8 +1,16 @@
-// The pipeline worker: runs lists one at a time, off the service's request thread, with its own pool of
-// verify workers. Started by the list processor (processor.ts), which it answers with progress and outcomes.
+// The pipeline worker: plans lists (pass 1, with its own pool of verify workers) and writes their parts (pass 2),
+// off the service's request thread. Started by the pipeline host (pipelineHost.ts) of whichever node runs list
+// work. A plan stays here in memory until its list is done, so the single-node service writes each part from
+// it; a node writing a part of another node's plan is sent the part's stored rows and text instead.
+import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { runPipeline } from './pipeline.js';
-import type { OnlineVerdicts, PipelineMessage, PipelineRequest } from './types.js';
+import { IdentityPass } from './identityPass.js';
+import { planList, type ListPlan } from './pipeline.js';
+import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
+import { decodePartRows, encodePartRows, partAddresses, offlineCompleted, type PartRows } from './parts.js';
+import { quoteField } from './scan.js';
+import type { PlanRecord } from './backend.js';
+import type { PipelineMessage, PipelineRequest, PlanReply } from './types.js';
 import { VerifierPool } from './verifierPool.js';
 
 const port = parentPort;
@@ -11,49 +19,137 @@ const { verifyThreads } = workerData as { verifyThreads: number };
 const pool = new VerifierPool(verifyThreads);
 pool.start();
 
-const send = (message: PipelineMessage) => port.postMessage(message);
+const send = (message: PipelineMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+/** Plans in memory, by `<list>:<run>`. */
+const plans = new Map<string, ListPlan>();
 let queue = Promise.resolve();
 
-/** The online checks asked of the main thread, by list: each gets its verdicts streamed back. */
-const onlineRequests = new Map<number, { onVerdicts: (v: OnlineVerdicts) => void; done: () => void }>();
+function recordOf(plan: ListPlan, encode: boolean): PlanRecord {
+  const partStarts = plan.parts.map((part) => {
+    const rows = plan.partRows(part.index);
+    const addresses = partAddresses(rows);
+    const domains = new Set(addresses.addresses.map((a) => a.slice(a.lastIndexOf('@') + 1).toLowerCase()));
+    return {
+      completed: offlineCompleted(rows, addresses),
+      rowsToCheck: rows.count - offlineCompleted(rows, addresses),
+      domains: domains.size,
+    };
+  });
+  return {
+    records: plan.records,
+    head: plan.head,
+    context: plan.context,
+    parts: plan.parts,
+    completedOffline: plan.completedOffline,
+    partStarts,
+    ...(encode ? { encodedRows: plan.parts.map((part) => encodePartRows(plan.partRows(part.index))) } : {}),
+    ...(plan.isExtracted ? { extractedText: plan.textPath } : {}),
+  };
+}
 
-port.on('message', (request: PipelineRequest) => {
-  if (request.type === 'online-verdicts') {
-    const waiting = onlineRequests.get(request.listId);
-    if (!waiting) return;
-    waiting.onVerdicts(request.verdicts);
-    if (request.isLast) {
-      onlineRequests.delete(request.listId);
-      waiting.done();
+/** A part's text from the list's text file, into an arena with room for its output. */
+function readPartText(path: string, byteStart: number, byteEnd: number) {
+  const source = partArena(byteEnd - byteStart);
+  const fd = openSync(path, 'r');
+  try {
+    let at = 0;
+    while (at < source.text.length) {
+      const read = readSync(fd, source.text, at, source.text.length - at, byteStart + at);
+      if (read === 0) throw new Error('the list\'s text is shorter than its plan says');
+      at += read;
     }
+  } finally {
+    closeSync(fd);
+  }
+  return source;
+}
+
+function handle(request: PipelineRequest): Promise<void> | void {
+  if (request.type === 'forget') {
+    plans.get(request.key)?.close();
+    plans.delete(request.key);
     return;
   }
-  if (request.type !== 'run') return;
-  const { job, isMoreQueued } = request;
-  queue = queue.then(async () => {
-    pool.start();
-    const outcome = await runPipeline(
-      job,
-      pool,
-      (records, inputCount, completedCount, identityCompleted) =>
-        send({
-          type: 'progress',
-          listId: job.listId,
-          records,
-          inputCount,
-          completedCount,
-          ...(identityCompleted !== undefined ? { identityCompleted } : {}),
-        }),
-      // With nothing queued behind this list, the verify workers' memory is given back before pass 2.
-      isMoreQueued ? undefined : () => pool.close(),
-      (addresses, rowCounts, onVerdicts) =>
-        new Promise<void>((done) => {
-          onlineRequests.set(job.listId, { onVerdicts, done });
-          send({ type: 'online', listId: job.listId, addresses, rowCounts });
-        }),
-      (services, delimiter) => send({ type: 'services', listId: job.listId, services, delimiter }),
+  if (request.type === 'addresses') {
+    const plan = plans.get(request.key);
+    if (!plan) return send({ type: 'failed', id: request.id, reason: 'the plan of this list is not here' });
+    const { addresses, rowCounts } = partAddresses(plan.partRows(request.part));
+    return send({ type: 'addresses', id: request.id, addresses, rowCounts });
+  }
+  if (request.type === 'plan') {
+    const { job } = request;
+    const { key } = request;
+    return (async () => {
+      pool.start();
+      const outcome = await planList(
+        job,
+        pool,
+        (records, _inputCount, completed) => send({ type: 'progress', key, records, completed }),
+        (services, delimiter) => send({ type: 'services', key, services, delimiter }),
+      );
+      // With nothing queued behind this list, the verify workers' memory is given back.
+      if (!request.isMoreQueued) await pool.close();
+      let reply: PlanReply;
+      if (outcome.kind === 'planned') {
+        plans.set(key, outcome.plan);
+        reply = { kind: 'planned', record: recordOf(outcome.plan, request.encode) };
+      } else reply = outcome;
+      send({ type: 'planned', id: request.id, outcome: reply });
+    })();
+  }
+  // Write a part: from the plan in memory, or from the part's stored rows and text.
+  const { context, bounds } = request;
+  const plan = plans.get(request.key);
+  let rows: PartRows;
+  let source: ReturnType<typeof partArena>;
+  if (request.stored) {
+    rows = decodePartRows(request.stored.rows);
+    source = partArena(request.stored.text.length);
+    source.text.set(request.stored.text);
+  } else if (plan) {
+    rows = plan.partRows(bounds.index);
+    source = readPartText(plan.textPath, bounds.byteStart, bounds.byteEnd);
+  } else return send({ type: 'failed', id: request.id, reason: 'the plan of this list is not here' });
+  // The services other than validation, on this node's service database; a part counts its own matches.
+  const identity = context.identity
+    ? new IdentityPass(
+        { ...context.identity.job, ...(request.identityDbPath ? { dbPath: request.identityDbPath } : {}) },
+        context.identity.services,
+        context.identity.columns,
+        context.delimiter,
+        quoteField,
+      )
+    : undefined;
+  try {
+    const addresses = request.verdicts ? partAddresses(rows) : undefined;
+    if (addresses && request.verdicts) applyOnlineVerdicts(rows, addresses, request.verdicts);
+    const output = writePart(
+      context,
+      bounds,
+      source,
+      rows,
+      addresses && request.verdicts ? { addresses, verdicts: request.verdicts } : undefined,
+      identity,
     );
-    send({ type: 'done', listId: job.listId, outcome });
+    const { index: _index, ...result } = output;
+    send(
+      { type: 'written', id: request.id, result },
+      output.chunks.map((chunk) => chunk.buffer as ArrayBuffer),
+    );
+  } finally {
+    identity?.close();
+  }
+}
+
+port.on('message', (request: PipelineRequest) => {
+  // One request at a time, in order: a plan is made before its parts are asked for.
+  queue = queue.then(async () => {
+    try {
+      await handle(request);
+    } catch (error) {
+      if ('id' in request)
+        send({ type: 'failed', id: request.id, reason: error instanceof Error ? error.message : String(error) });
+    }
   });
 });
 send({ type: 'ready' });

@@ -6,6 +6,18 @@ import { DEFAULT_KEY_CHECKS, type ChecksLevel } from '../engine/online/levels.js
 import type { KeyField } from '../identity/fields.js';
 import { ALTERNATE_EMAIL_MATCHES_DEFAULT, BULK_INTELLIGENCE_LIMIT } from '../../shared/api/limits.js';
 
+/** A key's quota of billable queries (spec "Limits"; a trial key's is 100 in all). */
+export interface KeyQuota {
+  readonly limit: number;
+  /** The quota is per day or per calendar month (UTC), or in all. */
+  readonly period: 'day' | 'month' | 'total';
+  /** A trial key (`keys create --trial`). */
+  readonly isTrial: boolean;
+}
+
+/** The spec's limited trial: 100 queries. */
+export const TRIAL_QUOTA: KeyQuota = { limit: 100, period: 'total', isTrial: true };
+
 export interface KeyConfig {
   readonly label?: string;
   readonly mode: VerificationMode;
@@ -26,6 +38,8 @@ export interface KeyConfig {
   readonly alternateMax?: number;
   /** Records per E6 request for an activity-metrics key, up to 10,000; default 5,000 (docs/identity.md). */
   readonly bulkLimit?: number;
+  /** Billable queries allowed (E1 calls, list records, E5/E6 records); none: no quota. */
+  readonly quota?: KeyQuota;
 }
 
 export interface KeyRecord {
@@ -46,6 +60,8 @@ export interface KeyRecord {
   readonly fields: ReadonlySet<KeyField> | null;
   readonly alternateMax: number;
   readonly bulkLimit: number;
+  /** Its quota of billable queries; null for none. */
+  readonly quota: KeyQuota | null;
 }
 
 interface KeyRow {
@@ -63,6 +79,9 @@ interface KeyRow {
   fields: string | null;
   alternate_max: number;
   bulk_limit: number;
+  quota: number | null;
+  quota_period: 'day' | 'month' | 'total';
+  is_trial: number;
 }
 
 export const DEFAULT_RATE_LIMIT = 500;
@@ -110,8 +129,8 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
     const result = db
       .prepare(
         `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
-                           fields, alternate_max, bulk_limit)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                           fields, alternate_max, bulk_limit, quota, quota_period, is_trial)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         hashKey(key),
@@ -126,6 +145,9 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
         config.fields ? JSON.stringify([...new Set(config.fields)]) : null,
         config.alternateMax ?? ALTERNATE_EMAIL_MATCHES_DEFAULT,
         config.bulkLimit ?? BULK_INTELLIGENCE_LIMIT,
+        config.quota?.limit ?? null,
+        config.quota?.period ?? 'total',
+        config.quota?.isTrial === true ? 1 : 0,
       );
     const keyId = Number(result.lastInsertRowid);
     for (const [kind, entries] of [
@@ -166,6 +188,7 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     fields: row.fields === null ? null : new Set(JSON.parse(row.fields) as KeyField[]),
     alternateMax: row.alternate_max,
     bulkLimit: row.bulk_limit,
+    quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial === 1 },
   };
 }
 

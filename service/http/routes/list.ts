@@ -3,7 +3,7 @@
 //
 // E7 decides everything it can before reading the body (key, Content-Type, parameters, declared length), in
 // an onRequest hook, so a refused upload is not read first; then the body streams to disk under a byte cap.
-import { createReadStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
@@ -17,20 +17,13 @@ import {
   type ListFileExtension,
   type SubmitListParams,
 } from '../../../shared/api/list.js';
-import type { ServiceDb } from '../../store/db.js';
 import type { KeyRecord } from '../../store/keys.js';
-import { listDir, resultsFileName } from '../../lists/names.js';
+import type { ListBackend } from '../../lists/backend.js';
+import { listsRoot, resultsFileName } from '../../lists/names.js';
 import { callbackProblemOf } from '../../lists/callbackTarget.js';
-import { EXPLAIN_FILE, type ListProcessor } from '../../lists/processor.js';
+import type { ListProcessor } from '../../lists/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/purchase.js';
-import {
-  deleteList,
-  getList,
-  insertList,
-  listDocument,
-  markPurchased,
-  type ListRecord,
-} from '../../lists/store.js';
+import type { ListRecord } from '../../lists/store.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
 import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
@@ -38,9 +31,11 @@ import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 
 export interface ListsContext {
-  readonly db: ServiceDb;
+  readonly backend: ListBackend;
+  /** Where uploads are received before they become lists (this node's disk). */
   readonly dataDir: string;
-  readonly processor: ListProcessor;
+  /** The limits of uploads and files, and the pipeline worker to start while an upload arrives. */
+  readonly processor: Pick<ListProcessor, 'limits' | 'maxUploadBytes' | 'allowsPrivateCallbacks' | 'warm'>;
 }
 
 const LIST_CONTENT_TYPES = ['multipart/form-data', 'text/csv'] as const;
@@ -91,8 +86,8 @@ function listIdOf(request: FastifyRequest): number {
 }
 
 /** The key's own list, or a 404 (another key's list is as unknown as one that does not exist). */
-function ownList(db: ServiceDb, key: KeyRecord, id: number): ListRecord {
-  const list = getList(db, id);
+async function ownList(backend: ListBackend, key: KeyRecord, id: number): Promise<ListRecord> {
+  const list = await backend.getList(id);
   if (!list || list.keyId !== key.id) throw new HttpError(404, `List ${id} not found.`);
   return list;
 }
@@ -116,7 +111,7 @@ const RESULT_TYPES: Record<ListFileExtension, string> = {
 };
 
 export function registerLists(app: FastifyInstance, auth: AuthContext, context: ListsContext): void {
-  const { db, processor } = context;
+  const { backend, processor } = context;
 
   // Bodies of E7: a multipart part streamed by @fastify/multipart, or a text/csv body as the raw stream.
   void app.register(multipart);
@@ -195,7 +190,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     if (contentType === 'text/csv' && extension === '.zip')
       throw new HttpError(422, 'A .zip list is sent as multipart/form-data, not as a text/csv body.');
 
-    const uploadsDir = processor.uploadsDir;
+    const uploadsDir = join(listsRoot(context.dataDir), 'uploads');
     mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
     let upload;
     try {
@@ -209,27 +204,22 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       }
       throw error;
     }
-    const inputFile = `input${extension}`;
-    let listId: number | undefined;
+    let listId: number;
     try {
-      listId = insertList(db, {
+      listId = await backend.createList({
         keyId: key.id,
         name,
         options: params,
-        sizeBytes: upload.size,
-        inputFile: () => inputFile,
         services,
         servicesExplicit: isExplicit,
+        uploadPath: upload.path,
+        sizeBytes: upload.size,
+        inputFile: `input${extension}`,
+        reservedRecords: 0,
       });
-      const dir = listDir(context.dataDir, listId);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      renameSync(upload.path, join(dir, inputFile));
-    } catch (error) {
+    } finally {
       rmSync(upload.path, { force: true });
-      if (listId !== undefined) deleteList(db, listId);
-      throw error;
     }
-    processor.submit(listId);
     const base = `${request.protocol}://${request.host}`;
     return reply
       .code(202)
@@ -242,16 +232,16 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     authorise(auth, request, reply, 'header', null, { rateLimited: false });
 
   // E8: the status document.
-  registerRoute(app, 'GET', '/v5/list/:id', (request, reply) => {
+  registerRoute(app, 'GET', '/v5/list/:id', async (request, reply) => {
     const key = keyFor(request, reply);
     if (!key) return reply;
-    const list = ownList(db, key, listIdOf(request));
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
+    const list = await ownList(backend, key, listIdOf(request));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
   });
 
   // E9: purchase. A report-only list awaiting purchase (Processed) runs again with what is bought; a list
   // with Results has nothing more to buy: the answer is its status document, as it is.
-  registerRoute(app, 'POST', '/v5/list/:id/purchase', (request, reply) => {
+  registerRoute(app, 'POST', '/v5/list/:id/purchase', async (request, reply) => {
     const key = keyFor(request, reply);
     if (!key) return reply;
     const type = mediaType(request);
@@ -271,13 +261,13 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         `Invalid purchase body: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'not understood'}.`,
       );
     }
-    const list = ownList(db, key, listIdOf(request));
+    const list = await ownList(backend, key, listIdOf(request));
     if (list.status === 'Processed') {
       const purchase = checkPurchase(key, list, body.data);
       if (!purchase.ok) throw new HttpError(purchase.status, purchase.message);
-      if (markPurchased(db, list.id, purchase.value)) processor.submit(list.id);
-      const bought = getList(db, list.id) ?? list;
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(bought)));
+      await backend.markPurchased(list.id, purchase.value);
+      const bought = (await backend.getList(list.id)) ?? list;
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(bought)));
     }
     if (list.status !== 'Results') {
       const why =
@@ -286,36 +276,36 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
           : `it is not complete yet (status ${list.status}); purchase once its status is Results`;
       throw new HttpError(404, `List ${list.id} cannot be purchased: ${why}.`);
     }
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
   });
 
   // Finish now (a Mailsieve extension): a list waiting for a retry of temporary failures stops waiting; those
   // rows stay unknown (5). The answer is the status document.
-  registerRoute(app, 'POST', '/v5/list/:id/finish', (request, reply) => {
+  registerRoute(app, 'POST', '/v5/list/:id/finish', async (request, reply) => {
     const key = keyFor(request, reply);
     if (!key) return reply;
     if (typeof (request.body as Readable | undefined)?.resume === 'function')
       (request.body as Readable).resume();
-    const list = ownList(db, key, listIdOf(request));
+    const list = await ownList(backend, key, listIdOf(request));
     if (list.status !== 'Processing' && list.status !== 'Pending')
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(list)));
-    if (!processor.finishNow(list.id))
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
+    if (!(await backend.finishNow(list.id)))
       throw new HttpError(
         409,
         `List ${list.id} has no online checks to finish: it runs with ${list.checks ?? 'offline'} checks.`,
       );
-    const after = getList(db, list.id) ?? list;
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(listDocument(after)));
+    const after = (await backend.getList(list.id)) ?? list;
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(after)));
   });
 
   // Why, per row (a Mailsieve extension): for a list with online checks, a CSV of each row's address, status
   // code, how far its check went and what answered. Kept with the list.
-  registerRoute(app, 'GET', '/v5/list/:id/explain', (request, reply) => {
+  registerRoute(app, 'GET', '/v5/list/:id/explain', async (request, reply) => {
     const key = keyFor(request, reply);
     if (!key) return reply;
-    const list = ownList(db, key, listIdOf(request));
-    const path = join(listDir(context.dataDir, list.id), EXPLAIN_FILE);
-    if (list.status !== 'Results' || !existsSync(path))
+    const list = await ownList(backend, key, listIdOf(request));
+    const explain = await backend.explain(list);
+    if (list.status !== 'Results' || !explain)
       throw new HttpError(
         404,
         list.status !== 'Results'
@@ -324,21 +314,21 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       );
     return reply
       .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-length', String(statSync(path).size))
+      .header('content-length', String(explain.size))
       .header(
         'content-disposition',
         contentDisposition(`${list.name.replace(/\.(csv|txt|zip)$/i, '')}-${list.id}-explain.csv`),
       )
-      .send(createReadStream(path, { highWaterMark: 1 << 20 }));
+      .send(explain.open());
   });
 
   // E10: the results file, once complete.
-  registerRoute(app, 'GET', '/v5/list/:id/results', (request, reply) => {
+  registerRoute(app, 'GET', '/v5/list/:id/results', async (request, reply) => {
     const key = keyFor(request, reply);
     if (!key) return reply;
-    const list = ownList(db, key, listIdOf(request));
-    const path = list.resultsFile ? join(listDir(context.dataDir, list.id), list.resultsFile) : undefined;
-    if (list.status !== 'Results' || !path || !existsSync(path)) {
+    const list = await ownList(backend, key, listIdOf(request));
+    const results = list.status === 'Results' ? await backend.results(list) : undefined;
+    if (list.status !== 'Results' || !results) {
       throw new HttpError(
         404,
         list.status === 'Results'
@@ -351,8 +341,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     const extension = listFileExtension(list.name) ?? '.csv';
     return reply
       .header('content-type', RESULT_TYPES[extension])
-      .header('content-length', String(statSync(path).size))
+      .header('content-length', String(results.size))
       .header('content-disposition', contentDisposition(resultsFileName(list.name, list.id, list.services)))
-      .send(createReadStream(path, { highWaterMark: 1 << 20 }));
+      .send(results.open());
   });
 }

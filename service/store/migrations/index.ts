@@ -6,6 +6,8 @@ import { identity } from './0040-identity.js';
 import { listServices } from './0050-list-services.js';
 import { listOnline } from './0060-list-online.js';
 import { personAnswers } from './0070-person-answers.js';
+import { listParts } from './0080-list-parts.js';
+import { keyQuotas } from './0090-key-quotas.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -15,4 +17,6 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   listServices,
   listOnline,
   personAnswers,
+  listParts,
+  keyQuotas,
 ];

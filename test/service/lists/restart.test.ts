@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listResourceSchema, type ListResource } from '../../../shared/api/list.js';
 import { runCli, startCli } from '../../helpers/cli.js';
+import { PART_ROWS } from '../../../service/lists/parts.js';
 import { tempDir } from '../../helpers/service.js';
 import { getResults, getStatus, lines, startListService, submit, waitForList } from './helpers.js';
 
@@ -55,7 +56,10 @@ describe('lists across a restart', () => {
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
     const listDir = join(dir.path, 'lists', String(id));
-    expect(existsSync(join(listDir, 'results.csv'))).toBe(false); // results appear only when complete
+    // A part's results appear only whole (a temporary name, then renamed); no results file exists yet.
+    const partsDir = join(listDir, 'parts');
+    const killedParts = existsSync(partsDir) ? readdirSync(partsDir) : [];
+    expect(killedParts.every((name) => /^1-\d+\.(out|out\.tmp)$/.test(name))).toBe(true);
 
     const second = await startCli(
       ['serve', '--port', '0', '--data-dir', dir.path],
@@ -74,7 +78,11 @@ describe('lists across a restart', () => {
     const rows = lines(results.text);
     expect(rows).toHaveLength(ROWS + 1);
     expect(rows[ROWS]).toMatch(new RegExp(`^person${ROWS - 1}@example\\.com,Person ${ROWS - 1},unknown,10,`));
-    expect(readdirSync(listDir).sort()).toEqual(['input.csv', 'results.csv']);
+    // Only the second run's parts are left, each whole.
+    expect(readdirSync(listDir).sort()).toEqual(['input.csv', 'parts']);
+    const parts = readdirSync(partsDir);
+    expect(parts.length).toBe(Math.ceil(ROWS / PART_ROWS));
+    expect(parts.every((name) => /^2-\d+\.out$/.test(name))).toBe(true);
   });
 
   it(

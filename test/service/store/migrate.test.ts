@@ -40,8 +40,18 @@ describe('migrations', () => {
     expect(
       db.prepare('SELECT count(*) FROM ref_emails WHERE length(activity_packed) > 0').pluck().get(),
     ).toBeGreaterThan(100);
-    // The store as it was at version 60: no prepared answers.
+    // The store as it was at version 60: no prepared answers (and none of the later steps).
     db.exec(`
+      DROP TABLE key_usage;
+      ALTER TABLE keys DROP COLUMN quota;
+      ALTER TABLE keys DROP COLUMN quota_period;
+      ALTER TABLE keys DROP COLUMN is_trial;
+      DROP TABLE list_verdicts;
+      DROP TABLE list_parts;
+      ALTER TABLE lists DROP COLUMN run;
+      ALTER TABLE lists DROP COLUMN plan;
+      ALTER TABLE lists DROP COLUMN reserved;
+      ALTER TABLE lists DROP COLUMN parts_done;
       DROP INDEX ref_people_unrendered;
       DROP INDEX ref_emails_unpacked;
       ALTER TABLE ref_people DROP COLUMN answer_json;

@@ -1,0 +1,210 @@
+// The ports of the list pipeline: where lists are kept (their records, stored input, plans, parts and
+// results) and how their work is queued. There is one pipeline (processor.ts over pipeline.ts and
+// partWriter.ts) and two adapters: the single-node one (SQLite and files, an in-process queue: localBackend.ts)
+// and the team server's (PostgreSQL, pg-boss: service/pg/listBackend.ts). Both pass one contract suite
+// (test/service/lists/backend.contract.test.ts).
+//
+// Work is leased and done at least once, and recorded exactly once: a part's results are saved under its
+// (list, run, part) key, and a second save of the same part changes nothing. A run is one processing of a
+// list from its stored input; a restart of the single-node service, or a purchase, starts a new run, and any
+// work of an older run is dropped.
+import type { Readable } from 'node:stream';
+import type {
+  EmailValidationReporting,
+  ListResource,
+  ListServiceKey,
+  PurchaseRequest,
+  SubmitListParams,
+} from '../../shared/api/list.js';
+import type { IdentityReportState } from './identityPass.js';
+import type { PartBounds, PartContext } from './parts.js';
+import type { ReportState } from './report.js';
+import type { ListRecord } from './store.js';
+
+/** A verdict of the online phase, as the journal keeps it (see onlinePhase.ts). */
+export interface JournalEntry {
+  /** code, flags, valid email, checked, why, retryable */
+  readonly c: number;
+  readonly f: number;
+  readonly v: string;
+  readonly k: string;
+  readonly w: string;
+  readonly r?: 1;
+}
+
+/** The online phase of one part, as E8's `online` sums it over the parts. */
+export interface PartOnlineState {
+  readonly rows_to_check: number;
+  readonly rows_checked: number;
+  readonly domains_total: number;
+  readonly domains_done: number;
+  /** Rows waiting for a retry, and when it is asked (null: none waits). */
+  readonly retry_rows: number;
+  readonly retry_at: string | null;
+  readonly retry_attempt: number;
+}
+
+/** What a new list is made of (E7). */
+export interface NewList {
+  readonly keyId: number;
+  readonly name: string;
+  readonly options: SubmitListParams;
+  readonly services: readonly ListServiceKey[];
+  readonly servicesExplicit: boolean;
+  /** The upload, received whole and checked, in a temporary file of this node (moved or copied in). */
+  readonly uploadPath: string;
+  readonly sizeBytes: number;
+  /** The input's file name inside the list (`input.csv`, `input.zip`, …). */
+  readonly inputFile: string;
+  /** Records reserved against the key's quota (counted before the list is accepted), or 0. */
+  readonly reservedRecords: number;
+}
+
+/** What planning a list gave, to keep with its run. */
+export interface PlanRecord {
+  readonly records: number;
+  readonly head: Uint8Array;
+  readonly context: PartContext;
+  readonly parts: readonly PartBounds[];
+  /** Rows complete before any online check. */
+  readonly completedOffline: number;
+  /** Per part: its rows complete before any online check, and its rows and distinct domains to check. */
+  readonly partStarts: readonly {
+    readonly completed: number;
+    readonly rowsToCheck: number;
+    readonly domains: number;
+  }[];
+  /** The team server's stored form of each part's rows (PartRows, encoded); the single node keeps them in memory. */
+  readonly encodedRows?: readonly Uint8Array[];
+  /** Where the plan read the list's text, when it was extracted from a zip (the team server stores it). */
+  readonly extractedText?: string;
+}
+
+/** A part as its job reads it. */
+export interface PartWork {
+  readonly context: PartContext;
+  readonly bounds: PartBounds;
+  readonly online: PartOnlineState | null;
+  readonly isDone: boolean;
+  /** The list's online wait: when it began, and whether Finish now ended it. */
+  readonly waitingSince: string | null;
+  readonly isFinishedEarly: boolean;
+}
+
+/** A part's results, as partWriter.ts wrote them. */
+export interface PartResult {
+  readonly chunks: readonly Uint8Array[];
+  readonly size: number;
+  readonly explain: string;
+  readonly report: ReportState;
+  readonly identity?: IdentityReportState;
+}
+
+/** What every part reported, for the list's completion. */
+export interface PartReports {
+  readonly reports: readonly ReportState[];
+  readonly identity: readonly IdentityReportState[];
+}
+
+export interface ListCompletion {
+  readonly records: number;
+  readonly reporting: EmailValidationReporting;
+  readonly services: readonly ListServiceKey[];
+  readonly serviceReporting: Partial<Record<string, object>>;
+  readonly isAwaitingPurchase: boolean;
+}
+
+/** A stored file to send: its size and a stream of it. */
+export interface StoredBytes {
+  readonly size: number;
+  open(): Readable;
+}
+
+/** A run of a list, as its plan job takes it. */
+export interface RunStart {
+  readonly list: ListRecord;
+  readonly run: number;
+  /** The stored input, as a file on this node (the team server copies it out of the database). */
+  readonly inputPath: string;
+  /** A folder of this node for the plan's temporary files (the extracted text of a zip). */
+  readonly workDir: string;
+  /** Gives back what the run's start took on this node (the team server's copy of the input). */
+  release?(): void;
+}
+
+export interface ListJobHandlers {
+  plan(listId: number, run: number): Promise<void>;
+  part(listId: number, run: number, part: number): Promise<void>;
+  finish(listId: number, run: number): Promise<void>;
+  callback(listId: number): Promise<void>;
+  /** A part failed every attempt (the queue gave up on it): the list gets Error with the reason. */
+  failed(listId: number, run: number, reason: string): Promise<void>;
+}
+
+export interface ListBackend {
+  /** `sqlite` (one node) or `postgres` (a team server). */
+  readonly kind: 'sqlite' | 'postgres';
+
+  // Records.
+  getList(id: number): Promise<ListRecord | undefined>;
+  /** The status document (E8), with the parts' progress summed. */
+  document(list: ListRecord): Promise<ListResource>;
+  /** Stores the input and the list, Pending, with its plan job, in one step: no half list is ever visible. */
+  createList(list: NewList): Promise<number>;
+  /** A report-only list is bought: a new run, with what was bought. Whether it was still awaiting purchase. */
+  markPurchased(id: number, purchase: PurchaseRequest): Promise<boolean>;
+  /** Finish now: the list's wait for retries ends (its waiting parts run at once). Whether it had online checks. */
+  finishNow(id: number): Promise<boolean>;
+  /** The results file (E10) of a list with Results. */
+  results(list: ListRecord): Promise<StoredBytes | undefined>;
+  /** The explain CSV of a list with online checks, once it has Results. */
+  explain(list: ListRecord): Promise<StoredBytes | undefined>;
+  deleteList(id: number): Promise<void>;
+
+  // The plan job.
+  /** Starts a run of a Pending (or interrupted) list; undefined when the run is no longer current. */
+  startRun(listId: number, run: number): Promise<RunStart | undefined>;
+  /** The checks level the run has (set as it starts). */
+  setChecks(listId: number, run: number, level: 'offline' | 'dns' | 'smtp'): Promise<void>;
+  planProgress(listId: number, run: number, records: number, completed: number): Promise<void>;
+  setDelimiter(listId: number, delimiter: string): Promise<void>;
+  setServices(listId: number, run: number, services: readonly ListServiceKey[]): Promise<void>;
+  /** Keeps the plan and queues a job per part, in one step. */
+  savePlan(listId: number, run: number, plan: PlanRecord): Promise<void>;
+  /** Invalid (the file) or Error (the processing): ends the run, gives back its reserved records, announces it. */
+  failRun(listId: number, run: number, status: 'Invalid' | 'Error', reason: string, records: number): Promise<void>;
+  /** Whether the run's work is to be dropped (a later run began, or the list is gone). */
+  isStale(listId: number, run: number): Promise<boolean>;
+
+  // Part jobs.
+  partWork(listId: number, run: number, part: number): Promise<PartWork | undefined>;
+  /** The part's rows as stored (team server); undefined when they are kept in memory (one node). */
+  partRows(listId: number, run: number, part: number): Promise<Uint8Array | undefined>;
+  /** The part's bytes of the list's text (team server); undefined when read from the local file (one node). */
+  partText(listId: number, run: number, bounds: PartBounds): Promise<Buffer | undefined>;
+  /** Verdicts already known for a list's addresses (a retry, a part redone after a lost lease, a restart). */
+  journal(listId: number, level: string, addresses: readonly string[]): Promise<Map<string, JournalEntry>>;
+  addToJournal(listId: number, level: string, entries: readonly [string, JournalEntry][]): Promise<void>;
+  partOnline(listId: number, run: number, part: number, state: PartOnlineState, completed: number): Promise<void>;
+  /** The list's online wait begins (once): when it began. */
+  beginWait(listId: number): Promise<string>;
+  /** Asks for the part again at `at` (a retry of temporary failures), or at once when `at` is undefined. */
+  requeuePart(listId: number, run: number, part: number, at?: Date): Promise<void>;
+  /** Saves a part's results once; the last part's save queues the list's completion. */
+  savePart(listId: number, run: number, part: number, result: PartResult): Promise<void>;
+
+  // The finish job.
+  partReports(listId: number, run: number): Promise<PartReports | undefined>;
+  /** The head and every part's bytes, in order (for a zip list's archive, and the explain file). */
+  partBytes(listId: number, run: number, what: 'results' | 'explain'): AsyncIterable<Uint8Array>;
+  /** Stores the zip archive of a zip list's results, or the explain CSV. */
+  saveAssembled(listId: number, run: number, what: 'results.zip' | 'explain', path: string): Promise<void>;
+  /** Results (or Processed, awaiting purchase): the run is complete; its callback is queued. */
+  completeRun(listId: number, run: number, completion: ListCompletion): Promise<void>;
+
+  /** Runs the queue's jobs on this node with these handlers (`parts`: part jobs at once). */
+  work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void>;
+  /** A folder of this node for temporary files. */
+  readonly workRoot: string;
+  close(): Promise<void>;
+}

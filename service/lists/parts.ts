@@ -1,0 +1,181 @@
+// A list is cut into parts: runs of rows that are each a unit of work (their online checks, then their part of
+// the results) and of storage (each part's results bytes are kept on their own; E10 streams the head, then the
+// parts in order). The cut is made once the list is planned (pass 1, pipeline.ts): every PART_ROWS rows, or
+// sooner once a part holds PART_BYTES of input, so that a part's bytes always fit in memory.
+//
+// What a part needs of pass 1 travels as PartRows: each row's place in the part's bytes, its offline verdict,
+// whether it is a duplicate, its `Valid Email` and, for online checks, its address. The single-node service
+// hands PartRows over in memory; the team server stores them encoded (encodePartRows) with the part, so any
+// node can write any part. Both then write the part with the same code (partWriter.ts).
+import type { ListServiceKey } from '../../shared/api/list.js';
+import type { OnlineLevel } from '../engine/online/levels.js';
+import type { IdentityColumns, IdentityJob } from './identityPass.js';
+import type { IdentityListService } from './store.js';
+import type { ListPolicy } from './types.js';
+
+/** Rows in a part (the last part may hold fewer). */
+export const PART_ROWS = 10_000;
+/** Input bytes after which a part ends early (a row is at most 1 MiB, so a part stays under 9 MiB). */
+export const PART_BYTES = 8 * 1024 * 1024;
+
+/** Where a part lies in the list's text: its rows, and its bytes (from the end of the row before it). */
+export interface PartBounds {
+  readonly index: number;
+  readonly firstRow: number;
+  readonly rowCount: number;
+  /** Offset in the text of the part's first byte: the end of the row before (or of the header, or the BOM). */
+  readonly byteStart: number;
+  /** The end of the part's last row; for the last part, the end of the text (trailing blank lines). */
+  readonly byteEnd: number;
+}
+
+/** What writing any part of a list needs to know of the whole list: plain data, the same for every part. */
+export interface PartContext {
+  readonly listId: number;
+  readonly delimiter: string;
+  /** The line break written after each row (the input's own). */
+  readonly newline: string;
+  /** The byte that ends a line in the input (LF, or CR for old Mac files). */
+  readonly breakByte: number;
+  /** Fields of every row. */
+  readonly columnCount: number;
+  /** 0-based index of the email field; -1 when the list has none. */
+  readonly emailIndex: number;
+  readonly runsValidation: boolean;
+  /** Columns appended to each row (validation's and the other services'). */
+  readonly appendedCount: number;
+  /** Whether the first part's bytes begin after the header row's content (its line break is in the gap). */
+  readonly hasHeader: boolean;
+  readonly partCount: number;
+  /** Write the explain rows (a list with online checks whose validation writes results). */
+  readonly explain: boolean;
+  /** A report-only run of services to buy: parts are counted, nothing is written. */
+  readonly isReportOnly: boolean;
+  /** The services other than validation, when they run. */
+  readonly identity?: {
+    readonly job: IdentityJob;
+    readonly services: readonly IdentityListService[];
+    readonly columns: IdentityColumns;
+  };
+  /** The services that run (for the list's record once complete). */
+  readonly services: readonly ListServiceKey[];
+  /** The online checks of the rows left undecided offline: their level, and the key's policy. */
+  readonly check?: { readonly level: OnlineLevel; readonly policy: ListPolicy };
+  /** A zip list's results are a zip archive holding one file of this name. */
+  readonly zipEntryName?: string;
+}
+
+/** A part's rows. Offsets are relative to the part's first byte (PartBounds.byteStart). */
+export interface PartRows {
+  readonly count: number;
+  readonly start: Uint32Array;
+  readonly length: Uint32Array;
+  readonly codes: Uint16Array;
+  readonly flags: Uint16Array;
+  /** 1 for a row whose address appears elsewhere in the list. */
+  readonly dup: Uint8Array;
+  /** By row of the part: the `Valid Email` of valid and corrected rows. */
+  readonly validEmails: ReadonlyMap<number, string>;
+  /** By row of the part, for a list with online checks: the address of a row left undecided offline (code 10). */
+  readonly undecided: ReadonlyMap<number, string>;
+}
+
+/** The distinct addresses a part checks online, in order of first appearance, and the rows holding each. */
+export interface PartAddresses {
+  readonly addresses: string[];
+  readonly rowCounts: number[];
+  readonly rowsOf: number[][];
+}
+
+/**
+ * The addresses of a part's rows of code 10 (undecided offline), each once. Rows of code 10 without an
+ * address (none in practice) are complete as they are.
+ */
+export function partAddresses(rows: PartRows): PartAddresses {
+  const addresses: string[] = [];
+  const rowsOf: number[][] = [];
+  const indexOf = new Map<string, number>();
+  for (let i = 0; i < rows.count; i++) {
+    if (rows.codes[i] !== 10) continue;
+    const address = rows.undecided.get(i);
+    if (address === undefined) continue;
+    let index = indexOf.get(address);
+    if (index === undefined) {
+      index = addresses.length;
+      indexOf.set(address, index);
+      addresses.push(address);
+      rowsOf.push([]);
+    }
+    rowsOf[index].push(i);
+  }
+  return { addresses, rowCounts: rowsOf.map((r) => r.length), rowsOf };
+}
+
+/** Rows of a part complete before any online check (every row but those waiting for one). */
+export function offlineCompleted(rows: PartRows, addresses: PartAddresses): number {
+  let waiting = 0;
+  for (const count of addresses.rowCounts) waiting += count;
+  return rows.count - waiting;
+}
+
+// The encoding of PartRows: a little-endian header of counts, the typed arrays (each aligned to its element
+// size), then the strings as one UTF-8 JSON array [row, text, …] for each map. Versioned by its first word.
+const ENCODING_VERSION = 1;
+
+export function encodePartRows(rows: PartRows): Buffer {
+  const strings = Buffer.from(
+    JSON.stringify([[...rows.validEmails].flat(), [...rows.undecided].flat()]),
+    'utf8',
+  );
+  const n = rows.count;
+  const fixed = 12 + n * 4 * 2 + n * 2 * 2 + n;
+  const out = Buffer.alloc(fixed + strings.length);
+  out.writeUInt32LE(ENCODING_VERSION, 0);
+  out.writeUInt32LE(n, 4);
+  out.writeUInt32LE(strings.length, 8);
+  let at = 12;
+  const put = (array: Uint32Array | Uint16Array | Uint8Array) => {
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    out.set(bytes, at);
+    at += bytes.length;
+  };
+  put(rows.start.subarray(0, n));
+  put(rows.length.subarray(0, n));
+  put(rows.codes.subarray(0, n));
+  put(rows.flags.subarray(0, n));
+  put(rows.dup.subarray(0, n));
+  out.set(strings, at);
+  return out;
+}
+
+export function decodePartRows(encoded: Uint8Array): PartRows {
+  const view = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
+  const version = view.readUInt32LE(0);
+  if (version !== ENCODING_VERSION)
+    throw new Error(`a part was planned by another version of Mailsieve (encoding ${version})`);
+  const n = view.readUInt32LE(4);
+  const stringBytes = view.readUInt32LE(8);
+  let at = 12;
+  // Copied out (the typed arrays must be aligned, and the buffer may be a slice of a pool).
+  const take = <T>(bytes: number, make: (buffer: ArrayBuffer) => T): T => {
+    const copy = new ArrayBuffer(bytes);
+    new Uint8Array(copy).set(view.subarray(at, at + bytes));
+    at += bytes;
+    return make(copy);
+  };
+  const start = take(n * 4, (b) => new Uint32Array(b));
+  const length = take(n * 4, (b) => new Uint32Array(b));
+  const codes = take(n * 2, (b) => new Uint16Array(b));
+  const flags = take(n * 2, (b) => new Uint16Array(b));
+  const dup = take(n, (b) => new Uint8Array(b));
+  const [valid, undecided] = JSON.parse(view.toString('utf8', at, at + stringBytes)) as [
+    (number | string)[],
+    (number | string)[],
+  ];
+  const pairs = (flat: (number | string)[]) => {
+    const map = new Map<number, string>();
+    for (let i = 0; i < flat.length; i += 2) map.set(flat[i] as number, flat[i + 1] as string);
+    return map;
+  };
+  return { count: n, start, length, codes, flags, dup, validEmails: pairs(valid), undecided: pairs(undecided) };
+}
