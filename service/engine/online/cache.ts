@@ -1,6 +1,16 @@
 // A bounded cache of values that expire, with the lookups in flight shared: every caller asking for a key
 // while its lookup runs gets the same promise, so a list of 50 addresses at one domain asks DNS once.
 
+/**
+ * What verifier nodes share of a mail domain (a team server's PostgreSQL: service/pg/knowledge.ts): its MX
+ * answer and whether it accepts any address, learnt by one node for every node. `load` answers what is known
+ * and fresh; else the caller that claims the domain runs `lookup` (the others wait for its answer), keeps the
+ * answer `ttlOf(value)` ms (0: not kept) and answers it.
+ */
+export interface SharedKnowledge {
+  load<V>(kind: 'mx' | 'catchall', domain: string, lookup: () => Promise<V>, ttlOf: (value: V) => number): Promise<V>;
+}
+
 interface Entry<V> {
   readonly value: V;
   readonly expiresAt: number;

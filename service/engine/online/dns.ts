@@ -11,7 +11,7 @@ import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, RecordType, StringAnswer } from 'dns-packet';
-import { TtlCache, withDeadline } from './cache.js';
+import { TtlCache, withDeadline, type SharedKnowledge } from './cache.js';
 
 export interface DnsServer {
   readonly host: string;
@@ -81,6 +81,8 @@ export interface DnsClientOptions {
    * once would otherwise burst a thousand datagrams at one resolver, which drops some of them.
    */
   readonly maxInFlight?: number;
+  /** The local address queries leave from (a verifier node's source address); default: the system's choice. */
+  readonly sourceAddress?: string | undefined;
 }
 
 type Exchange =
@@ -242,9 +244,13 @@ export class DnsClient {
       });
       // A connected socket hears the ICMP "port unreachable" of a closed port as ECONNREFUSED at once,
       // and takes answers only from the server it asked.
-      socket.connect(server.port, server.host, () => {
-        if (!done) socket.send(bytes);
-      });
+      const ask = () =>
+        socket.connect(server.port, server.host, () => {
+          if (!done) socket.send(bytes);
+        });
+      const source = this.options.sourceAddress;
+      if (source) socket.bind({ address: source, port: 0 }, ask);
+      else ask();
     });
   }
 
@@ -257,7 +263,11 @@ export class DnsClient {
     this.stats.queries++;
     const { id, bytes } = this.request(name, type);
     return new Promise((resolve) => {
-      const socket = net.connect({ host: server.host, port: server.port });
+      const socket = net.connect({
+        host: server.host,
+        port: server.port,
+        ...(this.options.sourceAddress ? { localAddress: this.options.sourceAddress } : {}),
+      });
       const handle = { close: () => finish({ kind: 'timeout' }) };
       let done = false;
       let buffer = Buffer.alloc(0);
@@ -350,6 +360,8 @@ export interface ResolverOptions {
   readonly failureTtlS?: number;
   /** Most domains remembered (default 200,000). */
   readonly maxEntries?: number;
+  /** MX answers shared with the other verifier nodes of a team server, asked for once for all of them. */
+  readonly shared?: SharedKnowledge | undefined;
 }
 
 const trimDot = (name: string): string => (name.endsWith('.') ? name.slice(0, -1) : name).toLowerCase();
@@ -362,11 +374,13 @@ export class MailResolver {
   private readonly minTtlS: number;
   private readonly maxTtlS: number;
   private readonly failureTtlS: number;
+  private readonly shared: SharedKnowledge | undefined;
 
   constructor(
     readonly client: DnsClient,
     options: ResolverOptions = {},
   ) {
+    this.shared = options.shared;
     this.minTtlS = options.minTtlS ?? 300;
     this.maxTtlS = options.maxTtlS ?? 86_400;
     this.failureTtlS = options.failureTtlS ?? 30;
@@ -388,9 +402,12 @@ export class MailResolver {
    * ask at the same time. The lookup runs to its own time limits; a caller stops waiting at `deadline`.
    */
   async mailRouting(domain: string, deadline: number): Promise<RoutingResult> {
+    const shared = this.shared;
     const { value, cached } = this.routes.getOrLoad(
       domain,
-      () => this.lookupRouting(domain),
+      shared
+        ? () => shared.load('mx', domain, () => this.lookupRouting(domain), this.routingTtl)
+        : () => this.lookupRouting(domain),
       this.routingTtl,
     );
     const result = await withDeadline(value, deadline, () => ({

@@ -137,6 +137,8 @@ export interface SessionConfig {
   readonly startTls: boolean;
   /** Reach the mail servers through this SOCKS5 proxy (port 25 is blocked on most home networks). */
   readonly proxy?: SocksProxySettings | undefined;
+  /** The local address connections leave from (a verifier node's source address); default: the system's. */
+  readonly sourceAddress?: string | undefined;
 }
 
 /** A SOCKS5 proxy for the SMTP conversations. The password never appears in a transcript or an error. */
@@ -207,10 +209,11 @@ function connect(
   port: number,
   timeoutMs: number,
   proxy?: SocksProxySettings,
+  sourceAddress?: string,
 ): Promise<{ ok: true; socket: net.Socket } | { ok: false; detail: string }> {
   if (proxy) return connectThroughProxy(ip, port, timeoutMs, proxy);
   return new Promise((resolve) => {
-    const socket = net.connect({ host: ip, port });
+    const socket = net.connect({ host: ip, port, ...(sourceAddress ? { localAddress: sourceAddress } : {}) });
     const timer = setTimeout(() => {
       socket.destroy();
       resolve({ ok: false, detail: `no connection to ${ip}:${port} within ${Math.round(timeoutMs)} ms` });
@@ -314,6 +317,7 @@ export class SmtpSession {
       config.port,
       Math.min(config.connectTimeoutMs, remaining),
       config.proxy,
+      config.sourceAddress,
     );
     if (!connected.ok) {
       transcript.push(`SMTP: ${connected.detail}`);
@@ -520,9 +524,10 @@ export async function probeGreeting(
   port: number,
   timeoutMs: number,
   proxy?: SocksProxySettings,
+  sourceAddress?: string,
 ): Promise<{ ok: true; reply: SmtpReply } | { ok: false; detail: string }> {
   const deadline = Date.now() + timeoutMs;
-  const connected = await connect(ip, port, timeoutMs, proxy);
+  const connected = await connect(ip, port, timeoutMs, proxy, sourceAddress);
   if (!connected.ok) return { ok: false, detail: connected.detail };
   const reader = new ReplyReader();
   reader.attach(connected.socket);

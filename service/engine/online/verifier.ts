@@ -13,7 +13,7 @@ import { verifyOffline } from '../verify.js';
 import type { Verdict, VerifyPolicy } from '../types.js';
 import type { DomainType } from '../../../shared/api/verification.js';
 import { describeStatusCode } from '../../../shared/api/codes.js';
-import { sleep, TtlCache, withDeadline } from './cache.js';
+import { sleep, TtlCache, withDeadline, type SharedKnowledge } from './cache.js';
 import {
   DnsClient,
   formatServer,
@@ -83,6 +83,16 @@ export interface OnlineOptions {
   readonly probeDomain?: string;
   /** Reach the mail servers through a SOCKS5 proxy (the preflight too). */
   readonly smtpProxy?: SocksProxySettings | undefined;
+  /**
+   * The local address DNS queries and SMTP connections leave from (a verifier node's `--source-address`):
+   * mail servers count connections and errors per source address.
+   */
+  readonly sourceAddress?: string | undefined;
+  /**
+   * What the verifier nodes of a team server share: a domain's MX answer and catch-all verdict, asked for by
+   * one node for all of them (one probe per domain for the whole cluster).
+   */
+  readonly shared?: SharedKnowledge | undefined;
 }
 
 export interface OnlineVerifyOptions {
@@ -215,10 +225,12 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     servers,
     ...(options.dnsAttemptTimeoutMs !== undefined ? { attemptTimeoutMs: options.dnsAttemptTimeoutMs } : {}),
     ...(options.dnsQueryTimeoutMs !== undefined ? { queryTimeoutMs: options.dnsQueryTimeoutMs } : {}),
+    ...(options.sourceAddress ? { sourceAddress: options.sourceAddress } : {}),
   });
   const resolver = new MailResolver(client, {
     ...(options.dnsMinTtlS !== undefined ? { minTtlS: options.dnsMinTtlS } : {}),
     ...(options.dnsFailureTtlS !== undefined ? { failureTtlS: options.dnsFailureTtlS } : {}),
+    ...(options.shared ? { shared: options.shared } : {}),
   });
   const heloName = options.heloName ?? defaultHeloName();
   const proxy = options.smtpProxy;
@@ -231,6 +243,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       mailFrom,
       connectTimeoutMs: options.smtpConnectTimeoutMs ?? 5000,
       ...(proxy ? { proxy } : {}),
+      ...(options.sourceAddress ? { sourceAddress: options.sourceAddress } : {}),
     },
     perHostConcurrency: options.smtpConcurrency ?? 2,
     maxSessions: options.smtpMaxSessions ?? 50,
@@ -374,50 +387,53 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     log: string[],
     retryWithinBudget: boolean,
   ): Promise<CatchAllAnswer> {
+    const probeDomain = async (): Promise<CatchAllAnswer> => {
+      catchAllProbes++;
+      const probeLog: string[] = [];
+      let probe = probeAddresses.peek(domain);
+      if (probe === undefined) {
+        probe = `${randomLocalPart()}@${domain}`;
+        probeAddresses.set(domain, probe, 24 * 3_600_000);
+      }
+      probeLog.push(`Catch-all probe: asking for ${probe}, an address no one has`);
+      const outcome = await askMailbox(
+        probe,
+        hosts,
+        Math.max(deadline, Date.now() + probeBudgetMs),
+        probeLog,
+        retryWithinBudget,
+      );
+      if (outcome.kind === 'accepted')
+        return {
+          isCatchAll: true,
+          summary: `the domain accepts any address (a random one was accepted)`,
+          log: probeLog,
+        };
+      if (outcome.kind === 'rejected' || outcome.wasRefused5xx)
+        return {
+          isCatchAll: false,
+          summary: `the domain refuses unknown addresses (a random one was refused)`,
+          log: probeLog,
+        };
+      return {
+        isCatchAll: undefined,
+        summary: `the catch-all probe was inconclusive: ${outcome.reason}`,
+        log: probeLog,
+        ...(outcome.retryable ? { retryable: true } : {}),
+      };
+    };
+    // A probe deferred for a list's later retry is not kept: the retry asks again.
+    const ttlOf = (answer: CatchAllAnswer) =>
+      answer.isCatchAll === undefined
+        ? answer.retryable && !retryWithinBudget
+          ? 0
+          : (options.dnsFailureTtlS ?? 30) * 1000
+        : catchAllTtlMs;
+    const shared = options.shared;
     const { value, cached } = catchAll.getOrLoad(
       domain,
-      async () => {
-        catchAllProbes++;
-        const probeLog: string[] = [];
-        let probe = probeAddresses.peek(domain);
-        if (probe === undefined) {
-          probe = `${randomLocalPart()}@${domain}`;
-          probeAddresses.set(domain, probe, 24 * 3_600_000);
-        }
-        probeLog.push(`Catch-all probe: asking for ${probe}, an address no one has`);
-        const outcome = await askMailbox(
-          probe,
-          hosts,
-          Math.max(deadline, Date.now() + probeBudgetMs),
-          probeLog,
-          retryWithinBudget,
-        );
-        if (outcome.kind === 'accepted')
-          return {
-            isCatchAll: true,
-            summary: `the domain accepts any address (a random one was accepted)`,
-            log: probeLog,
-          };
-        if (outcome.kind === 'rejected' || outcome.wasRefused5xx)
-          return {
-            isCatchAll: false,
-            summary: `the domain refuses unknown addresses (a random one was refused)`,
-            log: probeLog,
-          };
-        return {
-          isCatchAll: undefined,
-          summary: `the catch-all probe was inconclusive: ${outcome.reason}`,
-          log: probeLog,
-          ...(outcome.retryable ? { retryable: true } : {}),
-        };
-      },
-      // A probe deferred for a list's later retry is not kept: the retry asks again.
-      (answer) =>
-        answer.isCatchAll === undefined
-          ? answer.retryable && !retryWithinBudget
-            ? 0
-            : (options.dnsFailureTtlS ?? 30) * 1000
-          : catchAllTtlMs,
+      shared ? () => shared.load('catchall', domain, probeDomain, ttlOf) : probeDomain,
+      ttlOf,
     );
     const answer = await withDeadline(value, deadline, () => ({
       isCatchAll: undefined,
@@ -593,7 +609,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     if (!addresses.ok)
       return done(dns, smtpNotTried(`the address of ${host} was not found (${addresses.reason}).`));
     const ip = addresses.addresses[0];
-    const greeting = await probeGreeting(ip, smtpPort, 3000, proxy);
+    const greeting = await probeGreeting(ip, smtpPort, 3000, proxy, options.sourceAddress);
     const via = proxy ? ` through ${describeProxy(proxy)}` : '';
     if (greeting.ok)
       return done(dns, {
