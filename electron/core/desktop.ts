@@ -37,6 +37,7 @@ import { jobResultsReader } from './results/jobView.js';
 import { JobRechecks } from './results/recheckJob.js';
 import { JobManager } from './jobs/scheduler.js';
 import { dropPreparedExports } from './jobs/preparedExport.js';
+import { setOutputLockBinding } from './jobs/outputFolder.js';
 import { PROXY_PASSWORD_SECRET } from './checks/setting.js';
 
 export { PROVIDER_KEY, ReplyFailure, type DesktopCoreOptions };
@@ -63,6 +64,8 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const resultsDir = join(home, 'results');
   const stagingDir = join(home, 'staging');
+  // The results folders' locks are SQLite files too (jobs/outputFolder.ts): the same build of the addon.
+  if (options.nativeBinding) setOutputLockBinding(options.nativeBinding);
   // Staged uploads of an earlier run are no one's: jobs keep their own copies.
   rmSync(stagingDir, { recursive: true, force: true });
   // So are the default exports prepared for a job that completed then (jobs/preparedExport.ts).

@@ -15,7 +15,7 @@ import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
 import type { JobRecord } from '../history/db.js';
 import { writeStatusZip } from '../exports/statusZip.js';
 import { exportFileName, exportResultsFile, type ExportSpec } from './exports.js';
-import { removeStaleTemporaries } from './outputs.js';
+import { removeStaleTemporaries } from './outputFolder.js';
 import { takePreparedExport } from './preparedExport.js';
 
 export interface WrittenExport {

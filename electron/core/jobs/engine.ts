@@ -33,7 +33,8 @@ import {
 import type { CountsRequest } from './counts.js';
 import { ResultsFormatError, exportResultsFile, type ExportRequest, type ResultsSummary } from './exports.js';
 import { openListSource } from '../files/source.js';
-import { BufferedFile, removeStaleTemporaries, temporaryPathOf } from './outputs.js';
+import { holdOutputFolder } from './outputFolder.js';
+import { BufferedFile, temporaryPathOf } from './outputs.js';
 import { ResultsSink } from './resultsSink.js';
 
 export type EngineClient = Pick<Client, 'baseUrl' | 'submitList' | 'listStatus' | 'purchase' | 'results'>;
@@ -455,7 +456,6 @@ export async function downloadResults(
     );
   }
   mkdirSync(outDir, { recursive: true });
-  removeStaleTemporaries(outDir);
   const resultsName = resultsFileName(list, results.value.fileName);
   const resultsPath = join(outDir, resultsName);
   const partPath = temporaryPathOf(resultsPath);
@@ -467,6 +467,9 @@ export async function downloadResults(
     !isExportable && (spec.exports?.('.csv').length ?? 0) > 0 ? NO_VALIDATION_EXPORTS : undefined;
   let sink: ResultsSink | undefined;
   let used: readonly ExportRequest[] = [];
+  // Held while the results and the exports are written; letting go sweeps the folder again, for the
+  // temporaries of a run killed just before this one (outputFolder.ts).
+  const release = holdOutputFolder(outDir);
   try {
     let received = 0;
     let summary: ResultsSummary | undefined;
@@ -540,6 +543,8 @@ export async function downloadResults(
       `Could not save the results: ${message}`,
       list,
     );
+  } finally {
+    release();
   }
 }
 

@@ -1,8 +1,8 @@
 // Every file the jobs write (a results file, each export, the CLI's state file) appears whole: it is written
 // under a temporary name in the same folder and renamed to its final name once complete, so a crash or a kill
 // leaves either the old file or the new one under the final name, never a torn one. A temporary name carries
-// the writing process's id; a temporary left by a process that no longer runs is stale and removed at start.
-import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// the writing process's id; outputFolder.ts tells when its writer has stopped and removes it then.
+import { renameSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fitBytes, MAX_FILE_NAME_BYTES } from '../../../shared/fileName.js';
@@ -22,36 +22,10 @@ export function temporaryPathOf(path: string): string {
   return join(dirname(path), `${name}${suffix}`);
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Removes the temporary files in `dir` left by processes that stopped before renaming them (this process's
- * own are in use). Answers the names removed.
- */
-export function removeStaleTemporaries(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const removed: string[] = [];
-  for (const name of names) {
-    const match = TEMPORARY.exec(name);
-    if (!match) continue;
-    const pid = Number(match[1]);
-    if (pid === process.pid || isRunning(pid)) continue;
-    rmSync(join(dir, name), { force: true });
-    removed.push(name);
-  }
-  return removed;
+/** The id of the process that wrote the temporary file named `name`; undefined for any other name. */
+export function writerOfTemporary(name: string): number | undefined {
+  const match = TEMPORARY.exec(name);
+  return match ? Number(match[1]) : undefined;
 }
 
 /** Writes a small file whole: the text under a temporary name, then renamed over `path`. */

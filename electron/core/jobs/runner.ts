@@ -36,7 +36,7 @@ import {
   type JobSpec,
 } from './engine.js';
 import { exportFileName, type ExportRequest } from './exports.js';
-import { removeStaleTemporaries } from './outputs.js';
+import { removeStaleTemporaries } from './outputFolder.js';
 import { JobStateFile, stateFilePath } from './stateFile.js';
 
 export type { JobEvent, JobOutcome, ResultsOutcome, ExportFileInfo } from './engine.js';

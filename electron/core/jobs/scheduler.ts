@@ -21,7 +21,7 @@ import {
   type JobEvent,
   type JobSpec,
 } from './engine.js';
-import { removeStaleTemporaries } from './outputs.js';
+import { removeStaleTemporaries } from './outputFolder.js';
 import type { CountsRequest } from './counts.js';
 import { setJobCounts } from '../history/counts.js';
 import { notePreparedExport, PREPARED_EXPORT, preparedExportRequest } from './preparedExport.js';
