@@ -28,12 +28,20 @@ export const CHECKS_LEVEL_SHORT: Readonly<Record<ChecksLevelName | 'provider', s
   provider: 'provider',
 };
 
+/** A level's name in words (the sidebar's "Local service: running (mailbox checks)", Progress). */
+export const CHECKS_LEVEL_NAMES: Readonly<Record<ChecksLevelName | 'provider', string>> = {
+  offline: 'offline checks',
+  dns: 'domain checks',
+  smtp: 'mailbox checks',
+  provider: 'the provider’s checks',
+};
+
 /** How a job's level reads on Results and in History. */
 export const CHECKS_LEVEL_WORDS: Readonly<Record<ChecksLevelName | 'provider', string>> = {
-  offline: 'offline checks (syntax, typos, role accounts, domain types)',
-  dns: 'domain checks (DNS: mail routing of each domain)',
-  smtp: 'mailbox checks (SMTP: each mailbox asked of its mail server)',
-  provider: 'the provider’s checks',
+  offline: `${CHECKS_LEVEL_NAMES.offline} (syntax, typos, role accounts, domain types)`,
+  dns: `${CHECKS_LEVEL_NAMES.dns} (DNS: mail routing of each domain)`,
+  smtp: `${CHECKS_LEVEL_NAMES.smtp} (SMTP: each mailbox asked of its mail server)`,
+  provider: CHECKS_LEVEL_NAMES.provider,
 };
 
 const hostSchema = z
