@@ -44,6 +44,36 @@ export const CHECKS_LEVEL_WORDS: Readonly<Record<ChecksLevelName | 'provider', s
   provider: CHECKS_LEVEL_NAMES.provider,
 };
 
+/**
+ * Why a job ran at its level, as a person says it: "No internet connection was found, so only syntax and lists
+ * were checked." The recorded reason speaks in the service's terms (`auto: 127.0.0.1:53 answers, but says even
+ * the top-level domain .com does not exist: …`): it stays for the job's details and the CLI's `--json`. It
+ * begins with the choice that decided the level (electron/core/checks/level.ts), which is all this reads of it.
+ */
+export function checksInPlainWords(checks: {
+  readonly level: JobChecks['level'];
+  readonly reason: string;
+}): string {
+  const choice = /^(auto|offline|dns|smtp):/.exec(checks.reason)?.[1];
+  const isChosen = choice !== undefined && choice !== 'auto' && /^\w+: chosen/.test(checks.reason);
+  switch (checks.level) {
+    case 'offline':
+      if (choice === 'auto')
+        return 'No internet connection was found, so only syntax and lists were checked.';
+      return isChosen
+        ? `Checks were set to ${CHECKS_CHOICE_TITLES.offline}, so only syntax and lists were checked.`
+        : 'Only syntax and lists were checked.';
+    case 'dns':
+      return choice === 'auto'
+        ? 'An internet connection was found, so each domain’s mail servers were looked up.'
+        : `Checks were set to ${CHECKS_CHOICE_TITLES.dns}, so each domain’s mail servers were looked up.`;
+    case 'smtp':
+      return `Checks were set to ${CHECKS_CHOICE_TITLES.smtp}, so each mailbox was asked of its mail server.`;
+    case 'provider':
+      return 'The provider’s service checked the addresses as your key allows.';
+  }
+}
+
 const hostSchema = z
   .string()
   .trim()

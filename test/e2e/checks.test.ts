@@ -160,8 +160,42 @@ describe('the Checks setting of the local service', () => {
       const results = await cleanList(page);
       expect(await results.table('Status codes')).toEqual({ '10': 6 });
       const note = page.getByRole('complementary', { name: 'About offline checks' });
-      expect(await note.textContent()).toMatch(/Offline checks confirm syntax only.*DNS does not answer/);
+      expect(await note.textContent()).toContain(
+        'Offline checks confirm syntax only. No internet connection was found, so only syntax and lists were checked.',
+      );
     });
+  });
+
+  it('says an offline run in plain words, and names the rows it could not check for what they are', async () => {
+    // A resolver that answers but sees no internet (NXDOMAIN even for .com), as a machine without a network.
+    const isolated = await startDnsServer({}, { mode: 'isolated' });
+    try {
+      await withApp({ MAILSIEVE_DNS_SERVERS: isolated.address }, async (page) => {
+        const results = await cleanList(page);
+        const text = (await results.offlineNote().textContent()) ?? '';
+        expect(text).not.toMatch(/\d{1,3}(\.\d{1,3}){3}|auto:|:53\b/);
+        // Whole sentences, each ended: nothing run together.
+        expect(text.split(/(?<=[.!?])\s+/)).toEqual([
+          'Offline checks confirm syntax only.',
+          'No internet connection was found, so only syntax and lists were checked.',
+          'A well-formed address reads unknown (code 10 “Syntax OK”) and its “Valid Email” column stays empty, so “Safe to send only” holds just the corrected addresses: export Clean for every row except invalid and risky.',
+          'Re-check unknown rows once DNS or mailbox checks can run.',
+        ]);
+
+        // Every good address is unchecked: the headline says so, not "Unknown 0".
+        const summary = await results.summary();
+        expect(summary).not.toHaveProperty('Unknown');
+        expect(summary['Not checked (offline)']).toBe(6);
+        expect(summary['Ready to mail']).toBe(6);
+
+        // The decision's own words stay in the job's details.
+        await page.getByRole('button', { name: 'Summary', exact: true }).click();
+        const details = page.getByRole('definition').filter({ hasText: /^auto: / });
+        expect(await details.textContent()).toContain(`auto: ${isolated.address} answers, but says even`);
+      });
+    } finally {
+      await isolated.close();
+    }
   });
 });
 
