@@ -1,9 +1,11 @@
 // The one window and what it may load: the renderer from disk through the privileged `app:` scheme with a
-// strict CSP on every response, context isolation, sandbox, no Node; navigation and new windows refused.
+// strict CSP on every response, context isolation, sandbox, no Node (mainWindow.ts); navigation and new
+// windows refused.
 import { dirname, join, normalize, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { app, BrowserWindow, net, protocol } from 'electron';
 import { CONTENT_SECURITY_POLICY } from '../web/host.js';
+import { newMainWindow } from './mainWindow.js';
 
 /** dist/ (this file is dist/electron/main/window.js once built). */
 export const distDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -47,22 +49,7 @@ export function lockDownWebContents(): void {
 }
 
 export function createWindow(): BrowserWindow {
-  const window = new BrowserWindow({
-    width: 1280,
-    height: 860,
-    minWidth: 800,
-    minHeight: 560,
-    show: false,
-    title: 'Mailsieve',
-    webPreferences: {
-      preload: join(distDir, 'electron', 'main', 'preload.cjs'),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      webSecurity: true,
-      spellcheck: false,
-    },
-  });
+  const window = newMainWindow(BrowserWindow, join(distDir, 'electron', 'main', 'preload.cjs'));
   window.once('ready-to-show', () => window.show());
   void window.loadURL(INDEX_URL);
   return window;

@@ -16,7 +16,8 @@ import { statusName } from '../../shared/vocabulary.js';
 import { defaultExportChoices, describeLeftOut, type ExportChoices } from '../../shared/exportChoices.js';
 import { keyModeOf } from '../keyMode.js';
 import { useAppStore } from '../store/index.js';
-import { checksInWords } from '../screens/SummaryScreen.js';
+import { CHECKS_LEVEL_WORDS } from '../../shared/desktop/checks.js';
+import { checksLevelOf } from './ChecksNote.js';
 
 /** The Export dialog of Results: which rows, the choices for import, the format. */
 export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClose: () => void }>) {
@@ -39,7 +40,8 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
   const showInFolder = useAppStore((s) => s.showInFolder);
   const canShowInFolder = app.showInFolder !== undefined;
   // The export's summary says the level the job ran with (issue #11).
-  const checks = checksInWords(job);
+  const level = checksLevelOf(job);
+  const checks = level === null ? null : CHECKS_LEVEL_WORDS[level];
 
   useEffect(() => {
     const element = dialog.current;

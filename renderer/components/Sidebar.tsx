@@ -1,3 +1,4 @@
+import { CHECKS_LEVEL_NAMES } from '../../shared/desktop/checks.js';
 import { COMMANDS } from '../commands.js';
 import { useAppStore } from '../store/index.js';
 
@@ -31,7 +32,7 @@ function ConnectionBadge() {
     : connection.kind === 'provider'
       ? `Provider: ${connection.provider ? new URL(connection.provider.baseUrl).host : 'not set'}`
       : connection.embedded.state === 'running'
-        ? 'Local service: running (offline checks)'
+        ? `Local service: running${connection.embedded.level ? ` (${CHECKS_LEVEL_NAMES[connection.embedded.level]})` : ''}`
         : connection.embedded.state === 'starting'
           ? 'Local service: starting…'
           : connection.embedded.state === 'failed'

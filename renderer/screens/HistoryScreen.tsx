@@ -1,4 +1,5 @@
 import { CHECKS_LEVEL_SHORT } from '../../shared/desktop/checks.js';
+import { NOT_CHECKED_OFFLINE } from '../components/ChecksNote.js';
 import { memo, useCallback, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { JOB_STATUSES, type HistorySort } from '../../shared/desktop/constants.js';
 import type { JobSummary } from '../../shared/desktop/contract.js';
@@ -154,7 +155,8 @@ const Row = memo(function Row({
             ↻
           </span>
           <span id={`recheck-about-${job.id}`} className="visually-hidden">
-            {blocker ?? `Job ${job.id} (${job.fileName}): ${formatCount(job.unknown ?? 0)} unknown rows`}
+            {blocker ??
+              `Job ${job.id} (${job.fileName}): ${formatCount(job.unknown ?? 0)} ${job.checks === 'offline' ? `rows ${NOT_CHECKED_OFFLINE.toLowerCase()}` : 'unknown rows'}`}
           </span>
         </button>{' '}
         <button

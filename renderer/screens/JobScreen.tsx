@@ -2,6 +2,7 @@ import { OnlineProgress } from '../components/OnlineProgress.js';
 import { useEffect, useRef, useState } from 'react';
 import type { ListServiceKey } from '../../shared/api/listServiceNames.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
+import { CHECKS_LEVEL_NAMES } from '../../shared/desktop/checks.js';
 import { ACTIVE_JOB_STATUSES } from '../../shared/desktop/constants.js';
 import type { JobDetail, JobProgress } from '../../shared/desktop/contract.js';
 import {
@@ -165,6 +166,12 @@ function ProgressView({ job, progress }: Readonly<{ job: JobDetail; progress: Jo
             <dt>Time left</dt>
             <dd>{progress?.etaSeconds != null ? formatDuration(progress.etaSeconds) : '—'}</dd>
           </div>
+          {job.checksRun ? (
+            <div>
+              <dt>Checks</dt>
+              <dd>{CHECKS_LEVEL_NAMES[job.checksRun.level]}</dd>
+            </div>
+          ) : null}
         </dl>
         {progress && progress.services.length > 0 ? (
           <table className="plain-table" aria-label="Services">

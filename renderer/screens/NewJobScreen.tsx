@@ -10,6 +10,7 @@ import {
   type ColumnRole,
 } from '../../shared/desktop/constants.js';
 import { servicesLackingInputs } from '../../shared/desktop/listServices.js';
+import { rowLimitWarning } from '../../shared/desktop/rowLimit.js';
 import { OPEN_LIST_COMMAND } from '../commands.js';
 import { countOf, describeDelimiterName, formatBytes, formatCount, formatDate } from '../format.js';
 import { useAppStore } from '../store/index.js';
@@ -118,12 +119,21 @@ function RecentFiles() {
   );
 }
 
-/** The file's rows: exact once the pre-check has read it, else as the sample estimates them. */
+/** The file's rows: exact once a pre-check of this layout has read it, else as the sample estimates them. */
 function rowsOf(state: MappingState): { rows: number; isEstimate: boolean } {
-  const { precheck, inspection } = state;
-  if (precheck.status === 'ready')
-    return { rows: precheck.value.rowsToSend + precheck.value.blank, isEstimate: false };
+  const { counted, inspection } = state;
+  if (counted) return { rows: counted.rowsToSend + counted.blank, isEstimate: false };
   return { rows: inspection.rowCount, isEstimate: inspection.isRowCountEstimate };
+}
+
+/**
+ * The data rows the service counts against its limit, from the latest exact count only (the pre-check's,
+ * else the inspection's when it read the whole file); null while only the sample's estimate is known.
+ */
+function exactRowsToSend(state: MappingState): number | null {
+  const { counted, inspection } = state;
+  if (counted) return counted.rowsToSend;
+  return inspection.isRowCountEstimate ? null : inspection.rowCount;
 }
 
 function FileFacts({ state }: Readonly<{ state: MappingState }>) {
@@ -239,8 +249,16 @@ function servicesNeedingEmail(state: MappingState): ListServiceKey[] {
 function Warnings({ state }: Readonly<{ state: MappingState }>) {
   const emailColumns = state.roles.filter((role) => role === 'email').length;
   const isEmailMissing = emailColumns === 0 && servicesNeedingEmail(state).length > 0;
-  const warnings = state.inspection.warnings.filter((w) => w.code !== 'no-email-column' || isEmailMissing);
-  const messages: { key: string; text: string }[] = warnings.map((w) => ({ key: w.code, text: w.message }));
+  // The row limit is said from the latest exact count, never from the inspection's (its estimate may overshoot).
+  const warnings = state.inspection.warnings.filter(
+    (w) => (w.code !== 'no-email-column' || isEmailMissing) && w.code !== 'too-many-rows',
+  );
+  const exact = exactRowsToSend(state);
+  const overLimit = exact === null ? undefined : rowLimitWarning(exact, state.inspection.partLimit);
+  const messages: { key: string; text: string }[] = [
+    ...warnings.map((w) => ({ key: w.code, text: w.message })),
+    ...(overLimit ? [{ key: overLimit.code, text: overLimit.message }] : []),
+  ];
   if (isEmailMissing && !warnings.some((w) => w.code === 'no-email-column'))
     messages.push({
       key: 'mark-email',
@@ -334,8 +352,10 @@ function Precheck({ state }: Readonly<{ state: MappingState }>) {
       return (
         <section className="precheck" aria-label="Before sending">
           <p className="muted">
-            The pre-check was cancelled: the row count is an estimate and the invalid and duplicate rows are
-            not known.{' '}
+            The pre-check was cancelled:{' '}
+            {state.counted
+              ? 'the invalid and duplicate rows are not known.'
+              : 'the row count is an estimate and the invalid and duplicate rows are not known.'}{' '}
             <button type="button" className="link-button" onClick={() => void runPrecheck()}>
               Check the file
             </button>
@@ -449,8 +469,10 @@ function Options({ state }: Readonly<{ state: MappingState }>) {
   const setService = useAppStore((s) => s.setService);
   const allowed = useAppStore((s) => s.allowedServices);
   const connection = useAppStore((s) => s.connection);
-  const isOverLimit = state.inspection.rowCount > state.inspection.partLimit;
-  const parts = Math.ceil(state.inspection.rowCount / state.inspection.partLimit);
+  // Offered once the exact count is over the limit (the estimate decides nothing).
+  const exact = exactRowsToSend(state);
+  const isOverLimit = exact !== null && exact > state.inspection.partLimit;
+  const parts = exact === null ? 1 : Math.ceil(exact / state.inspection.partLimit);
   const offered: readonly ListServiceKey[] =
     allowed.status === 'ready' ? allowed.value.services : ['email_validation'];
   const offeredFields: readonly string[] =

@@ -1,4 +1,4 @@
-import { ChecksNote } from '../components/ChecksNote.js';
+import { ChecksNote, checksLevelOf, NOT_CHECKED_OFFLINE } from '../components/ChecksNote.js';
 import { useEffect, useState } from 'react';
 import type { VerificationMode } from '../../shared/api/codes.js';
 import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
@@ -16,6 +16,7 @@ import {
   DOMAIN_TYPE_REPORT_KEYS,
   codeMeaning,
   domainTypeMeaning,
+  groupOf,
   invalidExplained,
   statusMeaning,
   statusName,
@@ -101,6 +102,13 @@ function Numbers({
     }))
     .sort((a, b) => b.value - a.value);
   const statusOfKey = (key: string) => key.slice('status:'.length);
+  // After offline checks a good address is mailable (in Ready to mail), so no row is Unknown in the headline's
+  // sense; what there is instead are the rows only the syntax check passed: they are named for that.
+  const isOffline = checksLevelOf(job) === 'offline';
+  const notChecked = Object.entries(counts.statuses).reduce(
+    (rows, [status, n]) => (groupOf(status, false) === 'unknown' ? rows + n : rows),
+    0,
+  );
   return (
     <>
       <dl className="stats cards" aria-label="Summary">
@@ -121,8 +129,8 @@ function Numbers({
           <dd>{formatCount(counts.risky)}</dd>
         </div>
         <div>
-          <dt>Unknown</dt>
-          <dd>{formatCount(counts.unknown)}</dd>
+          <dt>{isOffline ? NOT_CHECKED_OFFLINE : 'Unknown'}</dt>
+          <dd>{formatCount(isOffline ? notChecked : counts.unknown)}</dd>
         </div>
         <div>
           <dt>Duplicates left out</dt>
@@ -132,7 +140,12 @@ function Numbers({
       <p className="muted small">
         Ready to mail is what the default export writes:{' '}
         {DEFAULT_EXPORT_WORDS[counts.exportKind] ?? counts.exportKind}, duplicates removed
-        {counts.exportKind === 'clean' ? ' (offline checks: rows of unknown status are kept)' : ''}.{' '}
+        {counts.exportKind === 'clean'
+          ? isOffline
+            ? '; it keeps the rows not checked, whose syntax alone could be checked offline'
+            : ' (rows of unknown status are kept)'
+          : ''}
+        .{' '}
         {corrected > 0
           ? `${invalidExplained(counts.statuses.invalid ?? 0, corrected)} (counted as Corrected: mail the corrected address).`
           : ''}

@@ -17,6 +17,7 @@ import {
   statusName,
 } from '../../shared/vocabulary.js';
 import { BarTable, type BarRow } from '../components/BarTable.js';
+import { checksLevelOf, checksWhy } from '../components/ChecksNote.js';
 import { MatchReports } from '../components/MatchReports.js';
 import {
   countOf,
@@ -30,15 +31,6 @@ import { keyModeOf } from '../keyMode.js';
 import { app } from '../platform/app.js';
 import { useAppStore } from '../store/index.js';
 import type { SavedFile } from '../store/types.js';
-
-/** The checks level a job ran with, in words, and why (null: not recorded). */
-export function checksInWords(job: JobDetail): string | null {
-  const level =
-    job.checksRun?.level ??
-    (job.checks === 'offline' ? 'offline' : job.checks === 'provider' ? 'provider' : null);
-  if (level === null) return null;
-  return `${CHECKS_LEVEL_WORDS[level]}${job.checksRun?.reason ? ` — ${job.checksRun.reason}` : ''}`;
-}
 
 function SummaryReport({ job, mode }: Readonly<{ job: JobDetail; mode: VerificationMode }>) {
   const reporting = job.reporting ?? {};
@@ -58,7 +50,9 @@ function SummaryReport({ job, mode }: Readonly<{ job: JobDetail; mode: Verificat
   const domainTypes = Object.entries(countsOf(reporting.domain_type))
     .filter(([, value]) => value > 0)
     .sort(([, a], [, b]) => b - a);
-  const checks = checksInWords(job);
+  const level = checksLevelOf(job);
+  // The job's details: the level and why in words, and the decision's own reason (a resolver, `auto:`).
+  const reason = job.checksRun?.reason ?? '';
   return (
     <article className="summary-report" aria-labelledby="summary-heading">
       <header>
@@ -77,7 +71,17 @@ function SummaryReport({ job, mode }: Readonly<{ job: JobDetail; mode: Verificat
             {job.listId !== null ? ` · list ${job.listId}` : ''}
           </dd>
           <dt>Checks</dt>
-          <dd>{checks ?? 'Not recorded (a job from before checks levels)'}</dd>
+          <dd>
+            {level === null
+              ? 'Not recorded (a job from before checks levels)'
+              : `${CHECKS_LEVEL_WORDS[level]}. ${checksWhy(job) ?? ''}`}
+          </dd>
+          {reason !== '' ? (
+            <>
+              <dt>Checks decided</dt>
+              <dd>{reason}</dd>
+            </>
+          ) : null}
         </dl>
       </header>
       {hasValidation ? (

@@ -14,7 +14,9 @@ let adding: AbortController | undefined;
 function mappingOf(inspection: Inspection): Pick<Mapping, 'roles' | 'split'> {
   return {
     roles: inspection.columns.map((column) => column.suggestedRole),
-    split: inspection.rowCount > inspection.partLimit,
+    // Split when over the limit: whether the file is, only its exact count says (the pre-check's, not the
+    // sample's estimate); a file within it goes whole whatever this says.
+    split: true,
   };
 }
 
@@ -41,6 +43,7 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
         fields: null,
         reportOnly: false,
         precheck: { status: 'idle' },
+        counted: null,
         start: { status: 'idle' },
         ...mappingOf(reply.value),
       },
@@ -121,8 +124,10 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
           file: { ...now.file, fileId: reply.value.fileId },
           inspection: reply.value,
           isReinspecting: false,
+          counted: null,
           ...mappingOf(reply.value),
-          split: change.sheet !== undefined ? mappingOf(reply.value).split : now.split,
+          // Another sheet starts afresh; the same one keeps the split choice.
+          ...(change.sheet === undefined ? { split: now.split } : {}),
           ...(change.sheet !== undefined ? { precheck: { status: 'idle' as const } } : {}),
         },
       });
@@ -187,6 +192,7 @@ export const createNewJobSlice: StateCreator<AppState, [], [], NewJobSlice> = (s
           : reply.error.code === 'cancelled'
             ? { status: 'cancelled' }
             : { status: 'failed', error: reply.error.message },
+        ...(reply.ok ? { counted: { rowsToSend: reply.value.rowsToSend, blank: reply.value.blank } } : {}),
       });
     },
     setFileProgress(progress) {

@@ -119,8 +119,14 @@ export type NewJobState =
       /** Intelligence fields to return; null: every field the key has. */
       readonly fields: readonly string[] | null;
       readonly reportOnly: boolean;
+      /** Split into parts when the exact count is over the limit (a file within it always goes whole). */
       readonly split: boolean;
       readonly precheck: PrecheckState;
+      /**
+       * The exact count of the file's rows in this layout, from its last pre-check: kept while another
+       * pre-check of the same layout runs (another email column, the split), dropped when the layout changes.
+       */
+      readonly counted: { readonly rowsToSend: number; readonly blank: number } | null;
       readonly start:
         | { readonly status: 'idle' }
         | { readonly status: 'starting' }

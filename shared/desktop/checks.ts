@@ -28,13 +28,51 @@ export const CHECKS_LEVEL_SHORT: Readonly<Record<ChecksLevelName | 'provider', s
   provider: 'provider',
 };
 
-/** How a job's level reads on Results and in History. */
-export const CHECKS_LEVEL_WORDS: Readonly<Record<ChecksLevelName | 'provider', string>> = {
-  offline: 'offline checks (syntax, typos, role accounts, domain types)',
-  dns: 'domain checks (DNS: mail routing of each domain)',
-  smtp: 'mailbox checks (SMTP: each mailbox asked of its mail server)',
+/** A level's name in words (the sidebar's "Local service: running (mailbox checks)", Progress). */
+export const CHECKS_LEVEL_NAMES: Readonly<Record<ChecksLevelName | 'provider', string>> = {
+  offline: 'offline checks',
+  dns: 'domain checks',
+  smtp: 'mailbox checks',
   provider: 'the provider’s checks',
 };
+
+/** How a job's level reads on Results and in History. */
+export const CHECKS_LEVEL_WORDS: Readonly<Record<ChecksLevelName | 'provider', string>> = {
+  offline: `${CHECKS_LEVEL_NAMES.offline} (syntax, typos, role accounts, domain types)`,
+  dns: `${CHECKS_LEVEL_NAMES.dns} (DNS: mail routing of each domain)`,
+  smtp: `${CHECKS_LEVEL_NAMES.smtp} (SMTP: each mailbox asked of its mail server)`,
+  provider: CHECKS_LEVEL_NAMES.provider,
+};
+
+/**
+ * Why a job ran at its level, as a person says it: "No internet connection was found, so only syntax and lists
+ * were checked." The recorded reason speaks in the service's terms (`auto: 127.0.0.1:53 answers, but says even
+ * the top-level domain .com does not exist: …`): it stays for the job's details and the CLI's `--json`. It
+ * begins with the choice that decided the level (electron/core/checks/level.ts), which is all this reads of it.
+ */
+export function checksInPlainWords(checks: {
+  readonly level: JobChecks['level'];
+  readonly reason: string;
+}): string {
+  const choice = /^(auto|offline|dns|smtp):/.exec(checks.reason)?.[1];
+  const isChosen = choice !== undefined && choice !== 'auto' && /^\w+: chosen/.test(checks.reason);
+  switch (checks.level) {
+    case 'offline':
+      if (choice === 'auto')
+        return 'No internet connection was found, so only syntax and lists were checked.';
+      return isChosen
+        ? `Checks were set to ${CHECKS_CHOICE_TITLES.offline}, so only syntax and lists were checked.`
+        : 'Only syntax and lists were checked.';
+    case 'dns':
+      return choice === 'auto'
+        ? 'An internet connection was found, so each domain’s mail servers were looked up.'
+        : `Checks were set to ${CHECKS_CHOICE_TITLES.dns}, so each domain’s mail servers were looked up.`;
+    case 'smtp':
+      return `Checks were set to ${CHECKS_CHOICE_TITLES.smtp}, so each mailbox was asked of its mail server.`;
+    case 'provider':
+      return 'The provider’s service checked the addresses as your key allows.';
+  }
+}
 
 const hostSchema = z
   .string()

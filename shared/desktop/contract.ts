@@ -24,7 +24,7 @@ import {
   WARNING_CODES,
 } from './constants.js';
 import { servicesLackingInputs } from './listServices.js';
-import { checksInfoSchema, checksInputSchema, jobChecksSchema } from './checks.js';
+import { CHECKS_LEVELS, checksInfoSchema, checksInputSchema, jobChecksSchema } from './checks.js';
 
 export * from './constants.js';
 
@@ -72,6 +72,8 @@ export const connectionInfoSchema = z.object({
     state: z.enum(EMBEDDED_STATES),
     /** Why it failed, in words. */
     message: z.string().optional(),
+    /** While it runs: the checks level it runs at now (the sidebar names it). */
+    level: z.enum(CHECKS_LEVELS).optional(),
   }),
   provider: z
     .object({

@@ -6,15 +6,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedUdpPort, startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
 import { SERVERS, zones } from '../service/engine/online/fixture.js';
 import { freshHome, launchChromium, openApp, startApp, type RunningApp } from '../helpers/browserApp.js';
 import { ConnectionPage } from './pages/connection.js';
+import { HistoryPage } from './pages/history.js';
 import { NewJobPage } from './pages/newJob.js';
+import { ProgressPage } from './pages/progress.js';
 import { ResultsPage } from './pages/results.js';
+import { Sidebar } from './pages/sidebar.js';
 
 /** Address → the code each level must give it. */
 const LIST: readonly (readonly [string, { dns: number; smtp: number }])[] = [
@@ -157,55 +160,125 @@ describe('the Checks setting of the local service', () => {
       const results = await cleanList(page);
       expect(await results.table('Status codes')).toEqual({ '10': 6 });
       const note = page.getByRole('complementary', { name: 'About offline checks' });
-      expect(await note.textContent()).toMatch(/Offline checks confirm syntax only.*DNS does not answer/);
+      expect(await note.textContent()).toContain(
+        'Offline checks confirm syntax only. No internet connection was found, so only syntax and lists were checked.',
+      );
     });
+  });
+
+  it('says an offline run in plain words, and names the rows it could not check for what they are', async () => {
+    // A resolver that answers but sees no internet (NXDOMAIN even for .com), as a machine without a network.
+    const isolated = await startDnsServer({}, { mode: 'isolated' });
+    try {
+      await withApp({ MAILSIEVE_DNS_SERVERS: isolated.address }, async (page) => {
+        const results = await cleanList(page);
+        const text = (await results.offlineNote().textContent()) ?? '';
+        expect(text).not.toMatch(/\d{1,3}(\.\d{1,3}){3}|auto:|:53\b/);
+        // Whole sentences, each ended: nothing run together.
+        expect(text.split(/(?<=[.!?])\s+/)).toEqual([
+          'Offline checks confirm syntax only.',
+          'No internet connection was found, so only syntax and lists were checked.',
+          'A well-formed address reads unknown (code 10 “Syntax OK”) and its “Valid Email” column stays empty, so “Safe to send only” holds just the corrected addresses: export Clean for every row except invalid and risky.',
+          'Re-check unknown rows once DNS or mailbox checks can run.',
+        ]);
+
+        // Every good address is unchecked: the headline says so, not "Unknown 0".
+        const summary = await results.summary();
+        expect(summary).not.toHaveProperty('Unknown');
+        expect(summary['Not checked (offline)']).toBe(6);
+        expect(summary['Ready to mail']).toBe(6);
+
+        // The decision's own words stay in the job's details.
+        await page.getByRole('button', { name: 'Summary', exact: true }).click();
+        const details = page.getByRole('definition').filter({ hasText: /^auto: / });
+        expect(await details.textContent()).toContain(`auto: ${isolated.address} answers, but says even`);
+      });
+    } finally {
+      await isolated.close();
+    }
   });
 });
 
-describe('the retry wait of a job with mailbox checks', () => {
-  it('shows the rows waiting for a retry, and Finish now leaves a greylisted row unknown', async () => {
-    const greyFarm = await startMailFarm(
-      {
-        slow: {
-          kind: 'smtp',
-          domains: ['slowgrey.example.net'],
-          users: ['gina@slowgrey.example.net', 'ok@slowgrey.example.net'],
-          // Greylists for longer than any test waits: only a retry minutes later would pass.
-          greylistMs: 600_000,
-        },
+/** A mail server that greylists for longer than any test waits (only a retry minutes later would pass). */
+async function withGreylisting(run: (env: NodeJS.ProcessEnv, file: string) => Promise<void>): Promise<void> {
+  const greyFarm = await startMailFarm(
+    {
+      slow: {
+        kind: 'smtp',
+        domains: ['slowgrey.example.net'],
+        users: ['gina@slowgrey.example.net', 'ok@slowgrey.example.net'],
+        greylistMs: 600_000,
       },
-      11,
-    );
-    const greyDns = await startDnsServer({
-      'slowgrey.example.net': { mx: [[10, 'mx.slowgrey.example.net']] },
-      'mx.slowgrey.example.net': { a: [greyFarm.ip('slow')] },
-      'gmail.com': { mx: [[5, 'mx.slowgrey.example.net']] },
-    });
-    const dir = mkdtempSync(join(tmpdir(), 'mailsieve-grey-'));
-    const file = join(dir, 'grey.csv');
-    writeFileSync(file, 'Email\ngina@slowgrey.example.net\n');
-    try {
-      const env = { MAILSIEVE_DNS_SERVERS: greyDns.address, MAILSIEVE_SMTP_PORT: String(greyFarm.port) };
+    },
+    11,
+  );
+  const greyDns = await startDnsServer({
+    'slowgrey.example.net': { mx: [[10, 'mx.slowgrey.example.net']] },
+    'mx.slowgrey.example.net': { a: [greyFarm.ip('slow')] },
+    'gmail.com': { mx: [[5, 'mx.slowgrey.example.net']] },
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'mailsieve-grey-'));
+  const file = join(dir, 'grey.csv');
+  writeFileSync(file, 'Email\ngina@slowgrey.example.net\n');
+  try {
+    await run({ MAILSIEVE_DNS_SERVERS: greyDns.address, MAILSIEVE_SMTP_PORT: String(greyFarm.port) }, file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await greyDns.close();
+    await greyFarm.close();
+  }
+}
+
+/** Chooses Mailboxes (SMTP), starts cleaning `file` and waits until the job waits for a retry. */
+async function startGreylistedJob(page: Page, file: string): Promise<Locator> {
+  const connection = new ConnectionPage(page);
+  await connection.open();
+  await connection.chooseChecks('Mailboxes (SMTP)');
+  const newJob = new NewJobPage(page);
+  await newJob.open();
+  await newJob.addList(file);
+  await newJob.startCleaning();
+  const wait = page.getByRole('status', { name: 'Retry wait' });
+  await wait.waitFor({ timeout: 60_000 });
+  return wait;
+}
+
+describe('a job with mailbox checks under way', () => {
+  it('shows the rows waiting for a retry, and Finish now leaves a greylisted row unknown', async () => {
+    await withGreylisting(async (env, file) => {
       await withApp(env, async (page) => {
-        const connection = new ConnectionPage(page);
-        await connection.open();
-        await connection.chooseChecks('Mailboxes (SMTP)');
-        const newJob = new NewJobPage(page);
-        await newJob.open();
-        await newJob.addList(file);
-        await newJob.startCleaning();
-        const wait = page.getByRole('status', { name: 'Retry wait' });
-        await wait.waitFor({ timeout: 60_000 });
+        const wait = await startGreylistedJob(page, file);
         expect(await wait.textContent()).toMatch(/^1 row waiting for a retry at \d\d:\d\d/);
         await wait.getByRole('button', { name: 'Finish now' }).click();
         const results = new ResultsPage(page);
         await results.waitFor();
         expect(await results.table('Status codes')).toEqual({ '5': 1 });
       });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await greyDns.close();
-      await greyFarm.close();
-    }
+    });
+  });
+
+  it('is named by the level the service runs at: in the sidebar, on Progress and in History', async () => {
+    await withGreylisting(async (env, file) => {
+      await withApp(env, async (page) => {
+        const sidebar = new Sidebar(page);
+        await startGreylistedJob(page, file);
+        // The job runs (it waits for a retry of its mailbox check) on a service started at Mailboxes (SMTP).
+        expect(await sidebar.connectionStatus().textContent()).toBe(
+          'Local service: running (mailbox checks)',
+        );
+        const progress = new ProgressPage(page);
+        expect(await progress.heading().count()).toBe(1);
+        expect(await progress.fact('Checks').textContent()).toBe('mailbox checks');
+        const history = new HistoryPage(page);
+        await history.open();
+        await expect
+          .poll(() => history.grid().getByRole('gridcell', { name: 'Local · SMTP' }).count())
+          .toBe(1);
+        expect(await history.grid().getByText('Processing').count()).toBe(1);
+        expect(await sidebar.connectionStatus().textContent()).toBe(
+          'Local service: running (mailbox checks)',
+        );
+      });
+    });
   });
 });

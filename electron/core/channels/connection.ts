@@ -103,7 +103,6 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
         network: checks.network(),
         ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
       });
-      runningChecks = { level: service.checks.level, reason: service.checks.reason };
       return service;
     });
 
@@ -153,6 +152,8 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
       embeddedStarting = closing.then(startEmbedded).then(
         (service) => {
           embedded = service;
+          // What it runs at until it is restarted (a new Checks setting waits for the local jobs running).
+          if (service.checks) runningChecks = { level: service.checks.level, reason: service.checks.reason };
           embeddedState = { state: 'running' };
           emit('connection:changed', connectionInfo());
           return service;
@@ -180,7 +181,10 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     const key = options.secrets.has(PROVIDER_KEY) ? options.secrets.get(PROVIDER_KEY) : undefined;
     return {
       kind: stored.kind,
-      embedded: embeddedState,
+      embedded:
+        embeddedState.state === 'running' && runningChecks
+          ? { ...embeddedState, level: runningChecks.level }
+          : embeddedState,
       provider:
         stored.baseUrl !== undefined
           ? {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, linkSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { LIST_SERVICE_TITLES } from '../../../shared/api/listServices.js';
+import { PART_LIMIT } from '../../../shared/desktop/constants.js';
 import { inspectFile } from '../files/inspect.js';
 import { formatOf } from '../files/source.js';
 import {
@@ -69,6 +70,10 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
           rowCount: checked.rowsToSend + checked.blank,
           isRowCountEstimate: false,
         });
+      // Split is "split when over the limit": whether the list is over it, the exact count says (never the
+      // mapper's estimate); a list within it goes whole, under its own name.
+      const rowsToSend = checked ? checked.rowsToSend : inspection.rowCount;
+      const options = { ...input.options, split: input.options.split && rowsToSend > PART_LIMIT };
       if (inspection.columns.length !== input.mapping.roles.length)
         throw new ReplyFailure(
           'invalid-input',
@@ -87,7 +92,7 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
       const originalHeader =
         input.mapping.header && sent.some((cell, i) => cell !== headerNames[i]) ? headerNames : undefined;
       const parts = await prepareUpload(file, input.mapping, {
-        split: input.options.split,
+        split: options.split,
         dir: prepareDir,
         headerNames,
         services: input.options.services,
@@ -106,7 +111,7 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
           fileFormat: format,
           fileEncoding: inspection.encoding,
           mapping: input.mapping,
-          options: input.options,
+          options,
           connectionKind: stored.kind,
           connectionUrl: stored.kind === 'provider' ? (stored.baseUrl ?? null) : null,
           ...(originalHeader ? { originalHeader } : {}),

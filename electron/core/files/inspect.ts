@@ -18,6 +18,7 @@ import {
   type Inspection,
   type InspectionWarning,
 } from '../../../shared/desktop/contract.js';
+import { rowLimitWarning } from '../../../shared/desktop/rowLimit.js';
 import { countRows, type CountOptions } from './count.js';
 import {
   detectEncoding,
@@ -223,10 +224,7 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
   } else if (request.isCountExact === false) {
     // The mapper shows from the sample at once; the pre-check (off-thread) brings the exact count.
     const sampleBytes = Buffer.byteLength(sample, encoding === 'windows-1252' ? 'latin1' : 'utf8');
-    // Bytes per line over the whole sample (the parsed rows stop at SAMPLE_ROWS).
-    const breaks = sample.includes('\n') ? sample.split('\n').length - 1 : sample.split('\r').length - 1;
-    const perRow = sampleBytes / Math.max(1, breaks);
-    rowCount = Math.round(source.textSize / perRow) - (header ? 1 : 0);
+    rowCount = estimateRows(sample, sampleBytes, source.textSize, header);
     isRowCountEstimate = true;
   } else {
     rowCount = await countListRows(source, {
@@ -257,15 +255,9 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
       message:
         'The first row holds data, so the file is read as having no header row; the columns are named by position.',
     });
-  if (rowCount > PART_LIMIT) {
-    const parts = Math.ceil(rowCount / PART_LIMIT);
-    warnings.push({
-      code: 'too-many-rows',
-      message:
-        `${rowCount.toLocaleString('en-US')} rows: the service takes at most ` +
-        `${PART_LIMIT.toLocaleString('en-US')} rows per list. Split the file into ${parts} parts to send every row.`,
-    });
-  }
+  // The limit is said from an exact count only: an estimate can overshoot it (short rows first).
+  const overLimit = isRowCountEstimate ? undefined : rowLimitWarning(rowCount);
+  if (overLimit) warnings.push(overLimit);
 
   return {
     ...base,

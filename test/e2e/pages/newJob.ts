@@ -46,10 +46,10 @@ export class NewJobPage {
     return this.page.getByRole('region', { name: 'Warnings' });
   }
 
-  /** The pre-check figures once they are in. */
-  async precheck(): Promise<Record<string, string>> {
+  /** The pre-check figures once they are in (`timeout`: for a big file's, in ms). */
+  async precheck(timeout?: number): Promise<Record<string, string>> {
     const region = this.page.getByRole('region', { name: 'Before sending' });
-    await region.getByText('Rows to send').waitFor();
+    await region.getByText('Rows to send').waitFor(timeout !== undefined ? { timeout } : {});
     return region
       .locator('dl div')
       .evaluateAll((items) =>
@@ -76,6 +76,47 @@ export class NewJobPage {
       const name = (await box.evaluate((element) => element.parentElement?.textContent ?? '')).trim();
       await box.setChecked(titles.includes(name));
     }
+  }
+
+  /** "Split into N parts of up to … rows (one job each)", offered for a file over the row limit. */
+  splitOption(): Locator {
+    return this.page.getByRole('checkbox', { name: /^Split into/ });
+  }
+
+  /**
+   * From now on, records every row count the mapper gives as an estimate ("about N rows") and every sentence
+   * of the page about the row limit (the split warning, the split option), as each first appears: a
+   * MutationObserver sees what was shown however briefly. Read them with `rowWordsSeen`.
+   */
+  async recordRowWords(): Promise<void> {
+    await this.page.evaluate(() => {
+      const seen = { estimates: [] as string[], limit: [] as string[] };
+      (window as unknown as { __rowWords: typeof seen }).__rowWords = seen;
+      const patterns = [
+        [/about ([\d,]+) rows?/gi, seen.estimates],
+        [
+          /[\d,]+ rows?: the service takes at most [^.]*\.[^.]*\.|Split into \d+ parts[^)]*\)|split the file/gi,
+          seen.limit,
+        ],
+      ] as const;
+      const look = () => {
+        const text = document.body.textContent ?? '';
+        for (const [pattern, into] of patterns)
+          for (const match of text.matchAll(pattern)) if (!into.includes(match[0])) into.push(match[0]);
+      };
+      look();
+      new MutationObserver(look).observe(document.body, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
+    });
+  }
+
+  async rowWordsSeen(): Promise<{ estimates: string[]; limit: string[] }> {
+    return this.page.evaluate(
+      () => (window as unknown as { __rowWords: { estimates: string[]; limit: string[] } }).__rowWords,
+    );
   }
 
   reportOnly(): Locator {

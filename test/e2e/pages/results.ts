@@ -44,6 +44,11 @@ export class ResultsPage {
     return this.page.getByRole('region', { name: title, exact: true });
   }
 
+  /** The note on Results of a job that ran offline. */
+  offlineNote(): Locator {
+    return this.page.getByRole('complementary', { name: 'About offline checks' });
+  }
+
   async summary(): Promise<Record<string, number>> {
     await this.page.locator('dl[aria-label="Summary"]').waitFor({ timeout: 60_000 });
     const pairs = await this.page

@@ -10,6 +10,7 @@ import {
   preflightNetwork,
 } from '../../../electron/core/checks/level.js';
 import { parseDnsServers, type DnsServer } from '../../../service/engine/online/index.js';
+import { checksInPlainWords } from '../../../shared/desktop/checks.js';
 import {
   closedUdpPort,
   startDnsServer,
@@ -70,6 +71,50 @@ describe('Automatic', () => {
     } finally {
       await silent.close();
     }
+  });
+});
+
+describe('the level in plain words (Results), the decision’s reason kept for the details', () => {
+  it('says an isolated resolver’s fallback as a person would: no address, no `auto:`, one sentence', async () => {
+    // A resolver that answers but sees no internet (NXDOMAIN even for .com), as on the issue's machine.
+    const isolated = await startDnsServer({}, { mode: 'isolated' });
+    try {
+      const decision = await decideChecks('auto', { dnsServers: servers(isolated.address) });
+      expect(decision.level).toBe('offline');
+      expect(decision.reason).toContain(`auto: ${isolated.address} answers, but says even the top-level`);
+      expect(checksInPlainWords(decision)).toBe(
+        'No internet connection was found, so only syntax and lists were checked.',
+      );
+    } finally {
+      await isolated.close();
+    }
+    const closed = await decideChecks('auto', { dnsServers: servers(await closedUdpPort()) });
+    expect(checksInPlainWords(closed)).toBe(
+      'No internet connection was found, so only syntax and lists were checked.',
+    );
+    const online = await decideChecks('auto', { dnsServers: servers(dns.address) });
+    expect(checksInPlainWords(online)).toBe(
+      'An internet connection was found, so each domain’s mail servers were looked up.',
+    );
+  });
+
+  it('names the chosen level by the title of its choice', async () => {
+    const words = async (choice: 'offline' | 'dns' | 'smtp') =>
+      checksInPlainWords(await decideChecks(choice, { dnsServers: servers(dns.address) }));
+    expect(await words('offline')).toBe(
+      'Checks were set to Offline only, so only syntax and lists were checked.',
+    );
+    expect(await words('dns')).toBe(
+      'Checks were set to Domains (DNS), so each domain’s mail servers were looked up.',
+    );
+    expect(await words('smtp')).toBe(
+      'Checks were set to Mailboxes (SMTP), so each mailbox was asked of its mail server.',
+    );
+    // A job from before reasons were recorded, and the CLI's default: what was checked, without a why.
+    expect(checksInPlainWords({ level: 'offline', reason: '' })).toBe('Only syntax and lists were checked.');
+    expect(checksInPlainWords({ level: 'offline', reason: 'offline: the default of this command' })).toBe(
+      'Only syntax and lists were checked.',
+    );
   });
 });
 

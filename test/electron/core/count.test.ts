@@ -40,6 +40,19 @@ describe('exact row counts', () => {
     expect(inspection.isRowCountEstimate).toBe(false);
   });
 
+  it('gives no split warning from an estimate, however far it overshoots the limit', async () => {
+    // 256 KB of short rows, then few long ones: the sample's bytes per row make ~2,000,000 of ~30,000.
+    const short = Array.from({ length: 30_000 }, (_, i) => `p${i}@x.io\n`).join('');
+    const long = Array.from({ length: 1000 }, (_, i) => `someone${i}@example.org${' '.repeat(20_000)}\n`);
+    const file = write('overshoot.csv', `email\n${short}${long.join('')}`);
+    const estimated = await inspectFile({ fileId: 'f', ...file, isCountExact: false });
+    expect(estimated.isRowCountEstimate).toBe(true);
+    expect(estimated.rowCount).toBeGreaterThan(1_000_000);
+    expect(estimated.warnings.map((w) => w.code)).not.toContain('too-many-rows');
+    const counted = await inspectFile({ fileId: 'f', ...file });
+    expect(counted.rowCount).toBe(31_000);
+  });
+
   it('counts a 1,000,000-row file exactly and gives no split warning', async () => {
     // Rows of varying length, so an estimate from the first rows would be off.
     const parts: string[] = ['email,name,company\n'];

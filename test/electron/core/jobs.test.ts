@@ -40,13 +40,18 @@ function coreOn(home: string, service: TestService, key: string, deferred = fals
 }
 
 /** Adds `path` and starts cleaning it with `roles` (comma-separated, with a header): the job's id. */
-async function startList(core: DesktopCore, path: string, roles: ColumnRole[]): Promise<number> {
+async function startList(
+  core: DesktopCore,
+  path: string,
+  roles: ColumnRole[],
+  split = false,
+): Promise<number> {
   const staged = await core.handle('files:add-path', { path });
   if (!staged.ok) throw new Error(staged.error.message);
   const started = await core.handle('jobs:start', {
     fileId: (staged.value as { fileId: string }).fileId,
     mapping: { delimiter: ',', header: true, roles },
-    options: { reportOnly: false, split: false },
+    options: { reportOnly: false, split },
   });
   if (!started.ok) throw new Error(started.error.message);
   return (started.value as { jobIds: number[] }).jobIds[0];
@@ -298,6 +303,26 @@ describe('jobs', () => {
       expect(job.mapping.roles).toEqual(['email', 'first_name']);
     } finally {
       await second.close();
+    }
+  });
+
+  it('sends a list within the limit whole, under its own name, when Split is on (split only when over it)', async () => {
+    const core = coreOn(home.path, service, key, true);
+    try {
+      // The mapper asks to split by default: whether the list is over the limit, the exact count says.
+      const jobId = await startList(core, listFile, ['email', 'ignore'], true);
+      const job = await finished(core, jobId);
+      expect(job.status).toBe('completed');
+      expect(job.part).toBeNull();
+      expect(job.options.split).toBe(false);
+      const db = openHistoryDb(join(home.path, HISTORY_DB_FILE));
+      try {
+        expect(getJob(db, jobId)?.uploadName).toBe('list.csv');
+      } finally {
+        db.close();
+      }
+    } finally {
+      await core.close();
     }
   });
 
