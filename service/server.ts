@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { buildService, type OnlineServiceOptions, type Service } from './http/app.js';
 import type { ListServiceOptions } from './lists/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
+import { openTeamNode, type TeamNode, type TeamOptions } from './pg/team.js';
 
 export type TlsOption =
   | { readonly kind: 'none' }
@@ -20,6 +21,11 @@ export interface StartOptions {
   readonly online?: OnlineServiceOptions;
   /** List processing (E7–E10): limits, worker threads, callback retries. */
   readonly lists?: ListServiceOptions;
+  /**
+   * A team server's node (docs/team-server.md): keys, usage, lists and their queue in this PostgreSQL database,
+   * and whether this node also works on lists (`--workers 0`: it serves the API only).
+   */
+  readonly team?: Omit<TeamOptions, 'dataDir'> & { readonly url: string; readonly workers: boolean };
 }
 
 export interface RunningService extends Service {
@@ -79,14 +85,32 @@ export async function startService(options: StartOptions): Promise<RunningServic
         ? { key: tlsOption.key, cert: tlsOption.cert }
         : undefined;
   const db = options.db ?? openServiceDb(options.dataDir);
+  let team: TeamNode | undefined;
+  if (options.team) {
+    const { url, workers: _workers, ...teamOptions } = options.team;
+    try {
+      team = await openTeamNode(url, { ...teamOptions, dataDir: options.dataDir });
+    } catch (error) {
+      if (!options.db) db.close();
+      throw error;
+    }
+  }
   const service = buildService({
     db,
     fastify: tls ? { https: tls } : {},
     ...(options.online ? { online: options.online } : {}),
     dataDir: options.dataDir,
     ...(options.lists ? { lists: options.lists } : {}),
+    ...(team ? { team, listWorkers: options.team?.workers !== false } : {}),
   });
-  await service.app.listen({ host, port: options.port ?? 0 });
+  try {
+    await service.app.listen({ host, port: options.port ?? 0 });
+  } catch (error) {
+    await service.app.close().catch(() => undefined);
+    await team?.close();
+    if (!options.db) db.close();
+    throw error;
+  }
   // List work begins: lists that were waiting or running when the service last stopped are taken up again.
   await service.lists?.start();
   const address = service.app.server.address();
@@ -106,6 +130,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       } finally {
         clearTimeout(grace);
       }
+      await team?.close();
       if (!options.db) db.close();
     },
   };

@@ -3,7 +3,7 @@
 // failures, and what the CLI shows of the online phase (the wait for a retry).
 import { Option, type Command } from 'commander';
 import type { ListResource } from '../../shared/api/list.js';
-import { parseSocksProxy } from '../../service/engine/online/index.js';
+import { parseSocksProxy, type SocksProxySettings } from '../../service/engine/online/index.js';
 import { CHECKS_CHOICES, isChecksChoice, type ChecksChoice, type NetworkSettings } from '../core/checks/level.js';
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from '../core/embedded.js';
 import { CliError, intOption } from './errors.js';
@@ -57,6 +57,13 @@ export function hasListCheckOptions(options: ChecksCliOptions): boolean {
   ].some((value) => value !== undefined);
 }
 
+/** `--smtp-proxy`'s value as proxy settings, or a CliError (that does not repeat it: it may hold a password). */
+export function smtpProxyOption(raw: string): SocksProxySettings {
+  const parsed = parseSocksProxy(raw);
+  if (!parsed.ok) throw new CliError(`--smtp-proxy takes socks5://[USER:PASSWORD@]HOST:PORT: ${parsed.reason}.`);
+  return parsed.proxy;
+}
+
 /** The embedded service's settings from the options, or a CliError naming the bad one. */
 export function embeddedChecksOptions(options: ChecksCliOptions): EmbeddedServiceOptions {
   const choice: ChecksChoice = options.checks === undefined ? 'auto' : (options.checks as ChecksChoice);
@@ -68,13 +75,7 @@ export function embeddedChecksOptions(options: ChecksCliOptions): EmbeddedServic
   if (online.smtpPort !== undefined) network.smtpPort = online.smtpPort;
   if (online.heloName !== undefined) network.heloName = online.heloName;
   if (online.mailFrom !== undefined) network.mailFrom = online.mailFrom;
-  if (options.smtpProxy !== undefined) {
-    const parsed = parseSocksProxy(options.smtpProxy);
-    // The given value is not repeated: it may hold a password.
-    if (!parsed.ok)
-      throw new CliError(`--smtp-proxy takes socks5://[USER:PASSWORD@]HOST:PORT: ${parsed.reason}.`);
-    network.smtpProxy = parsed.proxy;
-  }
+  if (options.smtpProxy !== undefined) network.smtpProxy = smtpProxyOption(options.smtpProxy);
   const retry: { delayMs?: number; maxWaitMs?: number } = {};
   if (options.retryDelay !== undefined)
     retry.delayMs = intOption('--retry-delay', options.retryDelay, 1, 24 * 3600) * 1000;

@@ -1,3 +1,6 @@
+// `mailsieve keys`: the API keys of a service — the single node's (its SQLite database, `--data-dir`) or a team
+// server's (PostgreSQL, `--database` or MAILSIEVE_DATABASE_URL): create (with a quota or as a trial), list,
+// revoke, and each key's usage against its quota.
 import { readFileSync } from 'node:fs';
 import { openServiceDb } from '../../service/store/db.js';
 import {
@@ -6,8 +9,16 @@ import {
   DEFAULT_RATE_LIMIT,
   listKeys,
   revokeKey,
+  TRIAL_QUOTA,
+  type KeyConfig,
+  type KeyQuota,
   type KeyRecord,
 } from '../../service/store/keys.js';
+import { periodOf, SqliteUsageMeter } from '../../service/store/usage.js';
+import { databaseProblem, openPostgres } from '../../service/pg/db.js';
+import { createPgKey, listPgKeys, revokePgKey } from '../../service/pg/keys.js';
+import { PgUsageMeter } from '../../service/pg/usage.js';
+import { databaseUrlOf, type DatabaseCliOptions } from './teamOptions.js';
 import { VERIFICATION_MODES, type VerificationMode } from '../../shared/api/codes.js';
 import { parseServiceList, type ServiceName } from '../../shared/api/services.js';
 import { CliError, intOption } from './errors.js';
@@ -19,7 +30,78 @@ import {
   BULK_INTELLIGENCE_LIMIT_EAM,
 } from '../../shared/api/limits.js';
 
-export interface CreateOptions {
+/** The keys of one service, and their usage: the single node's or a team server's. */
+interface KeyStore {
+  create(config: KeyConfig): Promise<string>;
+  list(): Promise<KeyRecord[]>;
+  revoke(keyOrId: string): Promise<boolean>;
+  usage(keys: readonly KeyRecord[]): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
+
+async function openKeyStore(options: { dataDir: string } & DatabaseCliOptions): Promise<KeyStore> {
+  const url = databaseUrlOf(options);
+  if (url) {
+    let pool;
+    try {
+      pool = await openPostgres(url, { max: 2 });
+    } catch (error) {
+      throw new CliError(databaseProblem(url, error));
+    }
+    const meter = new PgUsageMeter(pool);
+    return {
+      create: async (config) => (await createPgKey(pool, config)).key,
+      list: () => listPgKeys(pool),
+      revoke: (keyOrId) => revokePgKey(pool, keyOrId),
+      usage: (keys) => meter.usage(keys),
+      close: () => pool.end(),
+    };
+  }
+  const db = openServiceDb(options.dataDir);
+  const meter = new SqliteUsageMeter(db);
+  return {
+    create: (config) => Promise.resolve(createKey(db, config).key),
+    list: () => Promise.resolve(listKeys(db)),
+    revoke: (keyOrId) => Promise.resolve(revokeKey(db, keyOrId)),
+    usage: (keys) => meter.usage(keys),
+    close: async () => {
+      await meter.close();
+      db.close();
+    },
+  };
+}
+
+async function withKeyStore<T>(
+  options: { dataDir: string } & DatabaseCliOptions,
+  work: (store: KeyStore) => Promise<T>,
+): Promise<T> {
+  const store = await openKeyStore(options);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const QUOTA_PERIODS = ['day', 'month', 'total'] as const;
+
+/** `--quota N [--quota-period day|month|total]` or `--trial` (the spec's trial: 100 queries in all). */
+function quotaOf(options: CreateOptions): KeyQuota | undefined {
+  if (options.trial) {
+    if (options.quota !== undefined || options.quotaPeriod !== undefined)
+      throw new CliError('--trial sets the trial quota (100 queries in all): give it without --quota or --quota-period.');
+    return TRIAL_QUOTA;
+  }
+  if (options.quotaPeriod !== undefined && options.quota === undefined)
+    throw new CliError('--quota-period goes with --quota N.');
+  if (options.quota === undefined) return undefined;
+  const period = (options.quotaPeriod ?? 'total') as KeyQuota['period'];
+  if (!QUOTA_PERIODS.includes(period))
+    throw new CliError(`--quota-period takes day, month or total; got '${options.quotaPeriod}'.`);
+  return { limit: intOption('--quota', options.quota, 0, Number.MAX_SAFE_INTEGER), period, isTrial: false };
+}
+
+export interface CreateOptions extends DatabaseCliOptions {
   dataDir: string;
   mode: string;
   corrections?: boolean;
@@ -33,6 +115,9 @@ export interface CreateOptions {
   fields?: string;
   alternateMax?: string;
   bulkLimit?: string;
+  quota?: string;
+  quotaPeriod?: string;
+  trial?: boolean;
 }
 
 function readListFile(file: string, what: string): string[] {
@@ -43,7 +128,7 @@ function readListFile(file: string, what: string): string[] {
   }
 }
 
-export function createKeyCommand(options: CreateOptions): void {
+export async function createKeyCommand(options: CreateOptions): Promise<void> {
   if (!(VERIFICATION_MODES as readonly string[]).includes(options.mode))
     throw new CliError(`--mode takes ${VERIFICATION_MODES.join(' or ')}; got '${options.mode}'.`);
   let services: ServiceName[] = ['validation'];
@@ -87,9 +172,9 @@ export function createKeyCommand(options: CreateOptions): void {
   if (problem) throw new CliError(problem);
   const allow = options.allow ? readListFile(options.allow, 'allow list') : [];
   const suppress = options.suppress ? readListFile(options.suppress, 'suppression list') : [];
-  const db = openServiceDb(options.dataDir);
-  try {
-    const { key } = createKey(db, {
+  const quota = quotaOf(options);
+  const key = await withKeyStore(options, (store) =>
+    store.create({
       mode: options.mode as VerificationMode,
       services,
       rateLimit,
@@ -101,11 +186,10 @@ export function createKeyCommand(options: CreateOptions): void {
       alternateMax,
       bulkLimit,
       ...(options.label ? { label: options.label } : {}),
-    });
-    process.stdout.write(`${key}\n`);
-  } finally {
-    db.close();
-  }
+      ...(quota ? { quota } : {}),
+    }),
+  );
+  process.stdout.write(`${key}\n`);
 }
 
 function describeKey(key: KeyRecord) {
@@ -123,42 +207,87 @@ function describeKey(key: KeyRecord) {
     fields: key.fields === null ? 'all' : [...key.fields],
     alternate_max: key.alternateMax,
     bulk_limit: key.bulkLimit,
+    quota: key.quota ? key.quota.limit : null,
+    quota_period: key.quota ? key.quota.period : null,
+    trial: key.quota?.isTrial === true,
     created_at: key.createdAt,
     revoked_at: key.revokedAt,
   };
 }
 
-export function listKeysCommand(options: { dataDir: string; json?: boolean }): void {
-  const db = openServiceDb(options.dataDir);
-  try {
-    const keys = listKeys(db).map(describeKey);
-    if (options.json) {
-      for (const key of keys) process.stdout.write(`${JSON.stringify(key)}\n`);
-      return;
-    }
-    if (keys.length === 0) {
-      process.stdout.write('No keys. Create one with `mailsieve keys create`.\n');
-      return;
-    }
-    for (const key of keys) {
-      const state = key.revoked_at ? `revoked ${key.revoked_at}` : 'active';
-      const limit = key.rate_limit === 0 ? 'no rate limit' : `${key.rate_limit}/s`;
-      process.stdout.write(
-        `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}  ${state}` +
-          `${key.label ? `  "${key.label}"` : ''}\n`,
-      );
-    }
-  } finally {
-    db.close();
+const describeQuota = (quota: KeyQuota | null) =>
+  quota === null
+    ? 'no quota'
+    : quota.isTrial
+      ? `trial: ${quota.limit.toLocaleString('en-US')} queries`
+      : `quota ${quota.limit.toLocaleString('en-US')}${quota.period === 'total' ? '' : `/${quota.period}`}`;
+
+export async function listKeysCommand(options: { dataDir: string; json?: boolean } & DatabaseCliOptions): Promise<void> {
+  const records = await withKeyStore(options, (store) => store.list());
+  const keys = records.map(describeKey);
+  if (options.json) {
+    for (const key of keys) process.stdout.write(`${JSON.stringify(key)}\n`);
+    return;
   }
+  if (keys.length === 0) {
+    process.stdout.write('No keys. Create one with `mailsieve keys create`.\n');
+    return;
+  }
+  records.forEach((record, i) => {
+    const key = keys[i];
+    const state = key.revoked_at ? `revoked ${key.revoked_at}` : 'active';
+    const limit = key.rate_limit === 0 ? 'no rate limit' : `${key.rate_limit}/s`;
+    process.stdout.write(
+      `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}  ` +
+        `${describeQuota(record.quota)}  ${state}${key.label ? `  "${key.label}"` : ''}\n`,
+    );
+  });
 }
 
-export function revokeKeyCommand(keyOrId: string, options: { dataDir: string }): void {
-  const db = openServiceDb(options.dataDir);
-  try {
-    if (!revokeKey(db, keyOrId.trim())) throw new CliError('No active key matches that key or id.');
-    process.stdout.write('Key revoked.\n');
-  } finally {
-    db.close();
+export async function revokeKeyCommand(keyOrId: string, options: { dataDir: string } & DatabaseCliOptions): Promise<void> {
+  const revoked = await withKeyStore(options, (store) => store.revoke(keyOrId.trim()));
+  if (!revoked) throw new CliError('No active key matches that key or id.');
+  process.stdout.write('Key revoked.\n');
+}
+
+/** `keys usage`: each key's billable queries in the current period of its quota, and what is left. */
+export async function keysUsageCommand(options: { dataDir: string; json?: boolean } & DatabaseCliOptions): Promise<void> {
+  const { keys, used } = await withKeyStore(options, async (store) => {
+    const keys = await store.list();
+    return { keys, used: await store.usage(keys) };
+  });
+  const rows = keys.map((key) => {
+    const n = used.get(key.id) ?? 0;
+    return {
+      id: key.id,
+      key: `…${key.hint}`,
+      label: key.label,
+      period: periodOf(key.quota?.period ?? 'total'),
+      used: n,
+      quota: key.quota ? key.quota.limit : null,
+      left: key.quota ? Math.max(0, key.quota.limit - n) : null,
+      trial: key.quota?.isTrial === true,
+      revoked: key.revokedAt !== null,
+    };
+  });
+  if (options.json) {
+    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    process.stdout.write('No keys. Create one with `mailsieve keys create`.\n');
+    return;
+  }
+  const count = (n: number) => n.toLocaleString('en-US');
+  for (const row of rows) {
+    const period = row.period === 'total' ? 'in all' : `in ${row.period}`;
+    const of =
+      row.quota === null
+        ? 'no quota'
+        : `of ${count(row.quota)}${row.trial ? ' (trial)' : ''}, ${count(row.left ?? 0)} left`;
+    process.stdout.write(
+      `#${row.id}  ${row.key}  ${count(row.used)} used ${period}  ${of}${row.revoked ? '  revoked' : ''}` +
+        `${row.label ? `  "${row.label}"` : ''}\n`,
+    );
   }
 }

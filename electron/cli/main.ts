@@ -4,7 +4,9 @@ import { setFlagsFromString } from 'node:v8';
 import { serviceDataDir } from '../core/home.js';
 import { CliError } from './errors.js';
 import { serve } from './serve.js';
-import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './keys.js';
+import { createKeyCommand, keysUsageCommand, listKeysCommand, revokeKeyCommand } from './keys.js';
+import { worker } from './worker.js';
+import { addDatabaseOption, addNodeOptions } from './teamOptions.js';
 import { verify } from './verify.js';
 import { doctor } from './doctor.js';
 import { clean, collect } from './clean.js';
@@ -44,18 +46,41 @@ export function buildProgram(): Command {
     .option(
       '--allow-private-callbacks',
       'let list callbacks go to this machine or a private network (refused by default)',
-    );
+    )
+    .option('--workers <n>', 'with --database: 1 runs a verifier node in this process, 0 serves the API only', '1')
+    .option('--lease-seconds <n>', 'with --database: how long a node holds list work before another takes it');
+  addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
+  addNodeOptions(serveCommand);
   addCheckOptions(
     serveCommand,
     'smtp',
     'highest checks level any key gets: offline, dns or smtp (each key has its own level, see keys create --checks)',
   ).action(serve);
 
-  const keys = program.command('keys').description('Manage the API keys of a local service.');
-  keys
-    .command('create')
-    .description('Create an API key and print it (alone) on stdout.')
+  const workerCommand = program
+    .command('worker')
+    .description('Run a verifier node of a team server: it takes list work from the database’s queue.')
     .addOption(dataDirOption())
+    .option('--parts <n>', 'parts of lists worked on at once (default 8)')
+    .option('--lease-seconds <n>', 'how long this node holds list work before another takes it (default 180)')
+    .option('--retry-delay <seconds>', 'first wait before temporary failures are asked again (default 300)')
+    .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)');
+  addDatabaseOption(workerCommand, 'the team server’s database');
+  addNodeOptions(workerCommand);
+  addCheckOptions(
+    workerCommand,
+    'smtp',
+    'highest checks level this node runs lists at: offline, dns or smtp (each key has its own level)',
+  ).action(worker);
+
+  const keys = program
+    .command('keys')
+    .description('Manage the API keys of a service: the local one, or a team server’s with --database.');
+  const keyStoreOptions = (command: Command) =>
+    addDatabaseOption(command.addOption(dataDirOption()), 'a team server’s keys, in this PostgreSQL database');
+  keyStoreOptions(
+    keys.command('create').description('Create an API key and print it (alone) on stdout.'),
+  )
     .addOption(new Option('--mode <mode>', 'verification answer mode').default('safe_to_send'))
     .option('--corrections', 'suggest corrections for typos (email_corrections)')
     .option('--services <list>', 'comma-separated services, or all (default: validation)')
@@ -81,19 +106,23 @@ export function buildProgram(): Command {
         .choices(['offline', 'dns', 'smtp'])
         .default('offline'),
     )
+    .option('--quota <n>', 'billable queries allowed (E1 calls, list records, E5/E6 records); default: no quota')
+    .option('--quota-period <period>', 'the quota is per day, month or total (default total)')
+    .option('--trial', 'a trial key: 100 queries in all (the spec’s limited trial)')
     .action(createKeyCommand);
-  keys
-    .command('list')
-    .description('List keys (masked).')
-    .addOption(dataDirOption())
+  keyStoreOptions(keys.command('list').description('List keys (masked).'))
     .option('--json', 'one JSON object a line')
     .action(listKeysCommand);
-  keys
-    .command('revoke')
-    .argument('<key>', 'the key, or its #id from `keys list`')
-    .description('Revoke a key.')
-    .addOption(dataDirOption())
-    .action((key: string, options: { dataDir: string }) => revokeKeyCommand(key.replace(/^#/, ''), options));
+  keyStoreOptions(
+    keys.command('revoke').argument('<key>', 'the key, or its #id from `keys list`').description('Revoke a key.'),
+  ).action((key: string, options: { dataDir: string; database?: string }) =>
+    revokeKeyCommand(key.replace(/^#/, ''), options),
+  );
+  keyStoreOptions(
+    keys.command('usage').description('Each key’s billable queries in the current period of its quota.'),
+  )
+    .option('--json', 'one JSON object a line')
+    .action(keysUsageCommand);
 
   const verifyCommand = program
     .command('verify')
@@ -241,6 +270,6 @@ const argv = process.argv.slice(2);
 // memory down (the bytes pass through; little lives long). Set before the heap grows; `serve` keeps V8's default.
 if (argv[0] === 'clean' || argv[0] === 'purchase') setFlagsFromString('--max-semi-space-size=4');
 const exitCode = await main(argv);
-// `serve` keeps running until a signal stops it; every other command ends here, even if an idle keep-alive
+// `serve` and `worker` keep running until a signal stops them; every other command ends here, even if an idle keep-alive
 // socket of the HTTP client would hold the event loop open a while longer.
-if (exitCode !== 0 || argv[0] !== 'serve') process.exit(exitCode);
+if (exitCode !== 0 || (argv[0] !== 'serve' && argv[0] !== 'worker')) process.exit(exitCode);

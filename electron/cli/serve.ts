@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { startService, UnsafeBindError, type TlsOption } from '../../service/server.js';
+import { describeDatabase } from '../../service/pg/db.js';
+import { TeamDatabaseError } from '../../service/pg/team.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
+import { databaseUrlOf, nodeOptionsFrom, type DatabaseCliOptions, type NodeCliOptions } from './teamOptions.js';
 
-export interface ServeOptions extends OnlineCliOptions {
+export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions {
   host: string;
   port: string;
   dataDir: string;
@@ -12,6 +15,8 @@ export interface ServeOptions extends OnlineCliOptions {
   tlsKey?: string;
   allowPrivateCallbacks?: boolean;
   retainDays: string;
+  workers: string;
+  leaseSeconds?: string;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -35,16 +40,44 @@ function tlsFrom(options: ServeOptions): TlsOption {
 export async function serve(options: ServeOptions): Promise<void> {
   const port = intOption('--port', options.port, 0, 65535);
   const tls = tlsFrom(options);
-  const online = onlineOptionsFrom(options, 'smtp');
+  const node = nodeOptionsFrom(options);
+  const online = {
+    ...onlineOptionsFrom(options, 'smtp'),
+    ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
+    ...(node.smtpProxy ? { smtpProxy: node.smtpProxy } : {}),
+  };
   const lists = {
     retainDays: intOption('--retain-days', options.retainDays, 1, 36_500),
     callback: { allowPrivateTargets: options.allowPrivateCallbacks === true },
+    ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
   };
+  const url = databaseUrlOf(options);
+  const workers = intOption('--workers', options.workers, 0, 1);
+  if (!url && workers !== 1)
+    throw new CliError('--workers is for a team server (with --database): a single service always works on its lists.');
+  const team = url
+    ? {
+        url,
+        workers: workers === 1,
+        ...(options.leaseSeconds !== undefined
+          ? { leaseSeconds: intOption('--lease-seconds', options.leaseSeconds, 5, 3600) }
+          : {}),
+      }
+    : undefined;
   let running;
   try {
-    running = await startService({ dataDir: options.dataDir, host: options.host, port, tls, online, lists });
+    running = await startService({
+      dataDir: options.dataDir,
+      host: options.host,
+      port,
+      tls,
+      online,
+      lists,
+      ...(team ? { team } : {}),
+    });
   } catch (error) {
     if (error instanceof UnsafeBindError) throw new CliError(error.message);
+    if (error instanceof TeamDatabaseError) throw new CliError(error.message);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new CliError(`Port ${port} on ${options.host} is already in use.`);
     if (code === 'EADDRNOTAVAIL')
@@ -52,7 +85,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     throw error;
   }
   process.stdout.write(
-    `Mailsieve Email Data Service listening on ${running.url} (data: ${options.dataDir})\n`,
+    `Mailsieve Email Data Service listening on ${running.url} (data: ${options.dataDir})` +
+      `${url ? `; team server on ${describeDatabase(url)}${workers === 0 ? ', API only' : ''}` : ''}\n`,
   );
   if (tls.kind === 'self-signed')
     process.stdout.write(

@@ -2,9 +2,11 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { ServiceDb } from '../store/db.js';
-import { KeyRegistry } from '../store/keys.js';
+import { getKeyById, KeyRegistry } from '../store/keys.js';
+import { SqliteUsageMeter } from '../store/usage.js';
+import type { TeamNode } from '../pg/team.js';
 import { HttpError, sendError } from './errors.js';
-import { RateLimiter } from './rateLimit.js';
+import type { AuthContext, KeyLookup } from './auth.js';
 import { queryEncodingProblem } from './params.js';
 import { methodsFor } from './routes.js';
 import { registerEv } from './routes/ev.js';
@@ -15,7 +17,6 @@ import { registerIdentityRoutes } from './routes/identity.js';
 import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
 import { LocalListBackend } from '../lists/localBackend.js';
 import type { ListBackend } from '../lists/backend.js';
-import { getKeyById } from '../store/keys.js';
 import { SERVICE_DB_FILE } from '../store/db.js';
 import { join } from 'node:path';
 import {
@@ -47,16 +48,17 @@ export interface ServiceOptions {
   readonly dataDir?: string;
   readonly lists?: ListServiceOptions;
   /**
-   * Where lists are kept and queued instead (a team server's PostgreSQL), and whether this node also works on
-   * them (default true; `--workers 0` serves the API only).
+   * A team server's node (docs/team-server.md): keys, usage and lists in PostgreSQL instead of `db`, and whether
+   * this node also works on lists (default true; `--workers 0` serves the API only). Reference data (E2–E6)
+   * stays in this node's `db`.
    */
-  readonly listBackend?: ListBackend;
+  readonly team?: TeamNode;
   readonly listWorkers?: boolean;
 }
 
 export interface Service {
   readonly app: FastifyInstance;
-  readonly keys: KeyRegistry;
+  readonly keys: KeyLookup;
   /** DNS/SMTP checks, shared by every request of this service (caches, per-host limits). */
   readonly online: OnlineVerifier;
   /** The list work of this node (E7–E10): `start()` once listening; it stops when the app closes. */
@@ -106,8 +108,11 @@ export function buildService(options: ServiceOptions): Service {
     ...options.fastify,
   } as FastifyServerOptions);
 
-  const keys = new KeyRegistry(options.db);
-  const auth = { keys, limiter: new RateLimiter() };
+  const team = options.team;
+  const localUsage = team ? undefined : new SqliteUsageMeter(options.db);
+  const usage = team ? team.usage : localUsage!;
+  const auth: AuthContext = { keys: team ? team.keys : new KeyRegistry(options.db), usage };
+  app.addHook('onClose', () => usage.close());
 
   app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
     if (error instanceof HttpError) return sendError(reply, error.status, error.message);
@@ -139,7 +144,8 @@ export function buildService(options: ServiceOptions): Service {
 
   const { checks: ceiling = 'smtp', checksDecided, ...onlineOptions } = options.online ?? {};
   const online: { verifier: OnlineVerifier; ceiling: ChecksLevel } = {
-    verifier: createOnlineVerifier(onlineOptions),
+    // A team server's nodes learn a domain's MX answer and catch-all verdict once for all of them.
+    verifier: createOnlineVerifier({ ...onlineOptions, ...(team ? { shared: team.knowledge } : {}) }),
     ceiling,
   };
   const decided = checksDecided?.then(
@@ -158,15 +164,20 @@ export function buildService(options: ServiceOptions): Service {
   if (options.dataDir !== undefined) {
     const dataDir = options.dataDir;
     const db = options.db;
-    const backend =
-      options.listBackend ??
+    const backend: ListBackend =
+      team?.lists ??
       new LocalListBackend(db, dataDir, {
         ...(options.lists?.retainDays !== undefined ? { retainDays: options.lists.retainDays } : {}),
+        // A list's records, reserved when it was accepted, go back when it fails; its count is settled at the end.
+        onRefund: (list, records) =>
+          localUsage?.adjust(list.keyId, getKeyById(db, list.keyId)?.quota ?? null, -records),
+        onComplete: (list, records) =>
+          localUsage?.adjust(list.keyId, getKeyById(db, list.keyId)?.quota ?? null, records - list.reserved),
       });
     const processor = new ListProcessor(
       backend,
       {
-        keyById: (id) => Promise.resolve(getKeyById(db, id)),
+        keyById: team ? (id) => team.keyById(id) : (id) => Promise.resolve(getKeyById(db, id)),
         serviceDbPath: join(dataDir, SERVICE_DB_FILE),
       },
       { ...options.lists, ...(decided ? { ready: decided } : {}) },
@@ -174,13 +185,13 @@ export function buildService(options: ServiceOptions): Service {
     );
     // Both stop together: the backend first stops taking work, then the work in flight is abandoned.
     app.addHook('onClose', () => Promise.all([backend.close(), processor.close()]).then(() => undefined));
-    registerLists(app, auth, { backend, dataDir, processor });
+    registerLists(app, auth, { backend, dataDir, processor, usage });
     if (options.listWorkers !== false) lists = processor;
     listBackend = backend;
   }
   return {
     app,
-    keys,
+    keys: auth.keys,
     online: online.verifier,
     ...(lists ? { lists } : {}),
     ...(listBackend ? { listBackend } : {}),

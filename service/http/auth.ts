@@ -1,15 +1,38 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyRecord, KeyRegistry } from '../store/keys.js';
+import type { KeyRecord } from '../store/keys.js';
+import { quotaExceededMessage, type Charge, type UsageMeter } from '../store/usage.js';
 import type { ServiceName } from '../../shared/api/services.js';
 import { sendError, sendInvalidKey } from './errors.js';
-import type { RateLimiter } from './rateLimit.js';
 
 /** Where the spec puts the key: query parameter on E1–E6, header `api_key` on E7–E10. */
 export type KeyPlacement = 'query' | 'header';
 
+/**
+ * Keys by value for the request path: from a cache, synchronously, when they are in it (the single node's
+ * SQLite registry always answers so); the team server's registry asks PostgreSQL on a miss.
+ */
+export interface KeyLookup {
+  lookup(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined>;
+  /** Forgets every cached key (they are read again on their next use). */
+  invalidate(): void;
+}
+
 export interface AuthContext {
-  readonly keys: KeyRegistry;
-  readonly limiter: RateLimiter;
+  readonly keys: KeyLookup;
+  /** Quotas and the rate limit (service/store/usage.ts). */
+  readonly usage: UsageMeter;
+}
+
+/** A value, or a promise of it: the single node answers at once, the team server after asking PostgreSQL. */
+export type Maybe<T> = T | Promise<T>;
+
+export function isPromise<T>(value: Maybe<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | undefined)?.then === 'function';
+}
+
+/** `then` over a value or a promise, staying synchronous for a value. */
+export function thenMaybe<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
+  return isPromise(value) ? value.then(next) : next(value);
 }
 
 function keyFrom(request: FastifyRequest, placement: KeyPlacement): string | string[] | undefined {
@@ -19,7 +42,7 @@ function keyFrom(request: FastifyRequest, placement: KeyPlacement): string | str
 
 /**
  * Authenticates a request and checks it may use `service`. Answers the request itself (401, 403, 429) and
- * returns undefined when it may not proceed.
+ * gives undefined when it may not proceed.
  */
 export function authorise(
   context: AuthContext,
@@ -28,25 +51,47 @@ export function authorise(
   placement: KeyPlacement,
   service: ServiceName | null,
   options: { rateLimited: boolean },
-): KeyRecord | undefined {
+): Maybe<KeyRecord | undefined> {
   const given = keyFrom(request, placement);
   if (typeof given !== 'string' || given === '') {
     sendInvalidKey(reply);
     return undefined;
   }
-  const key = context.keys.lookup(given);
-  if (!key) {
-    sendInvalidKey(reply);
-    return undefined;
-  }
-  if (options.rateLimited && !context.limiter.take(key)) {
-    reply.header('retry-after', '1');
-    sendError(reply, 429, `Too many requests: this key is limited to ${key.rateLimit} calls per second.`);
-    return undefined;
-  }
-  if (service && !key.services.has(service)) {
-    sendError(reply, 403, `Access denied: this API key is not enabled for the ${service} service.`);
-    return undefined;
-  }
-  return key;
+  return thenMaybe(context.keys.lookup(given), (key) => {
+    if (!key) {
+      sendInvalidKey(reply);
+      return undefined;
+    }
+    const admit = (isWithinRate: boolean): KeyRecord | undefined => {
+      if (!isWithinRate) {
+        reply.header('retry-after', '1');
+        sendError(reply, 429, `Too many requests: this key is limited to ${key.rateLimit} calls per second.`);
+        return undefined;
+      }
+      if (service && !key.services.has(service)) {
+        sendError(reply, 403, `Access denied: this API key is not enabled for the ${service} service.`);
+        return undefined;
+      }
+      return key;
+    };
+    return options.rateLimited ? thenMaybe(context.usage.takeRate(key), admit) : admit(true);
+  });
+}
+
+/**
+ * Counts `n` billable queries (an E1 call, E5 call or E6 records) against the key: true when they fit its quota;
+ * otherwise answers 403 (query limit exceeded) itself and gives false.
+ */
+export function chargeQueries(
+  context: AuthContext,
+  key: KeyRecord,
+  reply: FastifyReply,
+  n: number,
+  what = 'queries',
+): Maybe<boolean> {
+  return thenMaybe(context.usage.charge(key, n), (charge: Charge) => {
+    if (charge.ok) return true;
+    sendError(reply, 403, quotaExceededMessage(key.quota!, charge.used, n, what));
+    return false;
+  });
 }

@@ -45,7 +45,7 @@ export type BulkTask =
 
 /** The answer of a bulk request: its JSON as UTF-8 bytes, or a request-level error. */
 export type BulkOutcome =
-  | { readonly ok: true; readonly json: Uint8Array }
+  | { readonly ok: true; readonly json: Uint8Array; /** Records answered. */ readonly records: number }
   | { readonly ok: false; readonly status: number; readonly message: string };
 
 /** An activity-metrics key names addresses only: `email`, `md5_email` or `sha1_email`. */
@@ -159,11 +159,11 @@ export function answerBulk(store: IdentityStore, task: BulkTask): BulkOutcome {
       const answers = records.map((record) =>
         record.ok ? identityBulkAnswer(store, record.query, task.policy) : record.error,
       );
-      return { ok: true, json: encoder.encode(JSON.stringify(answers)) };
+      return { ok: true, json: encoder.encode(JSON.stringify(answers)), records: records.length };
     }
     // A whole-field-set answer is put together from the persons' rendered answers (answers.ts).
     store.readAhead(addressKeys(records), task.nowS, { rendered: isWholeFieldSet(task.policy) });
-    return { ok: true, json: jsonArrayBytes(intelligenceAnswers(store, records, task)) };
+    return { ok: true, json: jsonArrayBytes(intelligenceAnswers(store, records, task)), records: records.length };
   } catch (error) {
     if (error instanceof HttpError) return { ok: false, status: error.status, message: error.message };
     throw error;

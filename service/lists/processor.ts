@@ -136,9 +136,14 @@ export class ListProcessor {
     if (!this.isClosed) this.host.warm();
   }
 
+  /** Work taken while the node stops is handed back (the job fails, and is taken again later or elsewhere). */
+  private checkOpen(): void {
+    if (this.isClosed) throw new Error('the node is stopping; the work is taken up again');
+  }
+
   private async plan(listId: number, run: number): Promise<void> {
     await this.options.ready?.catch(() => undefined);
-    if (this.isClosed) return;
+    this.checkOpen();
     const start = await this.backend.startRun(listId, run);
     if (!start) return;
     try {
@@ -235,7 +240,7 @@ export class ListProcessor {
   }
 
   private async part(listId: number, run: number, index: number): Promise<void> {
-    if (this.isClosed) return;
+    this.checkOpen();
     const work = await this.backend.partWork(listId, run, index);
     if (!work || work.isDone) return;
     const { context, bounds } = work;
@@ -391,7 +396,8 @@ export class ListProcessor {
   private async callback(listId: number): Promise<void> {
     const list = await this.backend.getList(listId);
     const url = list?.options.callback_url;
-    if (!list || !url || this.isClosed) return;
+    if (!list || !url) return;
+    this.checkOpen();
     const delivery = deliverCallback(
       url,
       await this.backend.document(list),
@@ -402,10 +408,15 @@ export class ListProcessor {
     await delivery.finally(() => this.deliveries.delete(delivery));
   }
 
-  /** Stops: work in flight is abandoned where it stands (it is taken up again: the queue's leases, a restart). */
-  async close(): Promise<void> {
+  /** Stops taking work: checks in flight end, and their parts are handed back to the queue. */
+  stop(): void {
     this.isClosed = true;
     this.stopping.abort();
+  }
+
+  /** Stops: work in flight is abandoned where it stands (it is taken up again: the queue's leases, a restart). */
+  async close(): Promise<void> {
+    this.stop();
     await this.host.close();
     await Promise.all([...this.deliveries]);
   }

@@ -97,8 +97,17 @@ export function parseBulkText(body: string, limit: number): BulkElement[] {
   return value.map(elementOf);
 }
 
-/** Answers a bulk request with the pool's work: its JSON, a request-level error, or 503 when the queue is full. */
-export async function sendBulk(reply: FastifyReply, pool: BulkPool, task: BulkTask): Promise<FastifyReply> {
+/**
+ * Answers a bulk request with the pool's work: its JSON, a request-level error, or 503 when the queue is full.
+ * `charge` counts the records answered against the key's quota (E6); when they do not fit, it has answered 403
+ * and nothing is sent (a request is never answered in part).
+ */
+export async function sendBulk(
+  reply: FastifyReply,
+  pool: BulkPool,
+  task: BulkTask,
+  charge?: (records: number) => Promise<boolean> | boolean,
+): Promise<FastifyReply> {
   let outcome;
   try {
     outcome = await pool.run(task);
@@ -108,6 +117,7 @@ export async function sendBulk(reply: FastifyReply, pool: BulkPool, task: BulkTa
     return sendError(reply, 503, error.message);
   }
   if (!outcome.ok) return sendError(reply, outcome.status, outcome.message);
+  if (charge && !(await charge(outcome.records))) return reply;
   const { json } = outcome;
   return reply
     .code(200)

@@ -11,7 +11,7 @@ import type {
   SafeToSendResult,
   VerifyResponse,
 } from '../../../shared/api/verification.js';
-import { authorise, type AuthContext } from '../auth.js';
+import { authorise, chargeQueries, type AuthContext } from '../auth.js';
 import { HttpError } from '../errors.js';
 import { numberParam, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
@@ -81,7 +81,7 @@ export function registerEv(
   identity?: IdentityStore,
 ): void {
   registerRoute(app, 'GET', '/v5/ev', async (request, reply) => {
-    const key = authorise(auth, request, reply, 'query', 'validation', { rateLimited: true });
+    const key = await authorise(auth, request, reply, 'query', 'validation', { rateLimited: true });
     if (!key) return reply;
     const params = singleValued(request.query);
     const email = params.email;
@@ -96,6 +96,8 @@ export function registerEv(
         `Parameter 'timeout' must be more than 0 and at most ${E1_TIMEOUT_MAX_S} seconds; got ${timeout}.`,
       );
     const explain = explainParam(params.explain);
+    // One billable query (spec "Limits"): within the key's quota, or 403.
+    if (!(await chargeQueries(auth, key, reply, 1))) return reply;
     const level = online ? minLevel(key.checks, online.ceiling) : 'offline';
     let body: VerifyResponse & { explain?: readonly string[] };
     if (level === 'offline' || !online) {

@@ -43,8 +43,8 @@ export function registerIdentity(
   store: IdentityStore,
   bulk: BulkPool,
 ): void {
-  registerRoute(app, 'GET', '/ae', (request, reply) => {
-    const key = authorise(auth, request, reply, 'query', 'alternate_email', { rateLimited: true });
+  registerRoute(app, 'GET', '/ae', async (request, reply) => {
+    const key = await authorise(auth, request, reply, 'query', 'alternate_email', { rateLimited: true });
     if (!key) return reply;
     const params = singleValued(request.query);
     if (params.email === undefined)
@@ -54,8 +54,8 @@ export function registerIdentity(
     return sendJson(reply, alternateEmailAnswer(store, found.match, key.alternateMax));
   });
 
-  registerRoute(app, 'GET', '/v5/eppend', (request, reply) => {
-    const key = authorise(auth, request, reply, 'query', null, { rateLimited: true });
+  registerRoute(app, 'GET', '/v5/eppend', async (request, reply) => {
+    const key = await authorise(auth, request, reply, 'query', null, { rateLimited: true });
     if (!key) return reply;
     const params = singleValued(request.query);
     if (eppendModeOf(params) === 'postal_append') {
@@ -98,7 +98,7 @@ export function registerIdentity(
     'POST',
     '/v5/eppend/bulk',
     async (request, reply) => {
-      const key = authorise(auth, request, reply, 'query', null, { rateLimited: true });
+      const key = await authorise(auth, request, reply, 'query', null, { rateLimited: true });
       if (!key) return reply;
       const policy = identityPolicyFor(key);
       if (!policy.ok) return sendError(reply, policy.status, policy.message);

@@ -18,7 +18,7 @@ import {
   type KeyAccess,
 } from '../../identity/policy.js';
 import type { IdentityStore } from '../../identity/store.js';
-import { authorise, type AuthContext } from '../auth.js';
+import { authorise, chargeQueries, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
@@ -73,8 +73,8 @@ export function registerIntelligence(
   store: IdentityStore,
   bulk: BulkPool,
 ): void {
-  registerRoute(app, 'GET', '/v5/td', (request, reply) => {
-    const key = authorise(auth, request, reply, 'query', null, { rateLimited: true });
+  registerRoute(app, 'GET', '/v5/td', async (request, reply) => {
+    const key = await authorise(auth, request, reply, 'query', null, { rateLimited: true });
     if (!key) return reply;
     const params = singleValued(request.query);
     if (params.format !== undefined && params.format !== 'html')
@@ -85,6 +85,8 @@ export function registerIntelligence(
     // A blank `email` is answered by intelligenceAnswer: the per-record `Invalid identifier.`, as on E6.
     if (!hasEmailRoute(query) && !hasPostalRoute(query) && query.email === undefined)
       throw new HttpError(400, `Missing parameters. ${NO_PERSON_NAMED}`);
+    // One billable query (spec "Limits"): within the key's quota, or 403.
+    if (!(await chargeQueries(auth, key, reply, 1))) return reply;
     const answer = intelligenceAnswer(store, query, policy);
     const status = isErrorAnswer(answer) ? answer.error_code : 200;
     return params.format === 'html' ? sendHtml(reply, answer, status) : sendJson(reply, answer, status);
@@ -95,27 +97,33 @@ export function registerIntelligence(
     'POST',
     '/v5/ei/bulk',
     async (request, reply) => {
-      const key = authorise(auth, request, reply, 'query', null, { rateLimited: true });
+      const key = await authorise(auth, request, reply, 'query', null, { rateLimited: true });
       if (!key) return reply;
       const params = singleValued(request.query);
       const policy = policyOf(key, params, reply);
       if (!policy) return reply;
       const body = bulkBodyText(request);
-      return sendBulk(reply, bulk, {
-        kind: 'intelligence',
-        body,
-        limit: intelligenceBulkLimit(key),
-        policy,
-        // What the worker judges each record's own `fields` by (structured-cloned: plain data only).
-        key: {
-          services: key.services,
-          fields: key.fields,
-          alternateMax: key.alternateMax,
-          bulkLimit: key.bulkLimit,
+      return sendBulk(
+        reply,
+        bulk,
+        {
+          kind: 'intelligence',
+          body,
+          limit: intelligenceBulkLimit(key),
+          policy,
+          // What the worker judges each record's own `fields` by (structured-cloned: plain data only).
+          key: {
+            services: key.services,
+            fields: key.fields,
+            alternateMax: key.alternateMax,
+            bulkLimit: key.bulkLimit,
+          },
+          isActivityMetrics: isActivityMetricsKey(key),
+          nowS: Math.floor(Date.now() / 1000),
         },
-        isActivityMetrics: isActivityMetricsKey(key),
-        nowS: Math.floor(Date.now() / 1000),
-      });
+        // Each record is a billable query (spec "Limits").
+        (records) => chargeQueries(auth, key, reply, records, 'records'),
+      );
     },
     { bodyLimit: BULK_BODY_LIMIT },
   );

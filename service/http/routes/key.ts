@@ -10,9 +10,9 @@ import { authorise, type AuthContext } from '../auth.js';
 import { registerRoute } from '../routes.js';
 
 export function registerKeyInfo(app: FastifyInstance, auth: AuthContext): void {
-  registerRoute(app, 'GET', '/v5/key', (request, reply) => {
+  registerRoute(app, 'GET', '/v5/key', async (request, reply) => {
     const placement = request.headers.api_key !== undefined ? 'header' : 'query';
-    const key = authorise(auth, request, reply, placement, null, { rateLimited: true });
+    const key = await authorise(auth, request, reply, placement, null, { rateLimited: true });
     if (!key) return reply;
     const body: KeyInfo = {
       services: SERVICE_NAMES.filter((name) => key.services.has(name)),

@@ -24,7 +24,10 @@ import { callbackProblemOf } from '../../lists/callbackTarget.js';
 import type { ListProcessor } from '../../lists/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/purchase.js';
 import type { ListRecord } from '../../lists/store.js';
+import { countRecords } from '../../lists/records.js';
+import { quotaExceededMessage, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
+import { ZipProblem } from '../../lists/zip.js';
 import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';
@@ -36,6 +39,8 @@ export interface ListsContext {
   readonly dataDir: string;
   /** The limits of uploads and files, and the pipeline worker to start while an upload arrives. */
   readonly processor: Pick<ListProcessor, 'limits' | 'maxUploadBytes' | 'allowsPrivateCallbacks' | 'warm'>;
+  /** Quotas: a key's list is charged its records when it is accepted. */
+  readonly usage: UsageMeter;
 }
 
 const LIST_CONTENT_TYPES = ['multipart/form-data', 'text/csv'] as const;
@@ -111,7 +116,7 @@ const RESULT_TYPES: Record<ListFileExtension, string> = {
 };
 
 export function registerLists(app: FastifyInstance, auth: AuthContext, context: ListsContext): void {
-  const { backend, processor } = context;
+  const { backend, processor, usage } = context;
 
   // Bodies of E7: a multipart part streamed by @fastify/multipart, or a text/csv body as the raw stream.
   void app.register(multipart);
@@ -119,7 +124,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'POST' || request.routeOptions.url !== '/v5/list') return;
-    const key = authorise(auth, request, reply, 'header', null, { rateLimited: false });
+    const key = await authorise(auth, request, reply, 'header', null, { rateLimited: false });
     if (!key) return reply;
     const type = mediaType(request);
     const contentType = LIST_CONTENT_TYPES.find((t) => t === type);
@@ -204,6 +209,25 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       }
       throw error;
     }
+    // A key with a quota is charged the list's records now, all or none: a list larger than what the key has
+    // left is refused here (403), never cut in the middle. (Its count is settled when the list completes.)
+    let reserved = 0;
+    if (key.quota) {
+      let records: number;
+      try {
+        records = await countRecords(upload.path, name, params, processor.limits);
+      } catch (error) {
+        rmSync(upload.path, { force: true });
+        if (error instanceof ZipProblem) throw new HttpError(422, error.message);
+        throw error;
+      }
+      const charge = await usage.charge(key, records);
+      if (!charge.ok) {
+        rmSync(upload.path, { force: true });
+        throw new HttpError(403, quotaExceededMessage(key.quota, charge.used, records, 'records'));
+      }
+      reserved = records;
+    }
     let listId: number;
     try {
       listId = await backend.createList({
@@ -215,8 +239,11 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         uploadPath: upload.path,
         sizeBytes: upload.size,
         inputFile: `input${extension}`,
-        reservedRecords: 0,
+        reservedRecords: reserved,
       });
+    } catch (error) {
+      if (reserved > 0) await usage.adjust(key.id, key.quota, -reserved);
+      throw error;
     } finally {
       rmSync(upload.path, { force: true });
     }
@@ -233,7 +260,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
 
   // E8: the status document.
   registerRoute(app, 'GET', '/v5/list/:id', async (request, reply) => {
-    const key = keyFor(request, reply);
+    const key = await keyFor(request, reply);
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
@@ -242,7 +269,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   // E9: purchase. A report-only list awaiting purchase (Processed) runs again with what is bought; a list
   // with Results has nothing more to buy: the answer is its status document, as it is.
   registerRoute(app, 'POST', '/v5/list/:id/purchase', async (request, reply) => {
-    const key = keyFor(request, reply);
+    const key = await keyFor(request, reply);
     if (!key) return reply;
     const type = mediaType(request);
     if (type !== '' && type !== 'application/json') {
@@ -282,7 +309,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   // Finish now (a Mailsieve extension): a list waiting for a retry of temporary failures stops waiting; those
   // rows stay unknown (5). The answer is the status document.
   registerRoute(app, 'POST', '/v5/list/:id/finish', async (request, reply) => {
-    const key = keyFor(request, reply);
+    const key = await keyFor(request, reply);
     if (!key) return reply;
     if (typeof (request.body as Readable | undefined)?.resume === 'function')
       (request.body as Readable).resume();
@@ -301,7 +328,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   // Why, per row (a Mailsieve extension): for a list with online checks, a CSV of each row's address, status
   // code, how far its check went and what answered. Kept with the list.
   registerRoute(app, 'GET', '/v5/list/:id/explain', async (request, reply) => {
-    const key = keyFor(request, reply);
+    const key = await keyFor(request, reply);
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
     const explain = await backend.explain(list);
@@ -324,7 +351,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
 
   // E10: the results file, once complete.
   registerRoute(app, 'GET', '/v5/list/:id/results', async (request, reply) => {
-    const key = keyFor(request, reply);
+    const key = await keyFor(request, reply);
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
     const results = list.status === 'Results' ? await backend.results(list) : undefined;

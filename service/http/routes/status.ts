@@ -23,7 +23,7 @@ export interface StatusResponse {
 export function registerStatus(app: FastifyInstance, auth: AuthContext, online: OnlineContext): void {
   registerRoute(app, 'GET', '/v5/status', async (request, reply) => {
     const placement = request.headers.api_key !== undefined ? 'header' : 'query';
-    const key = authorise(auth, request, reply, placement, null, { rateLimited: true });
+    const key = await authorise(auth, request, reply, placement, null, { rateLimited: true });
     if (!key) return reply;
     const preflight = await online.verifier.preflight();
     const body: StatusResponse = {

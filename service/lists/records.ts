@@ -1,0 +1,63 @@
+// The records of an uploaded list, counted before it is accepted, for a key with a quota: a list larger than
+// what the key has left is refused at submission (403), never cut in the middle. Counted as the pipeline
+// counts them: rows that are not blank, the header row (with `header=true`) not counted, the delimiter given
+// or read from the first rows as pass 1 reads it. A zip is counted from the file inside it.
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { detectDelimiter } from '../../shared/columns.js';
+import { effectiveDelimiter, listFileExtension, type SubmitListParams } from '../../shared/api/list.js';
+import { walkRows } from './rowWalk.js';
+import type { ListLimits } from './types.js';
+import { inspectZip, openZipEntry } from './zip.js';
+
+/** How much of the file the delimiter is read from (as pass 1's sample). */
+const SAMPLE_BYTES = 1024 * 1024;
+
+async function sampleOf(open: () => Promise<Readable>): Promise<string> {
+  const stream = await open();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= SAMPLE_BYTES) break;
+  }
+  stream.destroy();
+  const bytes = Buffer.concat(chunks).subarray(0, SAMPLE_BYTES);
+  // Up to the last line break: a row cut by the sample's end would mislead the delimiter's detection.
+  const cut = bytes.lastIndexOf(0x0a);
+  return bytes.toString('utf8', 0, size >= SAMPLE_BYTES && cut > 0 ? cut + 1 : bytes.length);
+}
+
+export async function countRecords(
+  path: string,
+  name: string,
+  params: Pick<SubmitListParams, 'delimiter' | 'header'>,
+  limits: ListLimits,
+): Promise<number> {
+  let fileName = name;
+  let open: () => Promise<Readable> = () =>
+    Promise.resolve(createReadStream(path, { highWaterMark: 1 << 20 }));
+  if (listFileExtension(name) === '.zip') {
+    const entry = await inspectZip(path, limits);
+    fileName = entry.fileName.split('/').pop() ?? entry.fileName;
+    open = () => openZipEntry(path, entry.fileName, limits);
+  }
+  let delimiter = effectiveDelimiter(params, fileName);
+  if (params.delimiter === undefined) {
+    const sample = await sampleOf(open);
+    if (sample.trim() !== '') delimiter = detectDelimiter(sample, fileName).delimiter;
+  }
+  let records = 0;
+  let isHeaderPending = params.header === true;
+  await walkRows(await open(), { delimiter }, (buf, scanner, isBlank) => {
+    // A blank line is no row; the first row that is not one is the header, when there is one.
+    if (isBlank && scanner.fields <= 1) return;
+    if (isHeaderPending) {
+      isHeaderPending = false;
+      return;
+    }
+    if (!isBlank) records++;
+  });
+  return records;
+}

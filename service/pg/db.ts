@@ -1,0 +1,103 @@
+// The team server's PostgreSQL: one pool per process, and the few ways the rest of the code uses it — a query,
+// a transaction, the URL in words without its password. PostgreSQL restarted under a running node: queries in
+// flight fail (the job or request is retried), and the pool connects again for the next ones.
+import pg from 'pg';
+import { migratePostgres } from './migrate.js';
+import { PG_MIGRATIONS } from './migrations/index.js';
+
+export type PgPool = pg.Pool;
+export type PgClient = pg.PoolClient;
+
+/** Either a pool or a client inside a transaction: what a query function takes first. */
+export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+/** The environment variable naming the team server's database. */
+export const ENV_DATABASE_URL = 'MAILSIEVE_DATABASE_URL';
+
+// bigint and numeric counts come back as numbers (ids and counts stay far below 2^53).
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+/** A database URL as it may be shown: no password. */
+export function describeDatabase(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the database URL given';
+  }
+}
+
+export class DatabaseUrlProblem extends Error {}
+
+/** Checks a database URL's form (postgres:// or postgresql://), in words. */
+export function checkDatabaseUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DatabaseUrlProblem(
+      `'${url.length > 80 ? `${url.slice(0, 80)}…` : url}' is not a database URL: write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.`,
+    );
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
+    throw new DatabaseUrlProblem(
+      `The database URL must start with postgres:// (got ${parsed.protocol}//): write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.`,
+    );
+}
+
+/** The words for a failure to reach PostgreSQL: where, and what to check, never the password. */
+export function databaseProblem(url: string, error: unknown): string {
+  const code = (error as { code?: string }).code;
+  const where = describeDatabase(url);
+  if (code === 'ECONNREFUSED') return `Cannot connect to PostgreSQL at ${where}: nothing listens there (is the server running?).`;
+  if (code === 'ENOTFOUND') return `Cannot connect to PostgreSQL at ${where}: the host name does not resolve.`;
+  if (code === '28P01' || code === '28000')
+    return `PostgreSQL at ${where} refused the user or password in the URL.`;
+  if (code === '3D000') return `PostgreSQL at ${where} has no such database: create it first (createdb).`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `PostgreSQL at ${where} could not be used: ${message}`;
+}
+
+export interface OpenPgOptions {
+  /** Connections in the pool (default 20). */
+  readonly max?: number;
+  /** Name shown in pg_stat_activity. */
+  readonly applicationName?: string;
+}
+
+/** Opens a pool and brings the schema up to date (under a lock: nodes starting at once migrate once). */
+export async function openPostgres(url: string, options: OpenPgOptions = {}): Promise<PgPool> {
+  checkDatabaseUrl(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 20,
+    application_name: options.applicationName ?? 'mailsieve',
+    connectionTimeoutMillis: 10_000,
+  });
+  // A connection lost while idle (PostgreSQL restarted) is dropped by the pool; nothing else to do.
+  pool.on('error', () => undefined);
+  try {
+    await migratePostgres(pool, PG_MIGRATIONS);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  return pool;
+}
+
+/** Runs `work` in a transaction on one client, committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(pool: PgPool, work: (client: PgClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,204 @@
+// Keys of a team server, in PostgreSQL: the same records and rules as the single-node store
+// (service/store/keys.ts), and a registry for the request path that caches keys and drops its cache when any
+// node changes a key (key_changes' version, read at most every `recheckMs`).
+import { randomBytes } from 'node:crypto';
+import type { ServiceName } from '../../shared/api/services.js';
+import type { VerificationMode } from '../../shared/api/codes.js';
+import { ALTERNATE_EMAIL_MATCHES_DEFAULT, BULK_INTELLIGENCE_LIMIT } from '../../shared/api/limits.js';
+import { DEFAULT_KEY_CHECKS, type ChecksLevel } from '../engine/online/levels.js';
+import type { KeyField } from '../identity/fields.js';
+import {
+  DEFAULT_RATE_LIMIT,
+  hashKey,
+  keyConfigProblem,
+  normaliseListEntry,
+  type KeyConfig,
+  type KeyRecord,
+} from '../store/keys.js';
+import { inTransaction, type PgPool, type Queryable } from './db.js';
+
+interface KeyRow {
+  id: number;
+  key_hint: string;
+  label: string;
+  mode: VerificationMode;
+  services: ServiceName[];
+  legacy_accept_all: boolean;
+  rate_limit: number;
+  created_at: string;
+  revoked_at: string | null;
+  checks: ChecksLevel;
+  fields: KeyField[] | null;
+  alternate_max: number;
+  bulk_limit: number;
+  quota: number | null;
+  quota_period: 'day' | 'month' | 'total';
+  is_trial: boolean;
+  entries: { kind: 'allow' | 'suppress'; entry: string }[] | null;
+}
+
+const SELECT_KEYS = `
+  SELECT k.*, (SELECT json_agg(json_build_object('kind', e.kind, 'entry', e.entry))
+               FROM key_list_entries e WHERE e.key_id = k.id) AS entries
+  FROM keys k`;
+
+function toRecord(row: KeyRow): KeyRecord {
+  const allow = new Set<string>();
+  const suppress = new Set<string>();
+  for (const { kind, entry } of row.entries ?? []) (kind === 'allow' ? allow : suppress).add(entry);
+  return {
+    id: row.id,
+    hint: row.key_hint,
+    label: row.label,
+    mode: row.mode,
+    services: new Set(row.services),
+    legacyAcceptAll: row.legacy_accept_all,
+    rateLimit: row.rate_limit,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    allow,
+    suppress,
+    checks: row.checks,
+    fields: row.fields === null ? null : new Set(row.fields),
+    alternateMax: row.alternate_max,
+    bulkLimit: row.bulk_limit,
+    quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial },
+  };
+}
+
+async function bumpKeys(db: Queryable): Promise<void> {
+  await db.query('UPDATE key_changes SET version = version + 1 WHERE id = 1');
+}
+
+/** Creates a key and returns it: the only time the key itself is known to the service. */
+export async function createPgKey(pool: PgPool, config: KeyConfig): Promise<{ key: string; record: KeyRecord }> {
+  const problem = keyConfigProblem(config);
+  if (problem) throw new Error(problem);
+  const key = `msk_${randomBytes(24).toString('base64url')}`;
+  const id = await inTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ id: number }>(
+      `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
+                         fields, alternate_max, bulk_limit, quota, quota_period, is_trial)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+      [
+        hashKey(key),
+        key.slice(-4),
+        config.label ?? '',
+        config.mode,
+        JSON.stringify([...new Set(config.services)]),
+        config.legacyAcceptAll === true,
+        config.rateLimit ?? DEFAULT_RATE_LIMIT,
+        new Date().toISOString(),
+        config.checks ?? DEFAULT_KEY_CHECKS,
+        config.fields ? JSON.stringify([...new Set(config.fields)]) : null,
+        config.alternateMax ?? ALTERNATE_EMAIL_MATCHES_DEFAULT,
+        config.bulkLimit ?? BULK_INTELLIGENCE_LIMIT,
+        config.quota?.limit ?? null,
+        config.quota?.period ?? 'total',
+        config.quota?.isTrial === true,
+      ],
+    );
+    const keyId = rows[0].id;
+    for (const [kind, entries] of [
+      ['allow', config.allow],
+      ['suppress', config.suppress],
+    ] as const) {
+      for (const line of entries ?? []) {
+        const entry = normaliseListEntry(line);
+        if (entry)
+          await client.query(
+            'INSERT INTO key_list_entries (key_id, kind, entry) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+            [keyId, kind, entry],
+          );
+      }
+    }
+    await bumpKeys(client);
+    return keyId;
+  });
+  return { key, record: (await getPgKeyById(pool, id))! };
+}
+
+export async function getPgKeyById(db: Queryable, id: number): Promise<KeyRecord | undefined> {
+  const { rows } = await db.query<KeyRow>(`${SELECT_KEYS} WHERE k.id = $1`, [id]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** The active (not revoked) key with this value, if any. */
+export async function findActivePgKey(db: Queryable, key: string): Promise<KeyRecord | undefined> {
+  const { rows } = await db.query<KeyRow>(`${SELECT_KEYS} WHERE k.key_hash = $1 AND k.revoked_at IS NULL`, [
+    hashKey(key),
+  ]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+export async function listPgKeys(db: Queryable): Promise<KeyRecord[]> {
+  const { rows } = await db.query<KeyRow>(`${SELECT_KEYS} ORDER BY k.id`);
+  return rows.map(toRecord);
+}
+
+export async function setPgKeyChecks(db: Queryable, id: number, checks: ChecksLevel): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE keys SET checks = $1 WHERE id = $2', [checks, id]);
+  await bumpKeys(db);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. */
+export async function revokePgKey(db: Queryable, keyOrId: string): Promise<boolean> {
+  const byId = /^\d+$/.test(keyOrId);
+  const { rowCount } = await db.query(
+    `UPDATE keys SET revoked_at = $1 WHERE ${byId ? 'id' : 'key_hash'} = $2 AND revoked_at IS NULL`,
+    [new Date().toISOString(), byId ? Number(keyOrId) : hashKey(keyOrId)],
+  );
+  await bumpKeys(db);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Key lookups for the request path of an API node: hits are answered from the cache, which is dropped when
+ * key_changes moves (checked at most every `recheckMs`, in the background), so a key revoked on any node
+ * stops working everywhere within that time.
+ */
+export class PgKeyRegistry {
+  private readonly cache = new Map<string, KeyRecord>();
+  private version = -1;
+  private lastCheck = 0;
+  private checking: Promise<void> | undefined;
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly recheckMs = 250,
+  ) {}
+
+  /** The key, from the cache when it is there (synchronously), else from the database. */
+  lookup(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined> {
+    this.refreshIfDue();
+    const hash = hashKey(key);
+    const hit = this.cache.get(hash);
+    if (hit) return hit;
+    return findActivePgKey(this.pool, key).then((record) => {
+      if (record) this.cache.set(hash, record);
+      return record;
+    });
+  }
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  private refreshIfDue(): void {
+    const now = Date.now();
+    if (now - this.lastCheck < this.recheckMs || this.checking) return;
+    this.lastCheck = now;
+    this.checking = this.pool
+      .query<{ version: number }>('SELECT version FROM key_changes WHERE id = 1')
+      .then(({ rows }) => {
+        const version = rows[0]?.version ?? 0;
+        if (version !== this.version) {
+          this.version = version;
+          this.cache.clear();
+        }
+      })
+      .catch(() => this.cache.clear())
+      .finally(() => (this.checking = undefined));
+  }
+}

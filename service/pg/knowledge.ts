@@ -1,0 +1,112 @@
+// What the verifier nodes of a team server share of mail domains, in PostgreSQL (the port: SharedKnowledge in
+// service/engine/online/cache.ts): a domain's MX answer and its catch-all verdict, learnt by one node for all.
+// A node about to ask claims the domain (a row with its name and a claim that expires); the others wait for
+// the answer it stores, polling, and take the claim over if it expires (the claimer died). Answers expire as
+// the verifier says (a DNS TTL, six hours for a catch-all verdict); an answer not worth keeping is not stored.
+import { randomUUID } from 'node:crypto';
+import type { SharedKnowledge } from '../engine/online/cache.js';
+import { sleep } from '../engine/online/cache.js';
+import type { PgPool } from './db.js';
+
+/** How long a claim holds before another node may take the domain over. */
+const CLAIM_MS = 30_000;
+/** How often a node waiting for another's answer looks for it. */
+const POLL_MS = 100;
+
+export interface KnowledgeStats {
+  /** Lookups this node ran itself (claimed), and answers it took from the cluster. */
+  readonly asked: number;
+  readonly shared: number;
+}
+
+export class PgSharedKnowledge implements SharedKnowledge {
+  private readonly node = randomUUID();
+  private asked = 0;
+  private sharedAnswers = 0;
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly closing: AbortSignal = new AbortController().signal,
+  ) {}
+
+  get stats(): KnowledgeStats {
+    return { asked: this.asked, shared: this.sharedAnswers };
+  }
+
+  async load<V>(
+    kind: 'mx' | 'catchall',
+    domain: string,
+    lookup: () => Promise<V>,
+    ttlOf: (value: V) => number,
+  ): Promise<V> {
+    for (;;) {
+      let claimed: boolean;
+      try {
+        const { rows } = await this.pool.query<{ value: V | null; fresh: boolean; mine: boolean }>(
+          `INSERT INTO domain_knowledge (kind, domain, claimed_by, claimed_until)
+           VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+           ON CONFLICT (kind, domain) DO UPDATE SET claimed_by = excluded.claimed_by,
+             claimed_until = excluded.claimed_until
+           WHERE (domain_knowledge.expires_at IS NULL OR domain_knowledge.expires_at <= now())
+             AND (domain_knowledge.claimed_until IS NULL OR domain_knowledge.claimed_until <= now())
+           RETURNING value, false AS fresh, true AS mine`,
+          [kind, domain, this.node, CLAIM_MS],
+        );
+        claimed = rows.length > 0;
+        if (!claimed) {
+          const known = await this.pool.query<{ value: V | null; fresh: boolean }>(
+            `SELECT value, expires_at > now() AS fresh FROM domain_knowledge WHERE kind = $1 AND domain = $2`,
+            [kind, domain],
+          );
+          const row = known.rows[0];
+          if (row?.fresh && row.value !== null) {
+            this.sharedAnswers++;
+            return row.value;
+          }
+        }
+      } catch {
+        // The database cannot be reached: the node asks for itself rather than fail the check.
+        this.asked++;
+        return lookup();
+      }
+      if (!claimed) {
+        // Another node is asking: its answer comes soon (or its claim expires and this node asks).
+        await sleep(POLL_MS, this.closing);
+        if (this.closing.aborted) return lookup();
+        continue;
+      }
+      this.asked++;
+      let value: V;
+      try {
+        value = await lookup();
+      } catch (error) {
+        await this.release(kind, domain);
+        throw error;
+      }
+      const ttlMs = ttlOf(value);
+      try {
+        if (ttlMs > 0)
+          await this.pool.query(
+            `UPDATE domain_knowledge SET value = $3, expires_at = now() + $4 * interval '1 millisecond',
+               claimed_by = NULL, claimed_until = NULL
+             WHERE kind = $1 AND domain = $2 AND claimed_by = $5`,
+            [kind, domain, JSON.stringify(value), ttlMs, this.node],
+          );
+        else await this.release(kind, domain);
+      } catch {
+        // Not shared this time; the answer still serves this node.
+      }
+      return value;
+    }
+  }
+
+  private async release(kind: string, domain: string): Promise<void> {
+    await this.pool
+      .query(
+        `UPDATE domain_knowledge SET claimed_by = NULL, claimed_until = NULL
+         WHERE kind = $1 AND domain = $2 AND claimed_by = $3`,
+        [kind, domain, this.node],
+      )
+      .catch(() => undefined);
+  }
+}

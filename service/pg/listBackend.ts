@@ -1,0 +1,751 @@
+// The team server's adapter of the list pipeline's ports (service/lists/backend.ts): lists, their input, plans,
+// parts and results in PostgreSQL, their work on a pg-boss queue in the same database. Every step that writes
+// data and queues the work that follows does both in one transaction (pg-boss's `db` option), so a crash never
+// leaves a part without its job or a job without its part. Work is leased (a job's expiry): a node killed mid-
+// part leaves its job to expire and be taken again, by any node; a part's results are saved once (the first
+// save wins, later ones change nothing), so nothing is done twice in the results.
+import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import PgBoss from 'pg-boss';
+import type { ListResource, ListServiceKey, PurchaseRequest } from '../../shared/api/list.js';
+import type {
+  JournalEntry,
+  ListBackend,
+  ListCompletion,
+  ListJobHandlers,
+  NewList,
+  PartOnlineState,
+  PartReports,
+  PartResult,
+  PartWork,
+  PlanRecord,
+  RunStart,
+  StoredBytes,
+} from '../lists/backend.js';
+import type { IdentityReportState } from '../lists/identityPass.js';
+import type { PartBounds } from '../lists/parts.js';
+import type { ReportState } from '../lists/report.js';
+import {
+  decodePlan,
+  encodePlan,
+  listDocument,
+  type ListRecord,
+  type ListWait,
+  type ServiceState,
+} from '../lists/store.js';
+import { inTransaction, type PgClient, type PgPool, type Queryable } from './db.js';
+
+/** Bytes per stored chunk of a list's input, text and assembled files. */
+export const CHUNK_BYTES = 1024 * 1024;
+
+/** The queues of list work. */
+export const QUEUES = {
+  plan: 'list-plan',
+  part: 'list-part',
+  finish: 'list-finish',
+  callback: 'list-callback',
+  failed: 'list-failed',
+} as const;
+
+/** Attempts of a job (the first and two retries) before the queue gives up on it. */
+const ATTEMPTS = 3;
+
+export interface PgListBackendOptions {
+  /** A folder of this node for temporary files (the input of a plan, assembled files). */
+  readonly workRoot: string;
+  /** How long a job is leased to a node before it is taken to have died (default 180 s). */
+  readonly leaseSeconds?: number;
+  /** How often expired leases are looked for (default 5 s). */
+  readonly maintenanceSeconds?: number;
+  /** How often an idle node asks the queue for work (default 1 s). */
+  readonly pollingSeconds?: number;
+  readonly onRefund?: (db: Queryable, keyId: number, records: number) => Promise<void>;
+  readonly onComplete?: (db: Queryable, keyId: number, extra: number) => Promise<void>;
+}
+
+interface ListRow {
+  id: number;
+  key_id: number;
+  name: string;
+  input_file: string;
+  options: ListRecord['options'];
+  status: ListRecord['status'];
+  service_status: ListRecord['serviceStatus'];
+  reason: string | null;
+  size_bytes: number;
+  records: number;
+  input_count: number;
+  completed_count: number;
+  reporting: ListRecord['reporting'];
+  results_file: string | null;
+  attempts: number;
+  created_at: string;
+  finished_at: string | null;
+  services: ListServiceKey[];
+  services_explicit: boolean;
+  service_state: Partial<Record<string, ServiceState>>;
+  purchase: PurchaseRequest | null;
+  checks: ListRecord['checks'];
+  online: ListWait | null;
+  run: number;
+  plan: string | null;
+  reserved: number;
+}
+
+function toRecord(row: ListRow): ListRecord {
+  return {
+    id: row.id,
+    keyId: row.key_id,
+    name: row.name,
+    inputFile: row.input_file,
+    options: row.options,
+    status: row.status,
+    serviceStatus: row.service_status,
+    reason: row.reason,
+    sizeBytes: row.size_bytes,
+    records: row.records,
+    inputCount: row.input_count,
+    completedCount: row.completed_count,
+    reporting: row.reporting,
+    resultsFile: row.results_file,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at,
+    services: row.services,
+    servicesExplicit: row.services_explicit,
+    serviceState: row.service_state,
+    purchase: row.purchase,
+    checks: row.checks,
+    online: row.online,
+    run: row.run,
+    plan: row.plan ? decodePlan(row.plan) : null,
+    reserved: row.reserved,
+  };
+}
+
+const now = () => new Date().toISOString();
+
+/** pg-boss's `db` option over a client inside our transaction. */
+function bossDb(client: PgClient): PgBoss.Db {
+  return { executeSql: (text, values) => client.query(text, values) };
+}
+
+export class PgListBackend implements ListBackend {
+  readonly kind = 'postgres' as const;
+  readonly workRoot: string;
+  private readonly boss: PgBoss;
+  private isStarted = false;
+  private isClosed = false;
+  private readonly partWorkers: string[] = [];
+  private readonly leaseSeconds: number;
+
+  constructor(
+    private readonly pool: PgPool,
+    url: string,
+    private readonly options: PgListBackendOptions,
+  ) {
+    this.workRoot = options.workRoot;
+    this.leaseSeconds = options.leaseSeconds ?? 180;
+    this.boss = new PgBoss({
+      connectionString: url,
+      schema: 'pgboss',
+      max: 4,
+      application_name: 'mailsieve-queue',
+      supervise: true,
+      maintenanceIntervalSeconds: options.maintenanceSeconds ?? 5,
+      monitorStateIntervalSeconds: 3600,
+      schedule: false,
+    });
+    // A lost connection (PostgreSQL restarted) surfaces here; pg-boss and the pool reconnect by themselves.
+    this.boss.on('error', () => undefined);
+  }
+
+  /** Starts the queue (installing or upgrading pg-boss's schema under its own lock) and makes our queues. */
+  async start(): Promise<void> {
+    if (this.isStarted) return;
+    await this.boss.start();
+    // The dead-letter queue first: the others name it.
+    await this.boss.createQueue(QUEUES.failed, { name: QUEUES.failed, retryLimit: ATTEMPTS - 1 });
+    for (const name of [QUEUES.plan, QUEUES.part, QUEUES.finish, QUEUES.callback])
+      await this.boss.createQueue(name, {
+        name,
+        retryLimit: ATTEMPTS - 1,
+        retryDelay: 1,
+        expireInSeconds: this.leaseSeconds,
+        deadLetter: QUEUES.failed,
+      });
+    this.isStarted = true;
+  }
+
+  // Records.
+
+  async getList(id: number): Promise<ListRecord | undefined> {
+    return getPgList(this.pool, id);
+  }
+
+  async document(list: ListRecord): Promise<ListResource> {
+    const { rows } = await this.pool.query<{ completed: number; online: PartOnlineState | null }>(
+      'SELECT completed, online FROM list_parts WHERE list_id = $1 AND run = $2 ORDER BY part',
+      [list.id, list.run],
+    );
+    return listDocument(list, rows);
+  }
+
+  async createList(list: NewList): Promise<number> {
+    const source = createReadStream(list.uploadPath, { highWaterMark: CHUNK_BYTES });
+    return inTransaction(this.pool, async (client) => {
+      const at = now();
+      const { rows } = await client.query<{ id: number }>(
+        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
+                            services_explicit, run, reserved)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, 1, $9) RETURNING id`,
+        [
+          list.keyId,
+          list.name,
+          list.inputFile,
+          JSON.stringify(list.options),
+          list.sizeBytes,
+          at,
+          JSON.stringify(list.services),
+          list.servicesExplicit,
+          list.reservedRecords,
+        ],
+      );
+      const id = rows[0].id;
+      await this.storeChunks(client, id, 'input', source);
+      await this.boss.send(QUEUES.plan, { listId: id, run: 1 }, { db: bossDb(client) });
+      return id;
+    });
+  }
+
+  /** Stores a stream of bytes as the list's chunks of `kind` (1 MiB each, whatever the stream's pieces). */
+  private async storeChunks(client: PgClient, listId: number, kind: string, source: AsyncIterable<Buffer>) {
+    let seq = 0;
+    let pending: Buffer[] = [];
+    let size = 0;
+    const put = async (bytes: Buffer) => {
+      await client.query('INSERT INTO list_blobs (list_id, kind, seq, bytes) VALUES ($1, $2, $3, $4)', [
+        listId,
+        kind,
+        seq++,
+        bytes,
+      ]);
+    };
+    for await (const chunk of source) {
+      pending.push(chunk);
+      size += chunk.length;
+      while (size >= CHUNK_BYTES) {
+        const all = Buffer.concat(pending);
+        await put(all.subarray(0, CHUNK_BYTES));
+        pending = [all.subarray(CHUNK_BYTES)];
+        size = all.length - CHUNK_BYTES;
+      }
+    }
+    if (size > 0) await put(Buffer.concat(pending));
+  }
+
+  /** The bytes [start, end) of the list's chunks of `kind`. */
+  private async readRange(listId: number, kind: string, start: number, end: number): Promise<Buffer> {
+    if (end <= start) return Buffer.alloc(0);
+    const first = Math.floor(start / CHUNK_BYTES);
+    const last = Math.floor((end - 1) / CHUNK_BYTES);
+    const { rows } = await this.pool.query<{ seq: number; bytes: Buffer }>(
+      'SELECT seq, bytes FROM list_blobs WHERE list_id = $1 AND kind = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq',
+      [listId, kind, first, last],
+    );
+    const all = Buffer.concat(rows.map((row) => row.bytes));
+    const from = start - first * CHUNK_BYTES;
+    const bytes = all.subarray(from, from + (end - start));
+    if (bytes.length !== end - start) throw new Error(`the stored ${kind} of list ${listId} is incomplete`);
+    return bytes;
+  }
+
+  private async *chunks(listId: number, kind: string): AsyncIterable<Buffer> {
+    for (let seq = 0; ; seq++) {
+      const { rows } = await this.pool.query<{ bytes: Buffer }>(
+        'SELECT bytes FROM list_blobs WHERE list_id = $1 AND kind = $2 AND seq = $3',
+        [listId, kind, seq],
+      );
+      if (!rows[0]) return;
+      yield rows[0].bytes;
+    }
+  }
+
+  private async blobSize(listId: number, kind: string): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ size: number | null; n: number }>(
+      'SELECT sum(octet_length(bytes))::bigint AS size, count(*)::int AS n FROM list_blobs WHERE list_id = $1 AND kind = $2',
+      [listId, kind],
+    );
+    return rows[0] && rows[0].n > 0 ? (rows[0].size ?? 0) : undefined;
+  }
+
+  async markPurchased(id: number, purchase: PurchaseRequest): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ run: number }>(
+        `UPDATE lists SET status = 'Pending', service_status = 'Pending', purchase = $1, service_state = '{}',
+           records = 0, input_count = 0, completed_count = 0, reporting = NULL, results_file = NULL, attempts = 0,
+           online = NULL, finished_at = NULL, run = run + 1, plan = NULL, parts_done = 0, updated_at = $2
+         WHERE id = $3 AND status = 'Processed' RETURNING run`,
+        [JSON.stringify(purchase), now(), id],
+      );
+      if (!rows[0]) return false;
+      await this.boss.send(QUEUES.plan, { listId: id, run: rows[0].run }, { db: bossDb(client) });
+      return true;
+    });
+  }
+
+  async finishNow(id: number): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ run: number }>(
+        `UPDATE lists SET online = online || '{"finished_early": true}'::jsonb
+         WHERE id = $1 AND status IN ('Pending', 'Processing') AND online IS NOT NULL RETURNING run`,
+        [id],
+      );
+      if (!rows[0]) return false;
+      // The parts waiting for a retry are asked for at once (the jobs queued for later find them done).
+      const { rows: waiting } = await client.query<{ part: number }>(
+        `SELECT part FROM list_parts WHERE list_id = $1 AND run = $2 AND NOT is_done
+           AND coalesce((online->>'retry_rows')::int, 0) > 0`,
+        [id, rows[0].run],
+      );
+      for (const { part } of waiting)
+        await this.boss.send(QUEUES.part, { listId: id, run: rows[0].run, part }, { db: bossDb(client) });
+      return true;
+    });
+  }
+
+  async results(list: ListRecord): Promise<StoredBytes | undefined> {
+    if (list.status !== 'Results' || !list.resultsFile || !list.plan) return undefined;
+    if (list.resultsFile === 'results.zip') {
+      const size = await this.blobSize(list.id, 'results.zip');
+      if (size === undefined) return undefined;
+      return { size, open: () => Readable.from(this.chunks(list.id, 'results.zip')) };
+    }
+    const { rows } = await this.pool.query<{ size: number | null; n: number }>(
+      `SELECT sum(octet_length(output))::bigint AS size, count(*)::int AS n FROM list_parts
+       WHERE list_id = $1 AND run = $2 AND is_done`,
+      [list.id, list.run],
+    );
+    if (!rows[0] || rows[0].n !== list.plan.parts.length) return undefined;
+    const head = Buffer.from(list.plan.head);
+    const parts = list.plan.parts;
+    const pool = this.pool;
+    async function* bytes(): AsyncIterable<Buffer> {
+      if (head.length > 0) yield head;
+      for (const part of parts) {
+        const { rows: found } = await pool.query<{ output: Buffer }>(
+          'SELECT output FROM list_parts WHERE list_id = $1 AND run = $2 AND part = $3',
+          [list.id, list.run, part.index],
+        );
+        if (found[0]?.output) yield found[0].output;
+      }
+    }
+    return { size: head.length + (rows[0].size ?? 0), open: () => Readable.from(bytes()) };
+  }
+
+  async explain(list: ListRecord): Promise<StoredBytes | undefined> {
+    if (list.status !== 'Results') return undefined;
+    const size = await this.blobSize(list.id, 'explain');
+    if (size === undefined) return undefined;
+    return { size, open: () => Readable.from(this.chunks(list.id, 'explain')) };
+  }
+
+  async deleteList(id: number): Promise<void> {
+    await this.pool.query('DELETE FROM lists WHERE id = $1', [id]);
+  }
+
+  // The plan job.
+
+  async startRun(listId: number, run: number): Promise<RunStart | undefined> {
+    const { rows } = await this.pool.query<ListRow>(
+      `UPDATE lists SET status = 'Processing', service_status = 'Processing', records = 0, input_count = 0,
+         completed_count = 0, service_state = '{}', attempts = attempts + 1, updated_at = $3
+       WHERE id = $1 AND run = $2 AND status IN ('Pending', 'Processing') AND plan IS NULL RETURNING *`,
+      [listId, run, now()],
+    );
+    if (!rows[0]) return undefined;
+    const list = toRecord(rows[0]);
+    const workDir = join(this.workRoot, `plan-${listId}-${run}-${process.pid}`);
+    rmSync(workDir, { recursive: true, force: true });
+    mkdirSync(workDir, { recursive: true, mode: 0o700 });
+    const inputPath = join(workDir, list.inputFile);
+    await pipeline(Readable.from(this.chunks(listId, 'input')), createWriteStream(inputPath, { mode: 0o600 }));
+    return { list, run, inputPath, workDir, release: () => rmSync(workDir, { recursive: true, force: true }) };
+  }
+
+  async setChecks(listId: number, run: number, level: 'offline' | 'dns' | 'smtp'): Promise<void> {
+    await this.pool.query('UPDATE lists SET checks = $1 WHERE id = $2 AND run = $3', [level, listId, run]);
+  }
+
+  async planProgress(listId: number, run: number, records: number, completed: number): Promise<void> {
+    await this.pool.query(
+      `UPDATE lists SET records = greatest(records, $1), input_count = greatest(input_count, $1),
+         completed_count = greatest(completed_count, least($2, $1)), updated_at = $3
+       WHERE id = $4 AND run = $5 AND status = 'Processing'`,
+      [records, completed, now(), listId, run],
+    );
+  }
+
+  async setDelimiter(listId: number, delimiter: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE lists SET options = jsonb_set(options, '{delimiter_used}', to_jsonb($1::text)) WHERE id = $2`,
+      [delimiter, listId],
+    );
+  }
+
+  async setServices(listId: number, run: number, services: readonly ListServiceKey[]): Promise<void> {
+    await this.pool.query(
+      `UPDATE lists SET services = $1, updated_at = $2 WHERE id = $3 AND run = $4 AND status = 'Processing'`,
+      [JSON.stringify(services), now(), listId, run],
+    );
+  }
+
+  async savePlan(listId: number, run: number, plan: PlanRecord): Promise<void> {
+    const encoded = plan.encodedRows;
+    if (!encoded) throw new Error('the team server keeps each part\'s rows: plan with encode');
+    await inTransaction(this.pool, async (client) => {
+      // The plan is saved once per run (a plan job taken again after a lost lease finds it there).
+      const { rows } = await client.query<{ plan: string | null; online: ListWait | null }>(
+        `SELECT plan, online FROM lists WHERE id = $1 AND run = $2 AND status = 'Processing' FOR UPDATE`,
+        [listId, run],
+      );
+      if (!rows[0] || rows[0].plan !== null) return;
+      if (plan.extractedText)
+        await this.storeChunks(client, listId, 'text', createReadStream(plan.extractedText, { highWaterMark: CHUNK_BYTES }));
+      const online = plan.context.check
+        ? JSON.stringify({ ...(rows[0].online ?? {}), started_at: rows[0].online?.started_at ?? now() })
+        : null;
+      await client.query(
+        `UPDATE lists SET plan = $1, records = $2, input_count = $2, completed_count = $3, parts_done = 0,
+           online = coalesce($4::jsonb, online) WHERE id = $5`,
+        [
+          encodePlan({
+            records: plan.records,
+            head: plan.head,
+            context: plan.context,
+            parts: plan.parts,
+            completedOffline: plan.completedOffline,
+          }),
+          plan.records,
+          plan.completedOffline,
+          online,
+          listId,
+        ],
+      );
+      for (const part of plan.parts)
+        await client.query(
+          `INSERT INTO list_parts (list_id, run, part, rows, completed, plan_rows) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT DO NOTHING`,
+          [listId, run, part.index, part.rowCount, plan.partStarts[part.index]?.completed ?? 0, encoded[part.index]],
+        );
+      await this.boss.insert(
+        plan.parts.map((part) => ({
+          name: QUEUES.part,
+          data: { listId, run, part: part.index },
+          retryLimit: ATTEMPTS - 1,
+          retryDelay: 1,
+          expireInSeconds: this.leaseSeconds,
+          deadLetter: QUEUES.failed,
+        })),
+        { db: bossDb(client) },
+      );
+    });
+    // The parts are there to take: this node's part workers ask at once rather than at their next poll.
+    for (const id of this.partWorkers) this.boss.notifyWorker(id);
+  }
+
+  async failRun(
+    listId: number,
+    run: number,
+    status: 'Invalid' | 'Error',
+    reason: string,
+    records: number,
+  ): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const at = now();
+      const { rows } = await client.query<{ key_id: number; reserved: number; callback: string | null }>(
+        `UPDATE lists SET status = $1, service_status = 'Error', reason = $2, records = $3, updated_at = $4,
+           finished_at = $4
+         WHERE id = $5 AND run = $6 AND status IN ('Pending', 'Processing')
+         RETURNING key_id, reserved, options->>'callback_url' AS callback`,
+        [status, reason, records, at, listId, run],
+      );
+      if (!rows[0]) return;
+      await client.query('DELETE FROM list_verdicts WHERE list_id = $1', [listId]);
+      if (rows[0].reserved > 0) await this.options.onRefund?.(client, rows[0].key_id, rows[0].reserved);
+      if (rows[0].callback)
+        await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
+    });
+  }
+
+  async isStale(listId: number, run: number): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `SELECT 1 FROM lists WHERE id = $1 AND run = $2 AND status = 'Processing'`,
+      [listId, run],
+    );
+    return rows.length === 0;
+  }
+
+  // Part jobs.
+
+  async partWork(listId: number, run: number, part: number): Promise<PartWork | undefined> {
+    const list = await this.getList(listId);
+    if (!list || list.run !== run || list.status !== 'Processing' || !list.plan) return undefined;
+    const { rows } = await this.pool.query<{ online: PartOnlineState | null; is_done: boolean }>(
+      'SELECT online, is_done FROM list_parts WHERE list_id = $1 AND run = $2 AND part = $3',
+      [listId, run, part],
+    );
+    const bounds = list.plan.parts[part];
+    if (!rows[0] || !bounds) return undefined;
+    return {
+      context: list.plan.context,
+      bounds,
+      online: rows[0].online,
+      isDone: rows[0].is_done,
+      waitingSince: list.online?.waiting_since ?? null,
+      isFinishedEarly: list.online?.finished_early === true,
+    };
+  }
+
+  async partRows(listId: number, run: number, part: number): Promise<Uint8Array | undefined> {
+    const { rows } = await this.pool.query<{ plan_rows: Buffer }>(
+      'SELECT plan_rows FROM list_parts WHERE list_id = $1 AND run = $2 AND part = $3',
+      [listId, run, part],
+    );
+    return rows[0]?.plan_rows;
+  }
+
+  async partText(listId: number, _run: number, bounds: PartBounds): Promise<Buffer | undefined> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM list_blobs WHERE list_id = $1 AND kind = 'text'`,
+      [listId],
+    );
+    const kind = rows[0] && rows[0].n > 0 ? 'text' : 'input';
+    return this.readRange(listId, kind, bounds.byteStart, bounds.byteEnd);
+  }
+
+  async journal(listId: number, level: string, addresses: readonly string[]): Promise<Map<string, JournalEntry>> {
+    const found = new Map<string, JournalEntry>();
+    if (addresses.length === 0) return found;
+    const { rows } = await this.pool.query<{ address: string; entry: JournalEntry }>(
+      'SELECT address, entry FROM list_verdicts WHERE list_id = $1 AND level = $2 AND address = ANY($3::text[])',
+      [listId, level, addresses],
+    );
+    for (const row of rows) found.set(row.address, row.entry);
+    return found;
+  }
+
+  async addToJournal(listId: number, level: string, entries: readonly [string, JournalEntry][]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO list_verdicts (list_id, level, address, entry)
+       SELECT $1, $2, a, e FROM unnest($3::text[], $4::jsonb[]) AS t(a, e)
+       ON CONFLICT (list_id, level, address) DO UPDATE SET entry = excluded.entry`,
+      [listId, level, entries.map(([address]) => address), entries.map(([, entry]) => JSON.stringify(entry))],
+    ).catch((error: { code?: string }) => {
+      // The list was deleted meanwhile: its verdicts have nowhere to go.
+      if (error.code !== '23503') throw error;
+    });
+  }
+
+  async partOnline(listId: number, run: number, part: number, state: PartOnlineState, completed: number): Promise<void> {
+    await this.pool.query(
+      `UPDATE list_parts SET online = $1, completed = $2 WHERE list_id = $3 AND run = $4 AND part = $5 AND NOT is_done`,
+      [JSON.stringify(state), completed, listId, run, part],
+    );
+  }
+
+  async beginWait(listId: number): Promise<string> {
+    const { rows } = await this.pool.query<{ since: string | null }>(
+      `UPDATE lists SET online = coalesce(online, '{}'::jsonb) ||
+         jsonb_build_object('waiting_since', coalesce(online->>'waiting_since', $2::text))
+       WHERE id = $1 RETURNING online->>'waiting_since' AS since`,
+      [listId, now()],
+    );
+    return rows[0]?.since ?? now();
+  }
+
+  async requeuePart(listId: number, run: number, part: number, at?: Date): Promise<void> {
+    await this.boss.send(
+      QUEUES.part,
+      { listId, run, part },
+      {
+        retryLimit: ATTEMPTS - 1,
+        retryDelay: 1,
+        expireInSeconds: this.leaseSeconds,
+        deadLetter: QUEUES.failed,
+        ...(at ? { startAfter: at } : {}),
+      },
+    );
+  }
+
+  async savePart(listId: number, run: number, part: number, result: PartResult): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const { rowCount } = await client.query(
+        `UPDATE list_parts SET is_done = true, completed = rows, output = $1, explain = $2, report = $3, identity = $4
+         WHERE list_id = $5 AND run = $6 AND part = $7 AND NOT is_done`,
+        [
+          Buffer.concat(result.chunks as Uint8Array[]),
+          result.explain,
+          JSON.stringify(result.report),
+          result.identity ? JSON.stringify(result.identity) : null,
+          listId,
+          run,
+          part,
+        ],
+      );
+      if (!rowCount) return;
+      const { rows } = await client.query<{ parts_done: number; parts: number }>(
+        `UPDATE lists SET parts_done = parts_done + 1 WHERE id = $1 AND run = $2
+         RETURNING parts_done, (SELECT count(*)::int FROM list_parts WHERE list_id = $1 AND run = $2) AS parts`,
+        [listId, run],
+      );
+      if (rows[0] && rows[0].parts_done === rows[0].parts)
+        await this.boss.send(
+          QUEUES.finish,
+          { listId, run },
+          {
+            db: bossDb(client),
+            retryLimit: ATTEMPTS - 1,
+            expireInSeconds: this.leaseSeconds,
+            deadLetter: QUEUES.failed,
+          },
+        );
+    });
+  }
+
+  // The finish job.
+
+  async partReports(listId: number, run: number): Promise<PartReports | undefined> {
+    const { rows } = await this.pool.query<{
+      report: ReportState | null;
+      identity: IdentityReportState | null;
+      is_done: boolean;
+    }>('SELECT report, identity, is_done FROM list_parts WHERE list_id = $1 AND run = $2 ORDER BY part', [
+      listId,
+      run,
+    ]);
+    if (rows.length === 0 || rows.some((row) => !row.is_done || row.report === null)) return undefined;
+    return {
+      reports: rows.map((row) => row.report!),
+      identity: rows.filter((row) => row.identity).map((row) => row.identity!),
+    };
+  }
+
+  async *partBytes(listId: number, run: number, what: 'results' | 'explain'): AsyncIterable<Uint8Array> {
+    const list = await this.getList(listId);
+    if (!list?.plan) return;
+    if (what === 'results') yield list.plan.head;
+    for (const part of list.plan.parts) {
+      const { rows } = await this.pool.query<{ output: Buffer | null; explain: string | null }>(
+        'SELECT output, explain FROM list_parts WHERE list_id = $1 AND run = $2 AND part = $3',
+        [listId, run, part.index],
+      );
+      const row = rows[0];
+      if (what === 'results' && row?.output) yield row.output;
+      if (what === 'explain' && row?.explain) yield Buffer.from(row.explain, 'utf8');
+    }
+  }
+
+  async saveAssembled(listId: number, run: number, what: 'results.zip' | 'explain', path: string): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query(
+        `SELECT 1 FROM lists WHERE id = $1 AND run = $2 AND status = 'Processing' FOR UPDATE`,
+        [listId, run],
+      );
+      if (rows.length === 0) return;
+      await client.query('DELETE FROM list_blobs WHERE list_id = $1 AND kind = $2', [listId, what]);
+      await this.storeChunks(client, listId, what, createReadStream(path, { highWaterMark: CHUNK_BYTES }));
+    });
+  }
+
+  async completeRun(listId: number, run: number, completion: ListCompletion): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ plan: string | null; key_id: number; reserved: number; callback: string | null }>(
+        `SELECT plan, key_id, reserved, options->>'callback_url' AS callback FROM lists
+         WHERE id = $1 AND run = $2 AND status = 'Processing' FOR UPDATE`,
+        [listId, run],
+      );
+      const row = rows[0];
+      if (!row?.plan) return;
+      const plan = decodePlan(row.plan);
+      const at = now();
+      const state: Record<string, ServiceState> = {};
+      for (const service of completion.services) {
+        if (service === 'email_validation') continue;
+        state[service] = {
+          status: 'Completed',
+          input_count: completion.records,
+          completed_count: completion.records,
+          reporting: completion.serviceReporting[service] ?? {},
+        };
+      }
+      await client.query(
+        `UPDATE lists SET status = $1, service_status = 'Completed', records = $2, input_count = $2,
+           completed_count = $2, reporting = $3, results_file = $4, services = $5, service_state = $6, reason = NULL,
+           updated_at = $7, finished_at = $7
+         WHERE id = $8`,
+        [
+          completion.isAwaitingPurchase ? 'Processed' : 'Results',
+          completion.records,
+          JSON.stringify(completion.reporting),
+          completion.isAwaitingPurchase ? null : plan.context.zipEntryName ? 'results.zip' : 'parts',
+          JSON.stringify(completion.services),
+          JSON.stringify(state),
+          at,
+          listId,
+        ],
+      );
+      await client.query('DELETE FROM list_verdicts WHERE list_id = $1', [listId]);
+      if (plan.context.zipEntryName && !completion.isAwaitingPurchase)
+        await client.query('UPDATE list_parts SET output = NULL WHERE list_id = $1 AND run = $2', [listId, run]);
+      await this.options.onComplete?.(client, row.key_id, completion.records - row.reserved);
+      if (row.callback) await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
+    });
+  }
+
+  // The queue.
+
+  async work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void> {
+    await this.start();
+    type Data = { listId: number; run: number; part?: number };
+    const polling = { pollingIntervalSeconds: this.options.pollingSeconds ?? 1 };
+    await this.boss.work<Data>(QUEUES.plan, polling, async ([job]) => {
+      if (job) await handlers.plan(job.data.listId, job.data.run);
+    });
+    for (let i = 0; i < Math.max(1, options.parts); i++)
+      this.partWorkers.push(
+        await this.boss.work<Data>(QUEUES.part, polling, async ([job]) => {
+          if (job) await handlers.part(job.data.listId, job.data.run, job.data.part ?? 0);
+        }),
+      );
+    await this.boss.work<Data>(QUEUES.finish, polling, async ([job]) => {
+      if (job) await handlers.finish(job.data.listId, job.data.run);
+    });
+    await this.boss.work<Data>(QUEUES.callback, polling, async ([job]) => {
+      if (job) await handlers.callback(job.data.listId);
+    });
+    // A job the queue gave up on (it failed, or its lease ran out, every attempt): its list gets Error.
+    await this.boss.work<Data>(QUEUES.failed, { ...polling, includeMetadata: true }, async ([job]) => {
+      if (!job) return;
+      const output = job.output as { message?: string; value?: { message?: string } } | undefined;
+      const why = output?.message ?? output?.value?.message ?? 'it failed on every attempt';
+      const what = job.data.part !== undefined ? `part ${job.data.part + 1} of the list failed 3 times` : 'the list failed 3 times';
+      await handlers.failed(job.data.listId, job.data.run, `${what} (${why})`);
+    });
+  }
+
+  /** Stops the queue: no more work is taken, and the work in flight is waited for (at most 10 s). */
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    await this.boss.stop({ graceful: true, close: true, wait: true, timeout: 10_000 }).catch(() => undefined);
+  }
+}
+
+export async function getPgList(db: Queryable, id: number): Promise<ListRecord | undefined> {
+  const { rows } = await db.query<ListRow>('SELECT * FROM lists WHERE id = $1', [id]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}

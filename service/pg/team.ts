@@ -1,0 +1,88 @@
+// A node of a team server: what every API node and verifier node opens on the shared PostgreSQL — the pool
+// (its schema migrated once, under a lock), the list backend and its pg-boss queue, the keys, usage and
+// quotas, and the domain knowledge verifier nodes share. See docs/team-server.md.
+import { join } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import type { KeyRecord } from '../store/keys.js';
+import { databaseProblem, openPostgres, type PgPool } from './db.js';
+import { getPgKeyById, PgKeyRegistry } from './keys.js';
+import { PgSharedKnowledge } from './knowledge.js';
+import { PgListBackend } from './listBackend.js';
+import { addUsage, PgUsageMeter } from './usage.js';
+
+export interface TeamOptions {
+  /** This node's data folder: reference data for E2–E6 and the services of lists, temporary files. */
+  readonly dataDir: string;
+  /** How long list work is leased to a node before another takes it (default 180 s). */
+  readonly leaseSeconds?: number;
+  /** How often expired leases are looked for (default 5 s). */
+  readonly maintenanceSeconds?: number;
+  /** How often an idle node asks the queue for work (default 1 s). */
+  readonly pollingSeconds?: number;
+  /** Connections this node keeps to PostgreSQL (default 20). */
+  readonly connections?: number;
+}
+
+export interface TeamNode {
+  readonly pool: PgPool;
+  readonly lists: PgListBackend;
+  readonly keys: PgKeyRegistry;
+  readonly usage: PgUsageMeter;
+  readonly knowledge: PgSharedKnowledge;
+  keyById(id: number): Promise<KeyRecord | undefined>;
+  close(): Promise<void>;
+}
+
+export class TeamDatabaseError extends Error {}
+
+/** Opens this node's side of a team server. Throws TeamDatabaseError in words when PostgreSQL cannot be used. */
+export async function openTeamNode(url: string, options: TeamOptions): Promise<TeamNode> {
+  let pool: PgPool;
+  try {
+    pool = await openPostgres(url, {
+      ...(options.connections !== undefined ? { max: options.connections } : {}),
+    });
+  } catch (error) {
+    throw new TeamDatabaseError(databaseProblem(url, error));
+  }
+  const workRoot = join(options.dataDir, 'lists', 'work');
+  rmSync(workRoot, { recursive: true, force: true });
+  mkdirSync(workRoot, { recursive: true, mode: 0o700 });
+  const closing = new AbortController();
+  const usage = new PgUsageMeter(pool);
+  const lists = new PgListBackend(pool, url, {
+    workRoot,
+    ...(options.leaseSeconds !== undefined ? { leaseSeconds: options.leaseSeconds } : {}),
+    ...(options.maintenanceSeconds !== undefined ? { maintenanceSeconds: options.maintenanceSeconds } : {}),
+    ...(options.pollingSeconds !== undefined ? { pollingSeconds: options.pollingSeconds } : {}),
+    // A list's records, reserved when it was accepted, go back when it fails; its count is settled when it completes.
+    onRefund: async (db, keyId, records) => {
+      const key = await getPgKeyById(db, keyId);
+      await addUsage(db, keyId, key?.quota ?? null, -records);
+    },
+    onComplete: async (db, keyId, extra) => {
+      const key = await getPgKeyById(db, keyId);
+      await addUsage(db, keyId, key?.quota ?? null, extra);
+    },
+  });
+  try {
+    await lists.start();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new TeamDatabaseError(databaseProblem(url, error));
+  }
+  return {
+    pool,
+    lists,
+    keys: new PgKeyRegistry(pool),
+    usage,
+    knowledge: new PgSharedKnowledge(pool, closing.signal),
+    keyById: (id) => getPgKeyById(pool, id),
+    async close() {
+      closing.abort();
+      await usage.close().catch(() => undefined);
+      await lists.close();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}

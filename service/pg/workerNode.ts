@@ -1,0 +1,53 @@
+// A verifier node of a team server (`mailsieve worker`): it takes list work from the queue — plans, parts,
+// completions — and checks addresses online from its own source address, with its own HELO name and its own
+// politeness towards mail servers (they count per source address), sharing with the other nodes what can be
+// shared (a domain's MX answer and catch-all verdict, in PostgreSQL). It serves no HTTP.
+import { join } from 'node:path';
+import { createOnlineVerifier, type ChecksLevel, type OnlineOptions } from '../engine/online/index.js';
+import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
+import { openServiceDb, SERVICE_DB_FILE } from '../store/db.js';
+import { openTeamNode, type TeamOptions } from './team.js';
+
+export interface WorkerNodeOptions extends TeamOptions {
+  readonly url: string;
+  /** How the node's verifier reaches DNS and mail servers (source address, HELO name, sender, proxy, …). */
+  readonly online?: OnlineOptions;
+  /** The highest checks level this node runs lists at (default smtp: as far as each key allows). */
+  readonly ceiling?: ChecksLevel;
+  readonly lists?: ListServiceOptions;
+}
+
+export interface WorkerNode {
+  close(): Promise<void>;
+}
+
+export async function startWorkerNode(options: WorkerNodeOptions): Promise<WorkerNode> {
+  // The node's own service database holds its reference data (the services of lists other than validation).
+  const db = openServiceDb(options.dataDir);
+  let team;
+  try {
+    team = await openTeamNode(options.url, options);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const verifier = createOnlineVerifier({ ...options.online, shared: team.knowledge });
+  const processor = new ListProcessor(
+    team.lists,
+    { keyById: (id) => team.keyById(id), serviceDbPath: join(options.dataDir, SERVICE_DB_FILE) },
+    options.lists ?? {},
+    { verifier, ceiling: options.ceiling ?? 'smtp' },
+  );
+  await processor.start();
+  return {
+    async close() {
+      // Checks in flight end and their parts go back to the queue; then the queue stops, then the rest.
+      processor.stop();
+      await team.lists.close();
+      await processor.close();
+      await team.close();
+      await verifier.close();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,167 @@
+// Usage of keys against their quotas (spec "Limits" and 403 "query limit exceeded"), and the per-key rate limit
+// (429): the port the endpoints count through, and its single-node adapter on the service's SQLite database.
+// The team server's adapter (service/pg/usage.ts) counts in PostgreSQL, so that every API node sees the same
+// count. Billable queries: an E1 call, a list record, an E5 call, an E6 record.
+//
+// A key with a quota is charged atomically, and only if the whole charge fits: a list larger than what is left
+// is refused at submission, never cut in the middle. A key without a quota is counted too (for `keys usage`),
+// in memory and written every second, so that its calls cost the request path no write.
+import type { ServiceDb } from './db.js';
+import type { KeyQuota, KeyRecord } from './keys.js';
+
+/** The usage period of a quota now: the UTC day, the UTC month, or all time. */
+export function periodOf(period: KeyQuota['period'], at: Date = new Date()): string {
+  const iso = at.toISOString();
+  if (period === 'day') return iso.slice(0, 10);
+  if (period === 'month') return iso.slice(0, 7);
+  return 'total';
+}
+
+/** When the current period of a quota ends (undefined: never), ISO date. */
+function renewsOn(period: KeyQuota['period'], at: Date = new Date()): string | undefined {
+  if (period === 'total') return undefined;
+  const next =
+    period === 'day'
+      ? new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1))
+      : new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+  return next.toISOString().slice(0, 10);
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The 403 message when a charge does not fit: what the quota is, what is left, when it renews. */
+export function quotaExceededMessage(quota: KeyQuota, used: number, asked: number, what = 'queries'): string {
+  const left = Math.max(0, quota.limit - used);
+  const scope = quota.isTrial
+    ? `this trial key's ${count(quota.limit)} queries`
+    : `this key's quota of ${count(quota.limit)} queries${quota.period === 'total' ? '' : ` per ${quota.period}`}`;
+  const renewal = renewsOn(quota.period);
+  const asking = asked > 1 ? `${count(asked)} ${what} were asked, but ` : '';
+  return (
+    `Query limit exceeded: ${asking}${left === 0 ? `${scope} are used up` : `only ${count(left)} of ${scope} are left`}` +
+    `${renewal ? `; it renews on ${renewal}` : ''}.`
+  );
+}
+
+export type Charge = { readonly ok: true } | { readonly ok: false; readonly used: number };
+
+/** What the endpoints count through. Answers are values or promises (the team server asks its database). */
+export interface UsageMeter {
+  /** Charges `n` billable queries to the key, all or none. */
+  charge(key: KeyRecord, n: number): Charge | Promise<Charge>;
+  /**
+   * Adds `delta` queries to a key's use without a quota check (negative: gives back queries charged for work
+   * not done, as a list found invalid; positive: a list's records beyond those reserved at submission).
+   */
+  adjust(keyId: number, quota: KeyQuota | null, delta: number): void | Promise<void>;
+  /** Whether one more call fits the key's rate limit (calls per second; 0: none). */
+  takeRate(key: KeyRecord): boolean | Promise<boolean>;
+  /** Each key's use in the period of its quota (or in all, without one). */
+  usage(keys: readonly KeyRecord[]): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
+
+/** Calls per second per key, counted in one-second windows, in this process (one node). */
+export class RateWindows {
+  private readonly windows = new Map<number, { start: number; count: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  take(key: KeyRecord): boolean {
+    if (key.rateLimit <= 0) return true;
+    const now = this.now();
+    const window = this.windows.get(key.id);
+    if (!window || now - window.start >= 1000) {
+      this.windows.set(key.id, { start: now, count: 1 });
+      return true;
+    }
+    window.count += 1;
+    return window.count <= key.rateLimit;
+  }
+}
+
+/** How often the counts of keys without a quota are written. */
+const FLUSH_MS = 1000;
+
+export class SqliteUsageMeter implements UsageMeter {
+  private readonly rate = new RateWindows();
+  /** Queries of keys without a quota, not written yet. */
+  private readonly pending = new Map<number, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly ensure;
+  private readonly add;
+  private readonly addWithin;
+
+  constructor(private readonly db: ServiceDb) {
+    this.ensure = db.prepare('INSERT INTO key_usage (key_id, period, used) VALUES (?, ?, 0) ON CONFLICT DO NOTHING');
+    this.add = db.prepare('UPDATE key_usage SET used = max(0, used + ?) WHERE key_id = ? AND period = ?');
+    this.addWithin = db.prepare(
+      'UPDATE key_usage SET used = used + ? WHERE key_id = ? AND period = ? AND used + ? <= ? RETURNING used',
+    );
+  }
+
+  charge(key: KeyRecord, n: number): Charge {
+    if (n <= 0) return { ok: true };
+    if (!key.quota) {
+      this.pending.set(key.id, (this.pending.get(key.id) ?? 0) + n);
+      this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref();
+      return { ok: true };
+    }
+    const period = periodOf(key.quota.period);
+    const charged = this.db.transaction(() => {
+      this.ensure.run(key.id, period);
+      return this.addWithin.get(n, key.id, period, n, key.quota!.limit) !== undefined;
+    })();
+    if (charged) return { ok: true };
+    const used = this.db
+      .prepare('SELECT used FROM key_usage WHERE key_id = ? AND period = ?')
+      .pluck()
+      .get(key.id, period) as number | undefined;
+    return { ok: false, used: used ?? 0 };
+  }
+
+  adjust(keyId: number, quota: KeyQuota | null, delta: number): void {
+    if (delta === 0) return;
+    const period = periodOf(quota?.period ?? 'total');
+    this.db.transaction(() => {
+      this.ensure.run(keyId, period);
+      this.add.run(delta, keyId, period);
+    })();
+  }
+
+  takeRate(key: KeyRecord): boolean {
+    return this.rate.take(key);
+  }
+
+  async usage(keys: readonly KeyRecord[]): Promise<Map<number, number>> {
+    this.flush();
+    const select = this.db.prepare('SELECT used FROM key_usage WHERE key_id = ? AND period = ?').pluck();
+    const out = new Map<number, number>();
+    for (const key of keys)
+      out.set(key.id, (select.get(key.id, periodOf(key.quota?.period ?? 'total')) as number | undefined) ?? 0);
+    return Promise.resolve(out);
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    const counts = [...this.pending];
+    this.pending.clear();
+    try {
+      this.db.transaction(() => {
+        for (const [keyId, n] of counts) {
+          this.ensure.run(keyId, 'total');
+          this.add.run(n, keyId, 'total');
+        }
+      })();
+    } catch {
+      // A key deleted meanwhile, or the database closing: those counts are not kept.
+    }
+  }
+
+  close(): Promise<void> {
+    this.flush();
+    return Promise.resolve();
+  }
+}
