@@ -4,7 +4,12 @@
 import { Option, type Command } from 'commander';
 import type { ListResource } from '../../shared/api/list.js';
 import { parseSocksProxy, type SocksProxySettings } from '../../service/engine/online/index.js';
-import { CHECKS_CHOICES, isChecksChoice, type ChecksChoice, type NetworkSettings } from '../core/checks/level.js';
+import {
+  CHECKS_CHOICES,
+  isChecksChoice,
+  type ChecksChoice,
+  type NetworkSettings,
+} from '../core/checks/level.js';
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from '../core/embedded.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
@@ -60,7 +65,8 @@ export function hasListCheckOptions(options: ChecksCliOptions): boolean {
 /** `--smtp-proxy`'s value as proxy settings, or a CliError (that does not repeat it: it may hold a password). */
 export function smtpProxyOption(raw: string): SocksProxySettings {
   const parsed = parseSocksProxy(raw);
-  if (!parsed.ok) throw new CliError(`--smtp-proxy takes socks5://[USER:PASSWORD@]HOST:PORT: ${parsed.reason}.`);
+  if (!parsed.ok)
+    throw new CliError(`--smtp-proxy takes socks5://[USER:PASSWORD@]HOST:PORT: ${parsed.reason}.`);
   return parsed.proxy;
 }
 

@@ -89,7 +89,9 @@ const QUOTA_PERIODS = ['day', 'month', 'total'] as const;
 function quotaOf(options: CreateOptions): KeyQuota | undefined {
   if (options.trial) {
     if (options.quota !== undefined || options.quotaPeriod !== undefined)
-      throw new CliError('--trial sets the trial quota (100 queries in all): give it without --quota or --quota-period.');
+      throw new CliError(
+        '--trial sets the trial quota (100 queries in all): give it without --quota or --quota-period.',
+      );
     return TRIAL_QUOTA;
   }
   if (options.quotaPeriod !== undefined && options.quota === undefined)
@@ -222,7 +224,9 @@ const describeQuota = (quota: KeyQuota | null) =>
       ? `trial: ${quota.limit.toLocaleString('en-US')} queries`
       : `quota ${quota.limit.toLocaleString('en-US')}${quota.period === 'total' ? '' : `/${quota.period}`}`;
 
-export async function listKeysCommand(options: { dataDir: string; json?: boolean } & DatabaseCliOptions): Promise<void> {
+export async function listKeysCommand(
+  options: { dataDir: string; json?: boolean } & DatabaseCliOptions,
+): Promise<void> {
   const records = await withKeyStore(options, (store) => store.list());
   const keys = records.map(describeKey);
   if (options.json) {
@@ -244,14 +248,19 @@ export async function listKeysCommand(options: { dataDir: string; json?: boolean
   });
 }
 
-export async function revokeKeyCommand(keyOrId: string, options: { dataDir: string } & DatabaseCliOptions): Promise<void> {
+export async function revokeKeyCommand(
+  keyOrId: string,
+  options: { dataDir: string } & DatabaseCliOptions,
+): Promise<void> {
   const revoked = await withKeyStore(options, (store) => store.revoke(keyOrId.trim()));
   if (!revoked) throw new CliError('No active key matches that key or id.');
   process.stdout.write('Key revoked.\n');
 }
 
 /** `keys usage`: each key's billable queries in the current period of its quota, and what is left. */
-export async function keysUsageCommand(options: { dataDir: string; json?: boolean } & DatabaseCliOptions): Promise<void> {
+export async function keysUsageCommand(
+  options: { dataDir: string; json?: boolean } & DatabaseCliOptions,
+): Promise<void> {
   const { keys, used } = await withKeyStore(options, async (store) => {
     const keys = await store.list();
     return { keys, used: await store.usage(keys) };

@@ -47,8 +47,13 @@ export function buildProgram(): Command {
       '--allow-private-callbacks',
       'let list callbacks go to this machine or a private network (refused by default)',
     )
-    .option('--workers <n>', 'with --database: 1 runs a verifier node in this process, 0 serves the API only', '1')
-    .option('--lease-seconds <n>', 'with --database: how long a node holds list work before another takes it');
+    .option(
+      '--workers <n>',
+      'with --database: 1 runs a verifier node in this process, 0 serves the API only',
+      '1',
+    )
+    .option('--lease-seconds <n>', 'with --database: how long a node holds list work before another takes it')
+    .option('--part-rows <n>', 'rows per part of the lists this service plans (default 10000)');
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);
   addCheckOptions(
@@ -62,6 +67,7 @@ export function buildProgram(): Command {
     .description('Run a verifier node of a team server: it takes list work from the database’s queue.')
     .addOption(dataDirOption())
     .option('--parts <n>', 'parts of lists worked on at once (default 8)')
+    .option('--part-rows <n>', 'rows per part of the lists this node plans (default 10000)')
     .option('--lease-seconds <n>', 'how long this node holds list work before another takes it (default 180)')
     .option('--retry-delay <seconds>', 'first wait before temporary failures are asked again (default 300)')
     .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)');
@@ -77,10 +83,11 @@ export function buildProgram(): Command {
     .command('keys')
     .description('Manage the API keys of a service: the local one, or a team server’s with --database.');
   const keyStoreOptions = (command: Command) =>
-    addDatabaseOption(command.addOption(dataDirOption()), 'a team server’s keys, in this PostgreSQL database');
-  keyStoreOptions(
-    keys.command('create').description('Create an API key and print it (alone) on stdout.'),
-  )
+    addDatabaseOption(
+      command.addOption(dataDirOption()),
+      'a team server’s keys, in this PostgreSQL database',
+    );
+  keyStoreOptions(keys.command('create').description('Create an API key and print it (alone) on stdout.'))
     .addOption(new Option('--mode <mode>', 'verification answer mode').default('safe_to_send'))
     .option('--corrections', 'suggest corrections for typos (email_corrections)')
     .option('--services <list>', 'comma-separated services, or all (default: validation)')
@@ -106,7 +113,10 @@ export function buildProgram(): Command {
         .choices(['offline', 'dns', 'smtp'])
         .default('offline'),
     )
-    .option('--quota <n>', 'billable queries allowed (E1 calls, list records, E5/E6 records); default: no quota')
+    .option(
+      '--quota <n>',
+      'billable queries allowed (E1 calls, list records, E5/E6 records); default: no quota',
+    )
     .option('--quota-period <period>', 'the quota is per day, month or total (default total)')
     .option('--trial', 'a trial key: 100 queries in all (the spec’s limited trial)')
     .action(createKeyCommand);
@@ -114,7 +124,10 @@ export function buildProgram(): Command {
     .option('--json', 'one JSON object a line')
     .action(listKeysCommand);
   keyStoreOptions(
-    keys.command('revoke').argument('<key>', 'the key, or its #id from `keys list`').description('Revoke a key.'),
+    keys
+      .command('revoke')
+      .argument('<key>', 'the key, or its #id from `keys list`')
+      .description('Revoke a key.'),
   ).action((key: string, options: { dataDir: string; database?: string }) =>
     revokeKeyCommand(key.replace(/^#/, ''), options),
   );

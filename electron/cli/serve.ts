@@ -4,7 +4,12 @@ import { describeDatabase } from '../../service/pg/db.js';
 import { TeamDatabaseError } from '../../service/pg/team.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
-import { databaseUrlOf, nodeOptionsFrom, type DatabaseCliOptions, type NodeCliOptions } from './teamOptions.js';
+import {
+  databaseUrlOf,
+  nodeOptionsFrom,
+  type DatabaseCliOptions,
+  type NodeCliOptions,
+} from './teamOptions.js';
 
 export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions {
   host: string;
@@ -17,6 +22,7 @@ export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, Node
   retainDays: string;
   workers: string;
   leaseSeconds?: string;
+  partRows?: string;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -50,11 +56,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     retainDays: intOption('--retain-days', options.retainDays, 1, 36_500),
     callback: { allowPrivateTargets: options.allowPrivateCallbacks === true },
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
+    ...(options.partRows !== undefined
+      ? { partRows: intOption('--part-rows', options.partRows, 100, 1_000_000) }
+      : {}),
   };
   const url = databaseUrlOf(options);
   const workers = intOption('--workers', options.workers, 0, 1);
   if (!url && workers !== 1)
-    throw new CliError('--workers is for a team server (with --database): a single service always works on its lists.');
+    throw new CliError(
+      '--workers is for a team server (with --database): a single service always works on its lists.',
+    );
   const team = url
     ? {
         url,

@@ -47,13 +47,18 @@ export function addNodeOptions(command: Command): Command {
       'the local address DNS and SMTP connections leave from (mail servers count per source address)',
     )
     .option('--concurrency <n>', 'addresses checked at once by this node (default 500)')
-    .option('--smtp-proxy <url>', 'reach mail servers through a SOCKS5 proxy: socks5://[USER:PASSWORD@]HOST:PORT');
+    .option(
+      '--smtp-proxy <url>',
+      'reach mail servers through a SOCKS5 proxy: socks5://[USER:PASSWORD@]HOST:PORT',
+    );
 }
 
 /** Whether `ip` is an address of this machine (any loopback address counts: 127.0.0.0/8 is all local). */
 function isLocalAddress(ip: string): boolean {
   if (ip.startsWith('127.') || ip === '::1') return true;
-  return Object.values(networkInterfaces()).some((list) => (list ?? []).some((entry) => entry.address === ip));
+  return Object.values(networkInterfaces()).some((list) =>
+    (list ?? []).some((entry) => entry.address === ip),
+  );
 }
 
 export function nodeOptionsFrom(options: NodeCliOptions): {
@@ -64,14 +69,16 @@ export function nodeOptionsFrom(options: NodeCliOptions): {
   const out: { sourceAddress?: string; concurrency?: number; smtpProxy?: SocksProxySettings } = {};
   if (options.sourceAddress !== undefined) {
     const ip = options.sourceAddress.trim();
-    if (isIP(ip) === 0) throw new CliError(`--source-address takes an IP address of this machine; got '${ip}'.`);
+    if (isIP(ip) === 0)
+      throw new CliError(`--source-address takes an IP address of this machine; got '${ip}'.`);
     if (!isLocalAddress(ip))
       throw new CliError(
         `--source-address ${ip} is not an address of this machine: give one of its own addresses (ip addr lists them).`,
       );
     out.sourceAddress = ip;
   }
-  if (options.concurrency !== undefined) out.concurrency = intOption('--concurrency', options.concurrency, 1, 10_000);
+  if (options.concurrency !== undefined)
+    out.concurrency = intOption('--concurrency', options.concurrency, 1, 10_000);
   if (options.smtpProxy !== undefined) out.smtpProxy = smtpProxyOption(options.smtpProxy);
   return out;
 }

@@ -6,11 +6,17 @@ import { describeDatabase } from '../../service/pg/db.js';
 import { TeamDatabaseError } from '../../service/pg/team.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
-import { databaseUrlOf, nodeOptionsFrom, type DatabaseCliOptions, type NodeCliOptions } from './teamOptions.js';
+import {
+  databaseUrlOf,
+  nodeOptionsFrom,
+  type DatabaseCliOptions,
+  type NodeCliOptions,
+} from './teamOptions.js';
 
 export interface WorkerOptions extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions {
   dataDir: string;
   parts?: string;
+  partRows?: string;
   leaseSeconds?: string;
   retryDelay?: string;
   maxWait?: string;
@@ -20,13 +26,16 @@ export async function worker(options: WorkerOptions): Promise<void> {
   const url = databaseUrlOf(options);
   if (!url)
     throw new CliError(
-      'A worker takes its work from a team server\'s database: give --database postgres://… (or set MAILSIEVE_DATABASE_URL).',
+      "A worker takes its work from a team server's database: give --database postgres://… (or set MAILSIEVE_DATABASE_URL).",
     );
   const { checks, ...online } = onlineOptionsFrom(options, 'smtp');
   const node = nodeOptionsFrom(options);
   const lists = {
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
     ...(options.parts !== undefined ? { parts: intOption('--parts', options.parts, 1, 64) } : {}),
+    ...(options.partRows !== undefined
+      ? { partRows: intOption('--part-rows', options.partRows, 100, 1_000_000) }
+      : {}),
     ...(options.retryDelay !== undefined
       ? { retryDelayMs: intOption('--retry-delay', options.retryDelay, 1, 24 * 3600) * 1000 }
       : {}),

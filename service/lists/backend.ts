@@ -172,7 +172,13 @@ export interface ListBackend {
   /** Keeps the plan and queues a job per part, in one step. */
   savePlan(listId: number, run: number, plan: PlanRecord): Promise<void>;
   /** Invalid (the file) or Error (the processing): ends the run, gives back its reserved records, announces it. */
-  failRun(listId: number, run: number, status: 'Invalid' | 'Error', reason: string, records: number): Promise<void>;
+  failRun(
+    listId: number,
+    run: number,
+    status: 'Invalid' | 'Error',
+    reason: string,
+    records: number,
+  ): Promise<void>;
   /** Whether the run's work is to be dropped (a later run began, or the list is gone). */
   isStale(listId: number, run: number): Promise<boolean>;
 
@@ -185,7 +191,13 @@ export interface ListBackend {
   /** Verdicts already known for a list's addresses (a retry, a part redone after a lost lease, a restart). */
   journal(listId: number, level: string, addresses: readonly string[]): Promise<Map<string, JournalEntry>>;
   addToJournal(listId: number, level: string, entries: readonly [string, JournalEntry][]): Promise<void>;
-  partOnline(listId: number, run: number, part: number, state: PartOnlineState, completed: number): Promise<void>;
+  partOnline(
+    listId: number,
+    run: number,
+    part: number,
+    state: PartOnlineState,
+    completed: number,
+  ): Promise<void>;
   /** The list's online wait begins (once): when it began. */
   beginWait(listId: number): Promise<string>;
   /** Asks for the part again at `at` (a retry of temporary failures), or at once when `at` is undefined. */

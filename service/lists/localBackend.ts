@@ -4,7 +4,16 @@
 // it; a service stopped mid-list starts the list's next run at its next start (the online verdicts already
 // learnt are kept in the journal and not asked again). One list runs at a time, as it always did.
 /* eslint-disable @typescript-eslint/require-await -- SQLite answers synchronously; the port is async for PostgreSQL */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -55,7 +64,13 @@ const PART_ATTEMPTS = 3;
 
 type Job =
   | { readonly kind: 'plan'; readonly listId: number; readonly run: number }
-  | { readonly kind: 'part'; readonly listId: number; readonly run: number; readonly part: number; attempt: number }
+  | {
+      readonly kind: 'part';
+      readonly listId: number;
+      readonly run: number;
+      readonly part: number;
+      attempt: number;
+    }
   | { readonly kind: 'finish'; readonly listId: number; readonly run: number }
   | { readonly kind: 'callback'; readonly listId: number };
 
@@ -208,12 +223,19 @@ export class LocalListBackend implements ListBackend {
 
   async startRun(listId: number, run: number): Promise<RunStart | undefined> {
     const list = getList(this.db, listId);
-    if (!list || list.run !== run || (list.status !== 'Pending' && list.status !== 'Processing')) return undefined;
+    if (!list || list.run !== run || (list.status !== 'Pending' && list.status !== 'Processing'))
+      return undefined;
     markProcessing(this.db, listId);
     const dir = listDir(this.dataDir, listId);
     const inputPath = join(dir, list.inputFile);
     if (!existsSync(inputPath)) {
-      await this.failRun(listId, run, 'Error', 'The stored file of this list is missing; submit the list again.', 0);
+      await this.failRun(
+        listId,
+        run,
+        'Error',
+        'The stored file of this list is missing; submit the list again.',
+        0,
+      );
       return undefined;
     }
     rmSync(join(dir, 'parts'), { recursive: true, force: true });
@@ -295,8 +317,7 @@ export class LocalListBackend implements ListBackend {
 
   private isCurrent(listId: number, run: number): boolean {
     const row = this.db.prepare('SELECT run, status FROM lists WHERE id = ?').get(listId) as
-      | { run: number; status: string }
-      | undefined;
+      { run: number; status: string } | undefined;
     return row !== undefined && row.run === run && row.status === 'Processing';
   }
 
@@ -328,9 +349,15 @@ export class LocalListBackend implements ListBackend {
     return undefined;
   }
 
-  async journal(listId: number, level: string, addresses: readonly string[]): Promise<Map<string, JournalEntry>> {
+  async journal(
+    listId: number,
+    level: string,
+    addresses: readonly string[],
+  ): Promise<Map<string, JournalEntry>> {
     const found = new Map<string, JournalEntry>();
-    const select = this.db.prepare('SELECT entry FROM list_verdicts WHERE list_id = ? AND level = ? AND address = ?');
+    const select = this.db.prepare(
+      'SELECT entry FROM list_verdicts WHERE list_id = ? AND level = ? AND address = ?',
+    );
     for (const address of addresses) {
       const row = select.get(listId, level, address) as { entry: string } | undefined;
       if (row) found.set(address, JSON.parse(row.entry) as JournalEntry);
@@ -338,7 +365,11 @@ export class LocalListBackend implements ListBackend {
     return found;
   }
 
-  async addToJournal(listId: number, level: string, entries: readonly [string, JournalEntry][]): Promise<void> {
+  async addToJournal(
+    listId: number,
+    level: string,
+    entries: readonly [string, JournalEntry][],
+  ): Promise<void> {
     const upsert = this.db.prepare(
       `INSERT INTO list_verdicts (list_id, level, address, entry) VALUES (?, ?, ?, ?)
        ON CONFLICT (list_id, level, address) DO UPDATE SET entry = excluded.entry`,
@@ -353,9 +384,17 @@ export class LocalListBackend implements ListBackend {
     }
   }
 
-  async partOnline(listId: number, run: number, part: number, state: PartOnlineState, completed: number): Promise<void> {
+  async partOnline(
+    listId: number,
+    run: number,
+    part: number,
+    state: PartOnlineState,
+    completed: number,
+  ): Promise<void> {
     this.db
-      .prepare('UPDATE list_parts SET online = ?, completed = ? WHERE list_id = ? AND run = ? AND part = ? AND is_done = 0')
+      .prepare(
+        'UPDATE list_parts SET online = ?, completed = ? WHERE list_id = ? AND run = ? AND part = ? AND is_done = 0',
+      )
       .run(JSON.stringify(state), completed, listId, run, part);
   }
 
@@ -411,7 +450,9 @@ export class LocalListBackend implements ListBackend {
     if (rows.length === 0 || rows.some((row) => row.is_done !== 1 || row.report === null)) return undefined;
     return {
       reports: rows.map((row) => JSON.parse(row.report!) as ReportState),
-      identity: rows.filter((row) => row.identity).map((row) => JSON.parse(row.identity!) as IdentityReportState),
+      identity: rows
+        .filter((row) => row.identity)
+        .map((row) => JSON.parse(row.identity!) as IdentityReportState),
     };
   }
 
@@ -424,7 +465,12 @@ export class LocalListBackend implements ListBackend {
       yield readFileSync(partFile(dir, run, part.index, what === 'results' ? 'out' : 'explain'));
   }
 
-  async saveAssembled(listId: number, run: number, what: 'results.zip' | 'explain', path: string): Promise<void> {
+  async saveAssembled(
+    listId: number,
+    run: number,
+    what: 'results.zip' | 'explain',
+    path: string,
+  ): Promise<void> {
     if (!this.isCurrent(listId, run)) return;
     renameSync(path, join(listDir(this.dataDir, listId), what === 'explain' ? 'explain.csv' : 'results.zip'));
   }
@@ -462,7 +508,10 @@ export class LocalListBackend implements ListBackend {
     this.startRetention();
     // Lists that were waiting or running when the service last stopped run again, from their stored input.
     for (const list of unfinishedLists(this.db)) {
-      const run = list.status === 'Pending' && list.attempts === 0 && list.plan === null ? list.run : nextRun(this.db, list.id);
+      const run =
+        list.status === 'Pending' && list.attempts === 0 && list.plan === null
+          ? list.run
+          : nextRun(this.db, list.id);
       const dir = listDir(this.dataDir, list.id);
       rmSync(join(dir, 'parts'), { recursive: true, force: true });
       if (existsSync(dir))
@@ -501,7 +550,7 @@ export class LocalListBackend implements ListBackend {
   private pump(): void {
     if (this.isClosed || !this.handlers) return;
     const handlers = this.handlers;
-    for (let i = 0; i < this.ready.length; ) {
+    for (let i = 0; i < this.ready.length;) {
       const job = this.ready[i];
       if (job.kind === 'part' && this.runningParts >= this.partSlots) {
         i++;

@@ -134,7 +134,14 @@ export async function runPartOnline(
     }
   }
   const completedOffline = work.bounds.rowCount - state.rows_to_check;
-  const save = () => backend.partOnline(listId, context.run, context.part, { ...state }, completedOffline + state.rows_checked);
+  const save = () =>
+    backend.partOnline(
+      listId,
+      context.run,
+      context.part,
+      { ...state },
+      completedOffline + state.rows_checked,
+    );
 
   const waitedSince = work.waitingSince ? Date.parse(work.waitingSince) : undefined;
   const isWaitOver = waitedSince !== undefined && Date.now() - waitedSince >= settings.maxWaitMs;

@@ -8,7 +8,7 @@
 // chunks as it fills.
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
 import { describeStatusCode } from '../../shared/api/codes.js';
-import type { IdentityPass} from './identityPass.js';
+import type { IdentityPass } from './identityPass.js';
 import { type IdentityReportState } from './identityPass.js';
 import { ReportCounter, type ReportState } from './report.js';
 import {
@@ -52,7 +52,11 @@ export function partArena(textLength: number): PartArena {
  * Online verdicts of a part's distinct addresses (indexes into `addresses.addresses`) into its rows: code,
  * flags (keeping whether the row has an address) and `Valid Email`. NOTE: mutates `rows`.
  */
-export function applyOnlineVerdicts(rows: PartRows, addresses: PartAddresses, verdicts: OnlineVerdicts): void {
+export function applyOnlineVerdicts(
+  rows: PartRows,
+  addresses: PartAddresses,
+  verdicts: OnlineVerdicts,
+): void {
   const validEmails = rows.validEmails as Map<number, string>;
   for (let k = 0; k < verdicts.indexes.length; k++) {
     const index = verdicts.indexes[k];
@@ -79,9 +83,7 @@ export function writePart(
   bounds: PartBounds,
   source: PartArena,
   rows: PartRows,
-  online:
-    | { readonly addresses: PartAddresses; readonly verdicts: OnlineVerdicts }
-    | undefined,
+  online: { readonly addresses: PartAddresses; readonly verdicts: OnlineVerdicts } | undefined,
   identity: IdentityPass | undefined,
 ): PartOutput {
   const { arena, text } = source;
@@ -130,7 +132,11 @@ export function writePart(
   let explain = '';
   const fieldScanner =
     identity || ctx.explain
-      ? new RowScanner(Buffer.from(delimiter, 'utf8'), ctx.breakByte === 13 ? 'cr' : 'lf', Math.max(64, ctx.columnCount + 1))
+      ? new RowScanner(
+          Buffer.from(delimiter, 'utf8'),
+          ctx.breakByte === 13 ? 'cr' : 'lf',
+          Math.max(64, ctx.columnCount + 1),
+        )
       : undefined;
   const readField = (index: number): string => {
     const scanner = fieldScanner!;

@@ -61,8 +61,9 @@ export interface PartContext {
   readonly services: readonly ListServiceKey[];
   /** The online checks of the rows left undecided offline: their level, and the key's policy. */
   readonly check?: { readonly level: OnlineLevel; readonly policy: ListPolicy };
-  /** A zip list's results are a zip archive holding one file of this name. */
+  /** A zip list's results are a zip archive holding one file of this name, with its input file's time. */
   readonly zipEntryName?: string;
+  readonly zipEntryTime?: { readonly date: number; readonly time: number };
 }
 
 /** A part's rows. Offsets are relative to the part's first byte (PartBounds.byteStart). */
@@ -177,5 +178,14 @@ export function decodePartRows(encoded: Uint8Array): PartRows {
     for (let i = 0; i < flat.length; i += 2) map.set(flat[i] as number, flat[i + 1] as string);
     return map;
   };
-  return { count: n, start, length, codes, flags, dup, validEmails: pairs(valid), undecided: pairs(undecided) };
+  return {
+    count: n,
+    start,
+    length,
+    codes,
+    flags,
+    dup,
+    validEmails: pairs(valid),
+    undecided: pairs(undecided),
+  };
 }

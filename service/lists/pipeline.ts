@@ -187,8 +187,10 @@ async function processList(
   let textPath = job.inputPath;
   let fileName = job.name;
   const isZip = listFileExtension(job.name) === '.zip';
+  let zipEntryTime: { date: number; time: number } | undefined;
   if (isZip) {
     const entry = await inspectZip(textPath, limits);
+    zipEntryTime = entry.modified;
     fileName = entry.fileName.split('/').pop() ?? entry.fileName;
     const extracted = join(job.workDir, `source-${job.listId}${listFileExtension(fileName) ?? '.txt'}`);
     temporary.push(extracted);
@@ -472,7 +474,7 @@ async function processList(
       let byteStart = layout.header ? headerStart + headerLength : bomLength;
       while (firstRow < records) {
         let last = firstRow;
-        const limit = Math.min(records, firstRow + PART_ROWS);
+        const limit = Math.min(records, firstRow + (job.partRows ?? PART_ROWS));
         while (last + 1 < limit && rows.start[last + 1] + rows.length[last + 1] - byteStart <= PART_BYTES)
           last++;
         const isLast = last === records - 1;
@@ -525,7 +527,7 @@ async function processList(
         : {}),
       services,
       ...(isOnline && job.online ? { check: { level: job.online, policy: job.policy } } : {}),
-      ...(isZip ? { zipEntryName: resultsFileName(fileName, job.listId, services) } : {}),
+      ...(isZip ? { zipEntryName: resultsFileName(fileName, job.listId, services), zipEntryTime } : {}),
     };
     const completedOffline = completed;
     const extracted = isZip;

@@ -52,7 +52,13 @@ export class PipelineHost {
     this.armIdle(WARM_GRACE_MS);
   }
 
-  async plan(key: string, job: ListJob, encode: boolean, isMoreQueued: boolean, listeners: PlanListeners): Promise<PlanReply> {
+  async plan(
+    key: string,
+    job: ListJob,
+    encode: boolean,
+    isMoreQueued: boolean,
+    listeners: PlanListeners,
+  ): Promise<PlanReply> {
     this.listeners.set(key, listeners);
     try {
       const reply = await this.request((id) => ({ type: 'plan', id, key, job, encode, isMoreQueued }));
@@ -128,7 +134,8 @@ export class PipelineHost {
 
   private onMessage(message: PipelineMessage): void {
     if (message.type === 'ready') return;
-    if (message.type === 'progress') return this.listeners.get(message.key)?.progress(message.records, message.completed);
+    if (message.type === 'progress')
+      return this.listeners.get(message.key)?.progress(message.records, message.completed);
     if (message.type === 'services')
       return this.listeners.get(message.key)?.services(message.services, message.delimiter);
     const pending = this.pending.get(message.id);

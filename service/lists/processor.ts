@@ -63,6 +63,11 @@ export interface ListServiceOptions {
   readonly parts?: number;
   /** How long one job of a part checks online before it hands the rest on (default 60 s). */
   readonly sliceMs?: number;
+  /**
+   * Rows per part of the lists this node plans (default 10,000): smaller parts spread a list's online checks
+   * over more nodes. The results are the same bytes whatever the parts.
+   */
+  readonly partRows?: number;
 }
 
 /** The node's online verifier and its ceiling (`serve --checks`): lists run min(key.checks, ceiling). */
@@ -168,7 +173,13 @@ export class ListProcessor {
     }
     const key = await this.node.keyById(list.keyId);
     if (!key) {
-      await this.backend.failRun(listId, run, 'Error', 'The key that submitted this list no longer exists.', 0);
+      await this.backend.failRun(
+        listId,
+        run,
+        'Error',
+        'The key that submitted this list no longer exists.',
+        0,
+      );
       return;
     }
     // As E1: the key's checks level within the node's ceiling.
@@ -201,6 +212,7 @@ export class ListProcessor {
       ...(level !== 'offline' ? { online: level, explain: true } : {}),
       services: identity ? identity.services : list.services,
       servicesExplicit: list.servicesExplicit,
+      ...(this.options.partRows !== undefined ? { partRows: this.options.partRows } : {}),
       ...(identity ? { identity: identity.job } : {}),
     };
     await this.backend.setChecks(listId, run, level);
@@ -208,7 +220,9 @@ export class ListProcessor {
     let saving: Promise<void> = Promise.resolve();
     const outcome = await this.host.plan(planKey, job, this.backend.kind === 'postgres', false, {
       progress: (records, completed) => {
-        saving = saving.then(() => this.backend.planProgress(listId, run, records, completed)).catch(() => undefined);
+        saving = saving
+          .then(() => this.backend.planProgress(listId, run, records, completed))
+          .catch(() => undefined);
       },
       services: (services, delimiter) => {
         saving = saving
@@ -331,7 +345,10 @@ export class ListProcessor {
     try {
       if (context.zipEntryName && !context.isReportOnly) {
         const path = join(dir, 'results.zip');
-        await this.assemble(listId, run, 'results', path, context.zipEntryName);
+        await this.assemble(listId, run, 'results', path, {
+          name: context.zipEntryName,
+          ...(context.zipEntryTime ? { modified: context.zipEntryTime } : {}),
+        });
         await this.backend.saveAssembled(listId, run, 'results.zip', path);
       }
       if (context.explain) {
@@ -358,11 +375,11 @@ export class ListProcessor {
     run: number,
     what: 'results' | 'explain',
     path: string,
-    zipEntry?: string,
+    zipEntry?: { readonly name: string; readonly modified?: { date: number; time: number } },
   ): Promise<void> {
     const fd = openSync(path, 'w', 0o600);
     try {
-      const sink = zipEntry ? zipSink(fd, zipEntry) : fileSink(fd);
+      const sink = zipEntry ? zipSink(fd, zipEntry.name, zipEntry.modified) : fileSink(fd);
       // Fixed-size blocks, whatever the parts' sizes: the archive's bytes depend only on the results.
       const block = Buffer.alloc(4 * 1024 * 1024);
       const spare = Buffer.alloc(block.length);

@@ -115,4 +115,3 @@ export function fieldText(buf: Buffer, scanner: RowScanner, f: number): string {
   const text = buf.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]);
   return scanner.fieldQuoted[f] ? text.replaceAll('""', '"') : text;
 }
-

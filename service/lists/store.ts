@@ -148,8 +148,9 @@ function toRecord(row: ListRow): ListRecord {
 
 /** A plan as JSON: its head in base64, and the sets of its policies (the intelligence fields) as arrays. */
 export function encodePlan(plan: StoredPlan): string {
-  return JSON.stringify({ ...plan, head: Buffer.from(plan.head).toString('base64') }, (_key, value: unknown) =>
-    value instanceof Set ? { $set: [...(value as Set<unknown>)] } : value,
+  return JSON.stringify(
+    { ...plan, head: Buffer.from(plan.head).toString('base64') },
+    (_key, value: unknown) => (value instanceof Set ? { $set: [...(value as Set<unknown>)] } : value),
   );
 }
 

@@ -54,6 +54,8 @@ export interface ListJob {
   readonly identity?: IdentityJob | undefined;
   /** A list with online checks keeps what was checked and answered for each row (the explain CSV). */
   readonly explain?: boolean | undefined;
+  /** Rows per part (default PART_ROWS). The results are the same bytes whatever the parts. */
+  readonly partRows?: number | undefined;
 }
 
 /**

@@ -55,7 +55,7 @@ function readPartText(path: string, byteStart: number, byteEnd: number) {
     let at = 0;
     while (at < source.text.length) {
       const read = readSync(fd, source.text, at, source.text.length - at, byteStart + at);
-      if (read === 0) throw new Error('the list\'s text is shorter than its plan says');
+      if (read === 0) throw new Error("the list's text is shorter than its plan says");
       at += read;
     }
   } finally {
@@ -148,7 +148,11 @@ port.on('message', (request: PipelineRequest) => {
       await handle(request);
     } catch (error) {
       if ('id' in request)
-        send({ type: 'failed', id: request.id, reason: error instanceof Error ? error.message : String(error) });
+        send({
+          type: 'failed',
+          id: request.id,
+          reason: error instanceof Error ? error.message : String(error),
+        });
     }
   });
 });

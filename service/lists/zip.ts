@@ -58,6 +58,26 @@ export interface ZipEntryInfo {
   readonly fileName: string;
   readonly compressedSize: number;
   readonly uncompressedSize: number;
+  /** The file's modification time as the archive keeps it (MS-DOS date and time fields). */
+  readonly modified: DosTime;
+}
+
+/** A time in a zip archive: its MS-DOS date and time fields, as stored (no time zone). */
+export interface DosTime {
+  readonly date: number;
+  readonly time: number;
+}
+
+/** The local Date whose fields are those of a DOS time (fflate writes an entry's time from local fields). */
+function dateOfDosTime({ date, time }: DosTime): Date {
+  return new Date(
+    1980 + (date >> 9),
+    ((date >> 5) & 0xf) - 1,
+    date & 0x1f,
+    time >> 11,
+    (time >> 5) & 0x3f,
+    (time & 0x1f) * 2,
+  );
 }
 
 /** Zip entries larger than this are judged by their compression ratio as well as by their size. */
@@ -121,6 +141,7 @@ export async function inspectZip(path: string, limits: ZipLimits = ZIP_LIMITS): 
       fileName: entry.fileName,
       compressedSize: entry.compressedSize,
       uncompressedSize: entry.uncompressedSize,
+      modified: { date: entry.lastModFileDate, time: entry.lastModFileTime },
     };
   } finally {
     zip.close();
@@ -244,8 +265,12 @@ export function fileSink(fd: number): ByteSink {
   return { write: (bytes, length) => writer.write(bytes, length), finish: () => writer.finish() };
 }
 
-/** Deflates into a zip archive of one file, written to a file descriptor as it goes. */
-export function zipSink(fd: number, entryName: string): ByteSink {
+/**
+ * Deflates into a zip archive of one file, written to a file descriptor as it goes. The file's time is
+ * `modified` (a list's results take the time of its input's file, so the same list gives the same bytes),
+ * else now.
+ */
+export function zipSink(fd: number, entryName: string, modified?: DosTime): ByteSink {
   const writer = new FileWriter(fd);
   const ready: Uint8Array[] = [];
   let failure: Error | undefined;
@@ -254,6 +279,8 @@ export function zipSink(fd: number, entryName: string): ByteSink {
     else ready.push(data);
   });
   const entry = new ZipDeflate(entryName, { level: 6 });
+  // The time is an attribute of the entry, not a compression option.
+  if (modified) entry.mtime = dateOfDosTime(modified);
   zip.add(entry);
   const drain = async () => {
     if (failure) throw failure;

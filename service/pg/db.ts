@@ -50,8 +50,10 @@ export function checkDatabaseUrl(url: string): void {
 export function databaseProblem(url: string, error: unknown): string {
   const code = (error as { code?: string }).code;
   const where = describeDatabase(url);
-  if (code === 'ECONNREFUSED') return `Cannot connect to PostgreSQL at ${where}: nothing listens there (is the server running?).`;
-  if (code === 'ENOTFOUND') return `Cannot connect to PostgreSQL at ${where}: the host name does not resolve.`;
+  if (code === 'ECONNREFUSED')
+    return `Cannot connect to PostgreSQL at ${where}: nothing listens there (is the server running?).`;
+  if (code === 'ENOTFOUND')
+    return `Cannot connect to PostgreSQL at ${where}: the host name does not resolve.`;
   if (code === '28P01' || code === '28000')
     return `PostgreSQL at ${where} refused the user or password in the URL.`;
   if (code === '3D000') return `PostgreSQL at ${where} has no such database: create it first (createdb).`;

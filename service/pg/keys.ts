@@ -71,7 +71,10 @@ async function bumpKeys(db: Queryable): Promise<void> {
 }
 
 /** Creates a key and returns it: the only time the key itself is known to the service. */
-export async function createPgKey(pool: PgPool, config: KeyConfig): Promise<{ key: string; record: KeyRecord }> {
+export async function createPgKey(
+  pool: PgPool,
+  config: KeyConfig,
+): Promise<{ key: string; record: KeyRecord }> {
   const problem = keyConfigProblem(config);
   if (problem) throw new Error(problem);
   const key = `msk_${randomBytes(24).toString('base64url')}`;

@@ -49,6 +49,9 @@ export const QUEUES = {
   failed: 'list-failed',
 } as const;
 
+/** The advisory lock of setting the queue up ("mailsieve queue"). */
+const QUEUE_SETUP_LOCK = '7020745917350920549';
+
 /** Attempts of a job (the first and two retries) before the queue gives up on it. */
 const ATTEMPTS = 3;
 
@@ -162,20 +165,31 @@ export class PgListBackend implements ListBackend {
     this.boss.on('error', () => undefined);
   }
 
-  /** Starts the queue (installing or upgrading pg-boss's schema under its own lock) and makes our queues. */
+  /**
+   * Starts the queue (installing or upgrading pg-boss's schema) and makes our queues, one node at a time: nodes
+   * starting at once would otherwise make the same queues' tables at once, which PostgreSQL answers with a
+   * deadlock.
+   */
   async start(): Promise<void> {
     if (this.isStarted) return;
-    await this.boss.start();
-    // The dead-letter queue first: the others name it.
-    await this.boss.createQueue(QUEUES.failed, { name: QUEUES.failed, retryLimit: ATTEMPTS - 1 });
-    for (const name of [QUEUES.plan, QUEUES.part, QUEUES.finish, QUEUES.callback])
-      await this.boss.createQueue(name, {
-        name,
-        retryLimit: ATTEMPTS - 1,
-        retryDelay: 1,
-        expireInSeconds: this.leaseSeconds,
-        deadLetter: QUEUES.failed,
-      });
+    const lock = await this.pool.connect();
+    try {
+      await lock.query('SELECT pg_advisory_lock($1)', [QUEUE_SETUP_LOCK]);
+      await this.boss.start();
+      // The dead-letter queue first: the others name it.
+      await this.boss.createQueue(QUEUES.failed, { name: QUEUES.failed, retryLimit: ATTEMPTS - 1 });
+      for (const name of [QUEUES.plan, QUEUES.part, QUEUES.finish, QUEUES.callback])
+        await this.boss.createQueue(name, {
+          name,
+          retryLimit: ATTEMPTS - 1,
+          retryDelay: 1,
+          expireInSeconds: this.leaseSeconds,
+          deadLetter: QUEUES.failed,
+        });
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK]).catch(() => undefined);
+      lock.release();
+    }
     this.isStarted = true;
   }
 
@@ -371,8 +385,17 @@ export class PgListBackend implements ListBackend {
     rmSync(workDir, { recursive: true, force: true });
     mkdirSync(workDir, { recursive: true, mode: 0o700 });
     const inputPath = join(workDir, list.inputFile);
-    await pipeline(Readable.from(this.chunks(listId, 'input')), createWriteStream(inputPath, { mode: 0o600 }));
-    return { list, run, inputPath, workDir, release: () => rmSync(workDir, { recursive: true, force: true }) };
+    await pipeline(
+      Readable.from(this.chunks(listId, 'input')),
+      createWriteStream(inputPath, { mode: 0o600 }),
+    );
+    return {
+      list,
+      run,
+      inputPath,
+      workDir,
+      release: () => rmSync(workDir, { recursive: true, force: true }),
+    };
   }
 
   async setChecks(listId: number, run: number, level: 'offline' | 'dns' | 'smtp'): Promise<void> {
@@ -404,7 +427,7 @@ export class PgListBackend implements ListBackend {
 
   async savePlan(listId: number, run: number, plan: PlanRecord): Promise<void> {
     const encoded = plan.encodedRows;
-    if (!encoded) throw new Error('the team server keeps each part\'s rows: plan with encode');
+    if (!encoded) throw new Error("the team server keeps each part's rows: plan with encode");
     await inTransaction(this.pool, async (client) => {
       // The plan is saved once per run (a plan job taken again after a lost lease finds it there).
       const { rows } = await client.query<{ plan: string | null; online: ListWait | null }>(
@@ -413,7 +436,12 @@ export class PgListBackend implements ListBackend {
       );
       if (!rows[0] || rows[0].plan !== null) return;
       if (plan.extractedText)
-        await this.storeChunks(client, listId, 'text', createReadStream(plan.extractedText, { highWaterMark: CHUNK_BYTES }));
+        await this.storeChunks(
+          client,
+          listId,
+          'text',
+          createReadStream(plan.extractedText, { highWaterMark: CHUNK_BYTES }),
+        );
       const online = plan.context.check
         ? JSON.stringify({ ...(rows[0].online ?? {}), started_at: rows[0].online?.started_at ?? now() })
         : null;
@@ -438,7 +466,14 @@ export class PgListBackend implements ListBackend {
         await client.query(
           `INSERT INTO list_parts (list_id, run, part, rows, completed, plan_rows) VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT DO NOTHING`,
-          [listId, run, part.index, part.rowCount, plan.partStarts[part.index]?.completed ?? 0, encoded[part.index]],
+          [
+            listId,
+            run,
+            part.index,
+            part.rowCount,
+            plan.partStarts[part.index]?.completed ?? 0,
+            encoded[part.index],
+          ],
         );
       await this.boss.insert(
         plan.parts.map((part) => ({
@@ -526,7 +561,11 @@ export class PgListBackend implements ListBackend {
     return this.readRange(listId, kind, bounds.byteStart, bounds.byteEnd);
   }
 
-  async journal(listId: number, level: string, addresses: readonly string[]): Promise<Map<string, JournalEntry>> {
+  async journal(
+    listId: number,
+    level: string,
+    addresses: readonly string[],
+  ): Promise<Map<string, JournalEntry>> {
     const found = new Map<string, JournalEntry>();
     if (addresses.length === 0) return found;
     const { rows } = await this.pool.query<{ address: string; entry: JournalEntry }>(
@@ -537,20 +576,37 @@ export class PgListBackend implements ListBackend {
     return found;
   }
 
-  async addToJournal(listId: number, level: string, entries: readonly [string, JournalEntry][]): Promise<void> {
+  async addToJournal(
+    listId: number,
+    level: string,
+    entries: readonly [string, JournalEntry][],
+  ): Promise<void> {
     if (entries.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO list_verdicts (list_id, level, address, entry)
+    await this.pool
+      .query(
+        `INSERT INTO list_verdicts (list_id, level, address, entry)
        SELECT $1, $2, a, e FROM unnest($3::text[], $4::jsonb[]) AS t(a, e)
        ON CONFLICT (list_id, level, address) DO UPDATE SET entry = excluded.entry`,
-      [listId, level, entries.map(([address]) => address), entries.map(([, entry]) => JSON.stringify(entry))],
-    ).catch((error: { code?: string }) => {
-      // The list was deleted meanwhile: its verdicts have nowhere to go.
-      if (error.code !== '23503') throw error;
-    });
+        [
+          listId,
+          level,
+          entries.map(([address]) => address),
+          entries.map(([, entry]) => JSON.stringify(entry)),
+        ],
+      )
+      .catch((error: { code?: string }) => {
+        // The list was deleted meanwhile: its verdicts have nowhere to go.
+        if (error.code !== '23503') throw error;
+      });
   }
 
-  async partOnline(listId: number, run: number, part: number, state: PartOnlineState, completed: number): Promise<void> {
+  async partOnline(
+    listId: number,
+    run: number,
+    part: number,
+    state: PartOnlineState,
+    completed: number,
+  ): Promise<void> {
     await this.pool.query(
       `UPDATE list_parts SET online = $1, completed = $2 WHERE list_id = $3 AND run = $4 AND part = $5 AND NOT is_done`,
       [JSON.stringify(state), completed, listId, run, part],
@@ -649,7 +705,12 @@ export class PgListBackend implements ListBackend {
     }
   }
 
-  async saveAssembled(listId: number, run: number, what: 'results.zip' | 'explain', path: string): Promise<void> {
+  async saveAssembled(
+    listId: number,
+    run: number,
+    what: 'results.zip' | 'explain',
+    path: string,
+  ): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       const { rows } = await client.query(
         `SELECT 1 FROM lists WHERE id = $1 AND run = $2 AND status = 'Processing' FOR UPDATE`,
@@ -663,7 +724,12 @@ export class PgListBackend implements ListBackend {
 
   async completeRun(listId: number, run: number, completion: ListCompletion): Promise<void> {
     await inTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ plan: string | null; key_id: number; reserved: number; callback: string | null }>(
+      const { rows } = await client.query<{
+        plan: string | null;
+        key_id: number;
+        reserved: number;
+        callback: string | null;
+      }>(
         `SELECT plan, key_id, reserved, options->>'callback_url' AS callback FROM lists
          WHERE id = $1 AND run = $2 AND status = 'Processing' FOR UPDATE`,
         [listId, run],
@@ -700,9 +766,13 @@ export class PgListBackend implements ListBackend {
       );
       await client.query('DELETE FROM list_verdicts WHERE list_id = $1', [listId]);
       if (plan.context.zipEntryName && !completion.isAwaitingPurchase)
-        await client.query('UPDATE list_parts SET output = NULL WHERE list_id = $1 AND run = $2', [listId, run]);
+        await client.query('UPDATE list_parts SET output = NULL WHERE list_id = $1 AND run = $2', [
+          listId,
+          run,
+        ]);
       await this.options.onComplete?.(client, row.key_id, completion.records - row.reserved);
-      if (row.callback) await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
+      if (row.callback)
+        await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
     });
   }
 
@@ -732,7 +802,10 @@ export class PgListBackend implements ListBackend {
       if (!job) return;
       const output = job.output as { message?: string; value?: { message?: string } } | undefined;
       const why = output?.message ?? output?.value?.message ?? 'it failed on every attempt';
-      const what = job.data.part !== undefined ? `part ${job.data.part + 1} of the list failed 3 times` : 'the list failed 3 times';
+      const what =
+        job.data.part !== undefined
+          ? `part ${job.data.part + 1} of the list failed 3 times`
+          : 'the list failed 3 times';
       await handlers.failed(job.data.listId, job.data.run, `${what} (${why})`);
     });
   }

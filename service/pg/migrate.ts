@@ -33,8 +33,12 @@ export async function migratePostgres(pool: PgPool, migrations: readonly PgMigra
     await client.query(
       'CREATE TABLE IF NOT EXISTS mailsieve_schema (id int PRIMARY KEY CHECK (id = 1), version int NOT NULL)',
     );
-    await client.query('INSERT INTO mailsieve_schema (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING');
-    const { rows } = await client.query<{ version: number }>('SELECT version FROM mailsieve_schema WHERE id = 1');
+    await client.query(
+      'INSERT INTO mailsieve_schema (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING',
+    );
+    const { rows } = await client.query<{ version: number }>(
+      'SELECT version FROM mailsieve_schema WHERE id = 1',
+    );
     const current = rows[0]?.version ?? 0;
     if (current > latest) throw new NewerPostgresSchemaError(current, latest);
     let applied = 0;

@@ -11,7 +11,12 @@ const FLUSH_MS = 1000;
 const RATE_KEEP_S = 60;
 
 /** Adds `n` queries to a key's usage in its current period (negative `n` gives some back). */
-export async function addUsage(db: Queryable, keyId: number, quota: KeyQuota | null, n: number): Promise<void> {
+export async function addUsage(
+  db: Queryable,
+  keyId: number,
+  quota: KeyQuota | null,
+  n: number,
+): Promise<void> {
   if (n === 0) return;
   await db.query(
     `INSERT INTO key_usage (key_id, period, used) VALUES ($1, $2, greatest(0, $3::bigint))
@@ -68,7 +73,9 @@ export class PgUsageMeter implements UsageMeter {
     );
     if (second - this.lastSweep > RATE_KEEP_S) {
       this.lastSweep = second;
-      void this.pool.query('DELETE FROM key_rate WHERE second < $1', [second - RATE_KEEP_S]).catch(() => undefined);
+      void this.pool
+        .query('DELETE FROM key_rate WHERE second < $1', [second - RATE_KEEP_S])
+        .catch(() => undefined);
     }
     return (rows[0]?.calls ?? 0) <= key.rateLimit;
   }

@@ -93,7 +93,9 @@ export class SqliteUsageMeter implements UsageMeter {
   private readonly addWithin;
 
   constructor(private readonly db: ServiceDb) {
-    this.ensure = db.prepare('INSERT INTO key_usage (key_id, period, used) VALUES (?, ?, 0) ON CONFLICT DO NOTHING');
+    this.ensure = db.prepare(
+      'INSERT INTO key_usage (key_id, period, used) VALUES (?, ?, 0) ON CONFLICT DO NOTHING',
+    );
     this.add = db.prepare('UPDATE key_usage SET used = max(0, used + ?) WHERE key_id = ? AND period = ?');
     this.addWithin = db.prepare(
       'UPDATE key_usage SET used = used + ? WHERE key_id = ? AND period = ? AND used + ? <= ? RETURNING used',
@@ -138,7 +140,10 @@ export class SqliteUsageMeter implements UsageMeter {
     const select = this.db.prepare('SELECT used FROM key_usage WHERE key_id = ? AND period = ?').pluck();
     const out = new Map<number, number>();
     for (const key of keys)
-      out.set(key.id, (select.get(key.id, periodOf(key.quota?.period ?? 'total')) as number | undefined) ?? 0);
+      out.set(
+        key.id,
+        (select.get(key.id, periodOf(key.quota?.period ?? 'total')) as number | undefined) ?? 0,
+      );
     return Promise.resolve(out);
   }
 

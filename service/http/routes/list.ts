@@ -294,7 +294,9 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       if (!purchase.ok) throw new HttpError(purchase.status, purchase.message);
       await backend.markPurchased(list.id, purchase.value);
       const bought = (await backend.getList(list.id)) ?? list;
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(bought)));
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(await backend.document(bought)));
     }
     if (list.status !== 'Results') {
       const why =

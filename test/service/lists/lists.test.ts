@@ -207,7 +207,7 @@ describe('lists (E7–E10) through HTTP', () => {
 
   it('takes a zip holding one .csv and answers a zip holding the results', async () => {
     const csv = 'email,first\njane.doe@gmial.com,Jane\nbob@example.com,Bob\n';
-    const zip = zipSync({ 'inner list.csv': strToU8(csv) });
+    const zip = zipSync({ 'inner list.csv': [strToU8(csv), { mtime: new Date(2024, 4, 17, 9, 30, 12) }] });
     const { list, results } = await runList(svc.url, key, zip, {
       fileName: 'batch.zip',
       query: { header: 'true' },
@@ -219,6 +219,9 @@ describe('lists (E7–E10) through HTTP', () => {
     );
     const entries = unzipSync(new Uint8Array(results!.bytes));
     expect(Object.keys(entries)).toEqual([`inner list-${list.list_id}-Validation.csv`]);
+    // The results file takes the time of the input's file (so the same list gives the same bytes): the MS-DOS
+    // date and time fields of the local header (offsets 10 and 12) are the input's.
+    expect(results!.bytes.readUInt32LE(10)).toBe(Buffer.from(zip).readUInt32LE(10));
     const text = Buffer.from(Object.values(entries)[0]).toString('utf8');
     expect(lines(text)).toEqual([
       `email,first,${APPENDED}`,
