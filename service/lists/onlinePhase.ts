@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { OnlineLevel, OnlineVerdict, OnlineVerifier } from '../engine/online/index.js';
 import type { VerifyPolicy } from '../engine/types.js';
 import { sleep } from '../engine/online/cache.js';
+import { UnknownCauseTally, type UnknownCause } from '../../shared/unknownCauses.js';
 import type { ListOnlineState } from './store.js';
 import type { ListPolicy, OnlineVerdicts } from './types.js';
 import { packVerdict } from './verdicts.js';
@@ -25,6 +26,11 @@ export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
 const LATER_DELAY_FACTOR = 3;
 /** How often the progress is written to the lists table. */
 const STATE_EVERY_MS = 500;
+/**
+ * How long an address may wait for its turn at a busy mail host (its own budget counts from its turn): a
+ * domain holding much of a list is asked at the pace its server allows, not all at once against the clock.
+ */
+const TURN_WAIT_MS = 10 * 60_000;
 
 export interface OnlinePhaseSettings {
   readonly level: OnlineLevel;
@@ -54,13 +60,14 @@ export interface OnlinePhaseContext {
 }
 
 interface JournalEntry {
-  /** code, flags, valid email, checked, why, retryable */
+  /** code, flags, valid email, checked, why, retryable, cause of an unknown */
   readonly c: number;
   readonly f: number;
   readonly v: string;
   readonly k: string;
   readonly w: string;
   readonly r?: 1;
+  readonly u?: UnknownCause;
 }
 
 /** The verdicts journal: one JSON line per verdict, the level first; the last line of an address wins. */
@@ -153,11 +160,15 @@ export async function runOnlinePhase(
   };
   byDomain.clear();
   let lastState = 0;
+  // Unknown rows by cause, for E8 (`online.unknown_causes`).
+  const causes = new UnknownCauseTally();
   const saveState = (force = false) => {
     const now = Date.now();
     if (!force && now - lastState < STATE_EVERY_MS) return;
     lastState = now;
     state.rows_checked = rowsChecked;
+    const lines = causes.lines();
+    if (lines.length > 0) state.unknown_causes = lines;
     const seconds = (now - started) / 1000;
     state.rate_per_s = seconds > 0 ? Math.round((rowsCheckedHere / seconds) * 10) / 10 : 0;
     journal.flush();
@@ -182,6 +193,7 @@ export async function runOnlinePhase(
     pending.checked.push(entry.k);
     pending.whys.push(entry.w);
     rowsChecked += rowCounts[index] ?? 0;
+    if (entry.c === 5) causes.add(entry.u, rowCounts[index] ?? 0);
     if (Date.now() - lastFlush >= settings.flushMs) flush(false);
     saveState();
   };
@@ -203,6 +215,7 @@ export async function runOnlinePhase(
         level: settings.level,
         budgetMs: settings.budgetMs,
         retryWithinBudget: false,
+        queueMs: TURN_WAIT_MS,
       });
     } catch {
       // Never claim more than was checked: a check that failed is unknown.
@@ -216,6 +229,7 @@ export async function runOnlinePhase(
       k: verdict.checked,
       w: verdict.why ?? verdict.reason ?? '',
       ...(verdict.retryable ? { r: 1 as const } : {}),
+      ...(verdict.cause && packed.code === 5 ? { u: verdict.cause } : {}),
     };
     if (!context.isCurrent()) return;
     journal.add(address, entry);

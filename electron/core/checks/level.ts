@@ -82,6 +82,8 @@ export function effectiveNetwork(given: NetworkSettings = {}, env: NodeJS.Proces
 
 /** The longest an Automatic decision may take, whatever the network does. */
 export const AUTO_DECISION_MS = 4500;
+/** The longest the identity preflight before a list with mailbox checks may take (it runs during the upload). */
+export const IDENTITY_PREFLIGHT_MS = 12_000;
 
 /**
  * The preflight (`mailsieve doctor`): whether DNS answers from a resolver that sees the internet, and (unless
@@ -141,7 +143,22 @@ export async function decideChecks(
   if (choice !== 'auto') {
     const proxy =
       choice === 'smtp' && settings.smtpProxy ? ` through ${describeProxy(settings.smtpProxy)}` : '';
-    return { choice, level: choice, reason: `${CHOSEN_WORDS[choice]}${proxy}` };
+    const reason = `${CHOSEN_WORDS[choice]}${proxy}`;
+    if (choice !== 'smtp') return { choice, level: choice, reason };
+    // Mailbox checks: a real conversation with a mail server of the probe domain first, so that an identity
+    // mail servers refuse is said before the list, not found in every row after it.
+    const started = Date.now();
+    const timedOut = new Promise<undefined>((resolve) =>
+      setTimeout(() => resolve(undefined), IDENTITY_PREFLIGHT_MS).unref(),
+    );
+    const preflight = await Promise.race([preflightNetwork(settings), timedOut]);
+    return {
+      choice,
+      level: choice,
+      reason,
+      ...(preflight ? { preflight } : {}),
+      decidedInMs: Date.now() - started,
+    };
   }
   const started = Date.now();
   const timedOut = new Promise<undefined>((resolve) =>

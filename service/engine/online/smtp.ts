@@ -535,27 +535,3 @@ function upgrade(
     });
   });
 }
-
-/**
- * Connects and reads the greeting only, then says QUIT: the preflight's test of whether a mail server's
- * port can be reached from here at all.
- */
-export async function probeGreeting(
-  ip: string,
-  port: number,
-  timeoutMs: number,
-  proxy?: SocksProxySettings,
-): Promise<{ ok: true; reply: SmtpReply } | { ok: false; detail: string }> {
-  const deadline = Date.now() + timeoutMs;
-  const connected = await connect(ip, port, timeoutMs, proxy);
-  if (!connected.ok) return { ok: false, detail: connected.detail };
-  const reader = new ReplyReader();
-  reader.attach(connected.socket);
-  const result = await reader.read(deadline, 'greeting');
-  if (result.ok) connected.socket.end('QUIT\r\n');
-  connected.socket.destroy();
-  if (!result.ok) return { ok: false, detail: `connected, but ${result.detail}` };
-  if (result.reply.code !== 220)
-    return { ok: false, detail: `connected, but the greeting was ${formatReply(result.reply)}` };
-  return { ok: true, reply: result.reply };
-}

@@ -27,7 +27,14 @@ import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import { isRefusalOfUs, refusalCause } from './classify.js';
 import { SmtpPool } from './pool.js';
-import { describeProxy, probeGreeting, type SessionFailure, type SocksProxySettings } from './smtp.js';
+import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
+import {
+  identityConversation,
+  identityFlags,
+  sentence,
+  type IdentityCheck,
+  type IdentityProblem,
+} from './identity.js';
 
 export const ONLINE_CODE = {
   unknown: 5,
@@ -142,6 +149,8 @@ export interface PreflightCheck {
 export interface Preflight {
   readonly dns: PreflightCheck & { readonly servers: readonly string[] };
   readonly smtp: PreflightCheck & { readonly port: number };
+  /** Whether mail servers take this machine's HELO name and sender (identity.ts). */
+  readonly identity: IdentityCheck;
   readonly checkedAt: string;
 }
 
@@ -639,9 +648,33 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const asked = serverList.join(', ') || 'none';
     const probeDomain = options.probeDomain ?? 'gmail.com';
     const smtpNotTried = (why: string) => ({ ok: false, port: smtpPort, detail: `Not tried: ${why}` });
-    const done = (dns: PreflightCheck, smtp: PreflightCheck): Preflight => ({
+    let flags: IdentityProblem[] = identityFlags(heloName, mailFrom, undefined);
+    const identityOf = (
+      found: { detail: string; refusedAt?: IdentityCheck['refusedAt']; problem?: IdentityProblem },
+      transcript: readonly string[] = [],
+    ): IdentityCheck => {
+      // The server's refusal first; a flag of the same setting says nothing more.
+      const problems = found.problem
+        ? [found.problem, ...flags.filter((flag) => flag.option !== found.problem?.option)]
+        : flags;
+      const isTried = !found.detail.startsWith('Not tried');
+      return {
+        ok: isTried && problems.length === 0,
+        detail: [
+          ...problems.map((problem) => sentence(problem.text)),
+          ...(found.problem ? [] : [found.detail]),
+        ].join(' '),
+        heloName,
+        mailFrom,
+        ...(found.refusedAt ? { refusedAt: found.refusedAt } : {}),
+        problems,
+        transcript,
+      };
+    };
+    const done = (dns: PreflightCheck, smtp: PreflightCheck, identity?: IdentityCheck): Preflight => ({
       dns: { ...dns, servers: serverList },
       smtp: { ...smtp, port: smtpPort },
+      identity: identity ?? identityOf({ detail: `Not tried: ${smtp.detail.replace(/^Not tried: /, '')}` }),
       checkedAt: new Date().toISOString(),
     });
     const unknownNote = 'DNS and SMTP checks will end as unknown (5).';
@@ -673,22 +706,46 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const dns = { ok: true, detail: `DNS answers (${mx.server}): ${probeDomain} MX ${host ?? '(none)'}` };
     if (!host) return done(dns, smtpNotTried(`${probeDomain} has no MX record to try.`));
     if (!trySmtp) return done(dns, smtpNotTried('only DNS was asked about.'));
+    // Before any probe: does the sender's domain have an MX or address record? (Servers check it.)
+    const senderDomain = mailFrom.slice(mailFrom.lastIndexOf('@') + 1).toLowerCase();
+    if (senderDomain.includes('.')) {
+      const sender = await resolver.mailRouting(senderDomain, Date.now() + 3000);
+      flags = identityFlags(
+        heloName,
+        mailFrom,
+        sender.routing.kind === 'unknown' ? undefined : sender.routing,
+      );
+    }
     const addresses = await resolver.hostAddresses(host, Date.now() + 4000);
     if (!addresses.ok)
       return done(dns, smtpNotTried(`the address of ${host} was not found (${addresses.reason}).`));
     const ip = addresses.addresses[0];
-    const greeting = await probeGreeting(ip, smtpPort, 3000, proxy);
+    const talk = await identityConversation(
+      host,
+      ip,
+      probeDomain,
+      { port: smtpPort, heloName, mailFrom, connectTimeoutMs: 3000, ...(proxy ? { proxy } : {}) },
+      6000,
+    );
     const via = proxy ? ` through ${describeProxy(proxy)}` : '';
-    if (greeting.ok)
-      return done(dns, {
-        ok: true,
-        detail: `Port ${smtpPort} reachable${via}: ${host} [${ip}] greeted "${greeting.reply.lines[0]}"`,
-      });
+    if (talk.reached)
+      return done(
+        dns,
+        { ok: true, detail: `Port ${smtpPort} reachable${via}: ${host} [${ip}] greeted "${talk.greeting}"` },
+        identityOf(
+          {
+            detail: `${host} took the HELO name '${heloName}' and the sender ${mailFrom} (${talk.note}).`,
+            ...(talk.refusedAt ? { refusedAt: talk.refusedAt } : {}),
+            ...(talk.problem ? { problem: talk.problem } : {}),
+          },
+          talk.transcript,
+        ),
+      );
     return done(dns, {
       ok: false,
       detail: proxy
-        ? `Cannot talk to port ${smtpPort} of ${host} [${ip}]${via}: ${greeting.detail}. SMTP checks will end as unknown (5) until the proxy works.`
-        : `Cannot talk to port ${smtpPort} of ${host} [${ip}]: ${greeting.detail}. Outbound port 25 is often blocked by ` +
+        ? `Cannot talk to port ${smtpPort} of ${host} [${ip}]${via}: ${talk.detail}. SMTP checks will end as unknown (5) until the proxy works.`
+        : `Cannot talk to port ${smtpPort} of ${host} [${ip}]: ${talk.detail}. Outbound port 25 is often blocked by ` +
           `internet providers and clouds; SMTP checks will end as unknown (5) (use --checks dns to stop at DNS, or a SOCKS5 proxy).`,
     });
   }
