@@ -27,8 +27,10 @@ export interface PoolOptions {
   readonly blockTtlMs: number;
   /** Refused recipients after which a conversation is ended and the next ones asked on a fresh one. */
   readonly maxErrorsPerSession: number;
-  /** New connections to one host within any minute. */
+  /** New connections to one host within any minute (`connectWindowMs`). */
   readonly maxConnectsPerMinute: number;
+  /** The window of `maxConnectsPerMinute` (default 60 s; tests shorten it). */
+  readonly connectWindowMs?: number;
   /** How long a host that said "too many connections" is left alone. */
   readonly rateBackoffMs: number;
 }
@@ -231,10 +233,11 @@ class Lane {
 
   /** When a new connection to this host may be opened (now or later), within its limits. */
   private nextConnectTime(now: number): number {
-    while (this.connects.length > 0 && this.connects[0] <= now - 60_000) this.connects.shift();
+    const window = this.pool.options.connectWindowMs ?? 60_000;
+    while (this.connects.length > 0 && this.connects[0] <= now - window) this.connects.shift();
     let at = Math.max(now, this.nextConnectAt, this.pausedUntil);
     if (this.connects.length >= this.connectsPerMinute)
-      at = Math.max(at, this.connects[this.connects.length - this.connectsPerMinute] + 60_000);
+      at = Math.max(at, this.connects[this.connects.length - this.connectsPerMinute] + window);
     return at;
   }
 
@@ -252,7 +255,8 @@ class Lane {
         job.resolve({ kind: 'skipped', ...remembered });
       } else if (job.deadline <= now) {
         this.queue.splice(i, 1);
-        if (this.pausedUntil > now) {
+        // Since the host said "too many connections", a check that runs out of time waiting is its doing.
+        if (this.pauseDetail) {
           const detail = `${this.host} asked this machine to connect less often (${this.pauseDetail}), and the time allowed ran out while waiting`;
           job.log.push(`SMTP: ${detail}`);
           job.resolve({ kind: 'failure', failure: { kind: 'rate-limited', detail } });
@@ -394,10 +398,14 @@ class Lane {
   /** The host said this machine connects too often: leave it alone a while, and connect less often after. */
   private backOff(detail: string): void {
     const now = Date.now();
-    const recent = this.connects.filter((at) => at > now - 60_000).length;
+    const recent = this.connects.filter(
+      (at) => at > now - (this.pool.options.connectWindowMs ?? 60_000),
+    ).length;
     this.connectsPerMinute = Math.max(1, Math.min(this.connectsPerMinute, Math.floor(recent / 2)));
     this.pausedUntil = now + this.pool.options.rateBackoffMs;
     this.pauseDetail = detail;
+    // The lower rate counts from the end of the pause (the server's own count starts again too).
+    this.connects.length = 0;
   }
 
   /**

@@ -74,14 +74,33 @@ describe('Automatic', () => {
 });
 
 describe('chosen levels and the preflight in words', () => {
-  it('takes offline, dns and smtp as chosen, without asking the network', async () => {
+  it('takes offline and dns as chosen, without asking the network', async () => {
     const before = dns.queries.length;
-    for (const level of ['offline', 'dns', 'smtp'] as const)
+    for (const level of ['offline', 'dns'] as const)
       expect(await decideChecks(level, { dnsServers: servers(dns.address) })).toMatchObject({
         level,
         choice: level,
       });
     expect(dns.queries.length).toBe(before);
+  });
+
+  it('takes smtp as chosen after a conversation with a mail server of the probe domain that tries the identity', async () => {
+    const decision = await decideChecks('smtp', {
+      dnsServers: servers(dns.address),
+      smtpPort: farm.port,
+      heloName: 'localhost',
+      mailFrom: 'check@mailsieve.test',
+    });
+    expect(decision).toMatchObject({ level: 'smtp', choice: 'smtp' });
+    expect(decision.preflight?.identity).toMatchObject({
+      ok: false,
+      heloName: 'localhost',
+      problems: [{ option: 'helo_name' }],
+    });
+    // The conversation was held: EHLO, MAIL FROM, RCPT TO the probe domain's postmaster, RSET, QUIT.
+    expect(decision.preflight?.identity.transcript.join('\n')).toMatch(
+      /C: EHLO localhost[\s\S]*C: MAIL FROM:<check@mailsieve\.test>[\s\S]*C: RCPT TO:<postmaster@gmail\.com>[\s\S]*C: RSET[\s\S]*C: QUIT/,
+    );
   });
 
   it('says when port 25 can and cannot be reached', async () => {
