@@ -2,6 +2,7 @@
 // otherwise what was checked (domains in DNS, mailboxes on their mail servers) and why that level ran.
 import { CHECKS_LEVEL_WORDS } from '../../shared/desktop/checks.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
+import { UnknownCauses } from './UnknownCauses.js';
 
 export function ChecksNote({ job }: Readonly<{ job: JobDetail }>) {
   const level =
@@ -30,6 +31,7 @@ export function ChecksNote({ job }: Readonly<{ job: JobDetail }>) {
           : 'Each mailbox was asked of its mail server without sending mail: 50 exists, 400 does not, 410 is full, 45 the domain accepts every address.'}{' '}
         Rows that could not be checked are <code>unknown</code> with the reason.
       </p>
+      <UnknownCauses causes={job.lastDocument?.online?.unknown_causes} />
     </aside>
   );
 }

@@ -2,8 +2,10 @@
 // Offline only, Domains (DNS) or Mailboxes (SMTP). Automatic asks a preflight (the `doctor` logic: the online
 // verifier's preflight) whether DNS answers from a resolver that sees the internet, and runs DNS checks when
 // it does, offline checks otherwise; mailbox (SMTP) checks run only when chosen. See docs/online-checks.md.
+import { APP_OPTION_WORDS } from '../../../shared/unknownCauses.js';
 import {
   createOnlineVerifier,
+  describeProblems,
   describeProxy,
   parseDnsServers,
   type ChecksLevel,
@@ -116,8 +118,12 @@ function firstSentence(text: string): string {
 export function describePreflight(preflight: Preflight, proxy?: SocksProxySettings): string {
   if (!preflight.dns.ok)
     return `${firstSentence(preflight.dns.detail)}: only offline checks can run (syntax, lists).`;
-  if (preflight.smtp.ok)
-    return `DNS answers; port ${preflight.smtp.port} can be reached${proxy ? ` through ${describeProxy(proxy)}` : ''}: mailbox checks can run.`;
+  if (preflight.smtp.ok) {
+    const reached = `DNS answers; port ${preflight.smtp.port} can be reached${proxy ? ` through ${describeProxy(proxy)}` : ''}`;
+    if (preflight.identity.ok) return `${reached}: mailbox checks can run.`;
+    // The issue's first complaint: "can run" while every mail server refuses this machine's identity.
+    return `${reached}, but mailbox checks would come back unknown: ${describeProblems(preflight.identity.problems, APP_OPTION_WORDS)}`;
+  }
   if (preflight.smtp.detail.startsWith('Not tried'))
     return 'DNS answers: domain checks can run (port 25 was not tried).';
   return proxy

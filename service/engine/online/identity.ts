@@ -5,6 +5,7 @@
 // postmaster (RFC 5321 §4.5.1 requires that mailbox), RSET, QUIT — which says in words which step was
 // refused and what to set. See docs/online-checks.md.
 import type { CauseOption } from '../../../shared/unknownCauses.js';
+import { heloNameProblem, senderDomainProblem } from '../../../shared/verifierIdentity.js';
 import { classifyRcpt, refusalCause } from './classify.js';
 import type { MailRouting } from './dns.js';
 import { formatReply, SmtpSession, type SessionConfig } from './smtp.js';
@@ -29,17 +30,6 @@ export interface IdentityCheck {
   readonly transcript: readonly string[];
 }
 
-const FQDN = /^(?=.{4,253}$)([a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z](?:[a-z0-9-]*[a-z0-9])?$/i;
-const NOT_PUBLIC = /(^|\.)(localhost|localdomain|local|lan|home|internal)$/i;
-
-/** Why a HELO name is not a fully-qualified public host name, or undefined when it is one (or an [IP]). */
-export function heloNameProblem(name: string): string | undefined {
-  if (/^\[[0-9a-f:.]+\]$/i.test(name)) return undefined;
-  if (!FQDN.test(name)) return 'it is not a fully-qualified domain name';
-  if (NOT_PUBLIC.test(name)) return 'it is a local name, not one the internet knows';
-  return undefined;
-}
-
 /**
  * What this machine can tell before any probe: the HELO name, and whether the sender's domain has an MX or
  * address record (`senderRouting`: its mail routing as the verifier's DNS sees it; undefined when DNS did not
@@ -58,9 +48,10 @@ export function identityFlags(
       option: 'helo_name',
     });
   const domain = mailFrom.slice(mailFrom.lastIndexOf('@') + 1);
-  if (!domain.includes('.'))
+  const sender = senderDomainProblem(mailFrom);
+  if (sender)
     problems.push({
-      text: `the sender ${mailFrom} is not of a fully-qualified domain: servers refuse it. Set a sender address of a domain you own`,
+      text: `the sender ${mailFrom} will be refused by many mail servers: ${sender}. Set a sender address of a domain you own`,
       option: 'mail_from',
     });
   else if (
