@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, type CliResult } from '../helpers/cli.js';
+import { CLI, outputOf, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/service.js';
 import { startPostfix, type PostfixWorld } from '../helpers/postfix.js';
 
@@ -35,14 +35,17 @@ function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult>
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return outputOf(child);
+}
+
+/** `clean --checks smtp` of a list at a Postfix world, as a new user runs it. */
+function cleanSmtp(
+  world: PostfixWorld,
+  input: string,
+  home: Record<string, string>,
+  options: readonly string[],
+): Promise<CliResult> {
+  return runCli(['clean', input, '--checks', 'smtp', ...world.network, ...options], home);
 }
 
 function workspace(rows: readonly string[]): { input: string; home: Record<string, string> } {
@@ -145,24 +148,16 @@ describe('against a real Postfix with postgrey', () => {
       'someone@dead.net': '5',
     };
     const { input, home } = workspace(Object.keys(rows));
-    const run = await runCli(
-      [
-        'clean',
-        input,
-        '--checks',
-        'smtp',
-        ...world.network,
-        ...IDENTITY,
-        '--probe-domain',
-        'acme.net',
-        // postgrey lets a retry through after 2 s.
-        '--retry-delay',
-        '4',
-        '--max-wait',
-        '30',
-      ],
-      home,
-    );
+    const run = await cleanSmtp(world, input, home, [
+      ...IDENTITY,
+      '--probe-domain',
+      'acme.net',
+      // postgrey lets a retry through after 2 s.
+      '--retry-delay',
+      '4',
+      '--max-wait',
+      '30',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^Identity: mx\.acme\.net took the HELO name/m);
     const results = /^Results: (.*)$/m.exec(run.stdout)![1];
@@ -174,20 +169,7 @@ describe('against a real Postfix with postgrey', () => {
     const rows = Array.from({ length: 40 }, (_, i) => `user${i}@acme.net`);
     const { input, home } = workspace(rows);
     const started = Date.now();
-    const run = await runCli(
-      [
-        'clean',
-        input,
-        '--checks',
-        'smtp',
-        ...world.network,
-        '--probe-domain',
-        'acme.net',
-        '--max-wait',
-        '120',
-      ],
-      home,
-    );
+    const run = await cleanSmtp(world, input, home, ['--probe-domain', 'acme.net', '--max-wait', '120']);
     expect(run.code, run.stderr).toBe(0);
     expect(Date.now() - started).toBeLessThan(30_000);
     // Said before the list: the preflight's conversation.
@@ -225,23 +207,15 @@ describe('a heavy domain at a real Postfix', () => {
     const rows = [...expected.keys()];
     const { input, home } = workspace(rows);
     const started = Date.now();
-    const run = await runCli(
-      [
-        'clean',
-        input,
-        '--checks',
-        'smtp',
-        ...world.network,
-        ...IDENTITY,
-        '--probe-domain',
-        'bulk.net',
-        '--retry-delay',
-        '20',
-        '--max-wait',
-        '150',
-      ],
-      home,
-    );
+    const run = await cleanSmtp(world, input, home, [
+      ...IDENTITY,
+      '--probe-domain',
+      'bulk.net',
+      '--retry-delay',
+      '20',
+      '--max-wait',
+      '150',
+    ]);
     const took = Date.now() - started;
     expect(run.code, run.stderr).toBe(0);
     const results = /^Results: (.*)$/m.exec(run.stdout)![1];
