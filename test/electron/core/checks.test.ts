@@ -104,9 +104,24 @@ describe('chosen levels and the preflight in words', () => {
   });
 
   it('says when port 25 can and cannot be reached', async () => {
-    const open = await preflightNetwork({ dnsServers: servers(dns.address), smtpPort: farm.port });
+    const open = await preflightNetwork({
+      dnsServers: servers(dns.address),
+      smtpPort: farm.port,
+      heloName: 'probe.mailsieve.test',
+      mailFrom: 'check@mailsieve.test',
+    });
     expect(describePreflight(open)).toBe(
       `DNS answers; port ${farm.port} can be reached: mailbox checks can run.`,
+    );
+    // Port 25 answers, but the identity is one mail servers refuse: not "can run" (issue 22).
+    const refused = await preflightNetwork({
+      dnsServers: servers(dns.address),
+      smtpPort: farm.port,
+      heloName: 'localhost',
+      mailFrom: 'postmaster@localhost',
+    });
+    expect(describePreflight(refused)).toBe(
+      `DNS answers; port ${farm.port} can be reached, but mailbox checks would come back unknown: The HELO name 'localhost' will be refused by many mail servers: it is not a fully-qualified domain name. Set a fully-qualified name whose DNS points at this machine's address (set the HELO name under Connection → Checks). The sender postmaster@localhost will be refused by many mail servers: its domain is not fully-qualified. Set a sender address of a domain you own (set the sender address under Connection → Checks).`,
     );
     const blocked = await preflightNetwork({ dnsServers: servers(dns.address), smtpPort: 1 });
     expect(describePreflight(blocked)).toBe(
