@@ -3,13 +3,19 @@
 // failures, and what the CLI shows of the online phase (the wait for a retry).
 import { Option, type Command } from 'commander';
 import type { ListResource } from '../../shared/api/list.js';
-import { parseSocksProxy, type SocksProxySettings } from '../../service/engine/online/index.js';
+import {
+  describeProblems,
+  parseSocksProxy,
+  type SocksProxySettings,
+} from '../../service/engine/online/index.js';
 import {
   CHECKS_CHOICES,
   isChecksChoice,
   type ChecksChoice,
+  type ChecksDecision,
   type NetworkSettings,
 } from '../core/checks/level.js';
+import { CLI_OPTION_WORDS } from '../../shared/unknownCauses.js';
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from '../core/embedded.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
@@ -39,6 +45,10 @@ export function addListCheckOptions(command: Command): Command {
     )
     .option('--mail-from <address>', 'envelope sender of the probes (default postmaster@<helo name>)')
     .option(
+      '--probe-domain <domain>',
+      'with --checks smtp: domain whose mail server is asked first whether it takes the HELO name and sender (default gmail.com)',
+    )
+    .option(
       '--smtp-proxy <url>',
       'reach mail servers through a SOCKS5 proxy: socks5://[USER:PASSWORD@]HOST:PORT',
     )
@@ -57,6 +67,7 @@ export function hasListCheckOptions(options: ChecksCliOptions): boolean {
     options.heloName,
     options.mailFrom,
     options.smtpProxy,
+    options.probeDomain,
     options.retryDelay,
     options.maxWait,
   ].some((value) => value !== undefined);
@@ -81,6 +92,7 @@ export function embeddedChecksOptions(options: ChecksCliOptions): EmbeddedServic
   if (online.smtpPort !== undefined) network.smtpPort = online.smtpPort;
   if (online.heloName !== undefined) network.heloName = online.heloName;
   if (online.mailFrom !== undefined) network.mailFrom = online.mailFrom;
+  if (online.probeDomain !== undefined) network.probeDomain = online.probeDomain;
   if (options.smtpProxy !== undefined) network.smtpProxy = smtpProxyOption(options.smtpProxy);
   const retry: { delayMs?: number; maxWaitMs?: number } = {};
   if (options.retryDelay !== undefined)
@@ -120,8 +132,28 @@ export async function startChecksService(
     ...embeddedChecksOptions(options),
     ...(isDecidedWhileStarting ? { isDecidedWhileStarting } : {}),
   });
-  if (!isDecidedWhileStarting) info(`Checks: ${embedded.checks.reason}`);
+  if (!isDecidedWhileStarting) {
+    info(`Checks: ${embedded.checks.reason}`);
+    const identity = identityNote(embedded.checks);
+    if (identity) info(identity);
+  }
   return embedded;
+}
+
+/**
+ * What the preflight before mailbox checks found of this machine's identity, in a line: "Identity: the mail
+ * server refused the HELO name 'localhost' (…): set a fully-qualified name … (set --helo-name)."; undefined
+ * for a level below smtp.
+ */
+export function identityNote(decision: ChecksDecision): string | undefined {
+  if (decision.level !== 'smtp') return undefined;
+  const preflight = decision.preflight;
+  if (!preflight) return 'Identity: not checked (the preflight did not finish in time).';
+  if (!preflight.dns.ok) return `Identity: not checked: ${preflight.dns.detail}`;
+  if (!preflight.smtp.ok) return `Identity: not checked: ${preflight.smtp.detail}`;
+  const { identity } = preflight;
+  if (identity.problems.length === 0) return `Identity: ${identity.detail}`;
+  return `Identity: ${describeProblems(identity.problems, CLI_OPTION_WORDS)}`;
 }
 
 const clock = (iso: string) => {

@@ -9,6 +9,7 @@ import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/clie
 import type { VerificationMode } from '../../shared/api/codes.js';
 import { describeLeftOut } from '../../shared/exportChoices.js';
 import { codeMeaning, statusName } from '../../shared/vocabulary.js';
+import { CLI_OPTION_WORDS, formatCauseLine } from '../../shared/unknownCauses.js';
 import { LIST_POLL_MIN_INTERVAL_MS } from '../../shared/api/limits.js';
 import {
   listFileExtension,
@@ -41,6 +42,7 @@ import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/zip.js
 import { clientFor } from './connect.js';
 import {
   downloadExplanations,
+  identityNote,
   onlineNotes,
   startChecksService,
   type ChecksCliOptions,
@@ -402,6 +404,11 @@ export function formatBreakdown(
           `    ${code.padStart(3)}  ${codeMeaning(Number(code), code === '525' && options.isLocal ? 'disposable' : null).padEnd(44)} ${n(count).padStart(11)}`,
         );
     }
+    const causes = list.online?.unknown_causes ?? [];
+    if (causes.length > 0) {
+      lines.push('  unknown rows by cause:');
+      for (const cause of causes) lines.push(`    ${formatCauseLine(cause, CLI_OPTION_WORDS)}`);
+    }
     const domains = REPORT_DOMAIN_TYPE_KEYS.map((key) => [key, reporting.domain_type?.[key] ?? 0] as const)
       .filter(([, count]) => count > 0)
       .map(([key, count]) => `${DOMAIN_WORDS[key] ?? key} ${n(count)}`);
@@ -533,6 +540,8 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       (decision) => {
         progress.end();
         info(`Checks: ${decision.reason}`);
+        const identity = identityNote(decision);
+        if (identity) info(identity);
       },
       () => undefined,
     );

@@ -1,8 +1,11 @@
-// `mailsieve doctor`: can this machine run online checks? Whether DNS answers (and sees the internet), and
-// whether a mail server's port 25 can be reached, with a probe domain's MX as the test. It answers within
-// a few seconds whatever the network does, and says what the user will see: online checks that end as
-// unknown (5) when the network does not allow them.
-import { createOnlineVerifier, type Preflight } from '../../service/engine/online/index.js';
+// `mailsieve doctor`: can this machine run online checks? Whether DNS answers (and sees the internet), whether
+// a mail server's port 25 can be reached, with a probe domain's MX as the test, and whether that server takes
+// this machine's identity: a real conversation (EHLO with the HELO name, MAIL FROM the sender, RCPT TO its
+// postmaster, RSET, QUIT) that says which step was refused and which option to set. It answers within a few
+// seconds whatever the network does, and says what the user will see: online checks that end as unknown (5)
+// when the network or the identity does not allow them.
+import { createOnlineVerifier, describeProblems, type Preflight } from '../../service/engine/online/index.js';
+import { CLI_OPTION_WORDS } from '../../shared/unknownCauses.js';
 import { CliError } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 
@@ -10,35 +13,49 @@ export interface DoctorOptions extends OnlineCliOptions {
   json?: boolean;
 }
 
+/** The identity line's words: each problem with the option that changes it. */
+function identityWords(preflight: Preflight): string {
+  const { identity } = preflight;
+  if (identity.problems.length === 0) return identity.detail;
+  const problems = describeProblems(identity.problems, CLI_OPTION_WORDS);
+  return preflight.smtp.ok ? problems : `Not tried: no mail server could be reached. ${problems}`;
+}
+
 export function formatPreflight(preflight: Preflight): string {
   const line = (name: string, ok: boolean, detail: string) =>
-    `${name.padEnd(5)} ${ok ? 'ok  ' : 'FAIL'}  ${detail}`;
+    `${name.padEnd(8)} ${ok ? 'ok  ' : 'FAIL'}  ${detail}`;
+  const { dns, smtp, identity } = preflight;
+  const options = [...new Set(identity.problems.map((p) => CLI_OPTION_WORDS[p.option]))].join(', ');
   const verdict =
-    preflight.dns.ok && preflight.smtp.ok
-      ? 'Online checks can run here: keys with --checks smtp get mailbox answers.'
-      : preflight.dns.ok
-        ? 'DNS checks can run here (--checks dns); mailbox (SMTP) checks would end as unknown (5).'
-        : 'No online checks can run here: DNS and SMTP checks would end as unknown (5). Offline checks work.';
+    dns.ok && smtp.ok && identity.ok
+      ? 'Mailbox checks can run here: keys with --checks smtp get mailbox answers.'
+      : dns.ok && smtp.ok
+        ? `Mailbox (SMTP) checks would come back unknown (5) from mail servers that refuse this identity: ${options}. DNS checks can run (--checks dns).`
+        : dns.ok
+          ? 'DNS checks can run here (--checks dns); mailbox (SMTP) checks would end as unknown (5).'
+          : 'No online checks can run here: DNS and SMTP checks would end as unknown (5). Offline checks work.';
   return [
-    line('DNS', preflight.dns.ok, preflight.dns.detail),
-    line('SMTP', preflight.smtp.ok, preflight.smtp.detail),
+    line('DNS', dns.ok, dns.detail),
+    line('SMTP', smtp.ok, smtp.detail),
+    line('Identity', identity.ok, identityWords(preflight)),
     verdict,
   ].join('\n');
 }
 
-/** Exits 0 when DNS and SMTP both work, 1 otherwise (the report on stdout says which and why). */
+/** Exits 0 when DNS, SMTP and the identity all work, 1 otherwise (the report on stdout says which and why). */
 export async function doctor(options: DoctorOptions): Promise<void> {
   const { checks: _checks, ...settings } = onlineOptionsFrom(options, 'smtp');
   const verifier = createOnlineVerifier({ ...settings, dnsQueryTimeoutMs: 3000 });
   try {
     const preflight = await verifier.preflight({ fresh: true });
-    const json = { dns: preflight.dns, smtp: preflight.smtp, checked_at: preflight.checkedAt };
+    const { transcript: _transcript, ...identity } = preflight.identity;
+    const json = { dns: preflight.dns, smtp: preflight.smtp, identity, checked_at: preflight.checkedAt };
     process.stdout.write(`${options.json ? JSON.stringify(json) : formatPreflight(preflight)}\n`);
-    if (!(preflight.dns.ok && preflight.smtp.ok))
+    if (!preflight.dns.ok) throw new CliError('online checks cannot run here (see above).');
+    if (!preflight.smtp.ok) throw new CliError('SMTP checks cannot run here (see above).');
+    if (!preflight.identity.ok)
       throw new CliError(
-        preflight.dns.ok
-          ? 'SMTP checks cannot run here (see above).'
-          : 'online checks cannot run here (see above).',
+        `mail servers refuse or may refuse this machine's identity: ${[...new Set(preflight.identity.problems.map((p) => CLI_OPTION_WORDS[p.option]))].join(', ')} (see above).`,
       );
   } finally {
     await verifier.close();

@@ -157,10 +157,15 @@ export function buildProgram(): Command {
     program
       .command('doctor')
       .description(
-        'Tell whether DNS answers and mail servers (port 25) can be reached from here, for online checks.',
+        'Tell whether DNS answers, mail servers (port 25) can be reached from here, and take this machine’s HELO name and sender, for online checks.',
       )
       .addOption(dataDirOption())
       .option('--probe-domain <domain>', 'domain whose mail server is tried', 'gmail.com')
+      .option(
+        '--helo-name <name>',
+        'name given in EHLO (default: this machine’s name); use one whose DNS matches your IP',
+      )
+      .option('--mail-from <address>', 'envelope sender of the probes (default postmaster@<helo name>)')
       .option('--json', 'print the result as one JSON object'),
   ).action(doctor);
 

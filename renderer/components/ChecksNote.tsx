@@ -3,6 +3,7 @@
 // service's terms (a resolver's address, `auto:`), stays in the job's summary and the CLI's --json.
 import { CHECKS_LEVEL_WORDS, checksInPlainWords, type ChecksLevelName } from '../../shared/desktop/checks.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
+import { UnknownCauses } from './UnknownCauses.js';
 
 /** Results' figure of the rows no check confirmed, on a job that ran offline (History says the same). */
 export const NOT_CHECKED_OFFLINE = 'Not checked (offline)';
@@ -45,6 +46,7 @@ export function ChecksNote({ job }: Readonly<{ job: JobDetail }>) {
           : 'Each mailbox was asked of its mail server without sending mail: 50 exists, 400 does not, 410 is full, 45 the domain accepts every address.'}{' '}
         Rows that could not be checked are <code>unknown</code> with the reason.
       </p>
+      <UnknownCauses causes={job.lastDocument?.online?.unknown_causes} />
     </aside>
   );
 }

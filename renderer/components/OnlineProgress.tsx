@@ -1,6 +1,7 @@
 // The online phase of a job with DNS or SMTP checks (issue #11): rows checked online of those to check,
 // domains done of the total, rate and time left; while temporary failures wait for a retry, "N rows waiting
 // for a retry at HH:MM" and Finish now (those rows stay unknown).
+import { UnknownCauses } from './UnknownCauses.js';
 import { useState } from 'react';
 import type { JobProgress } from '../../shared/desktop/contract.js';
 import { formatCount, formatDuration } from '../format.js';
@@ -46,6 +47,7 @@ export function OnlineProgress({ jobId, progress }: Readonly<{ jobId: number; pr
           <dd>{eta !== null ? formatDuration(eta) : '—'}</dd>
         </div>
       </dl>
+      <UnknownCauses causes={online.unknownCauses} />
       {online.retryRows > 0 && online.retryAt ? (
         <div className="retry-wait" role="status" aria-label="Retry wait">
           <p>

@@ -20,16 +20,18 @@ import type { IdentityReportState } from './identityPass.js';
 import type { PartBounds, PartContext } from './parts.js';
 import type { ReportState } from './report.js';
 import type { ListRecord } from './store.js';
+import type { UnknownCause, UnknownCauseCount } from '../../shared/unknownCauses.js';
 
 /** A verdict of the online phase, as the journal keeps it (see onlinePhase.ts). */
 export interface JournalEntry {
-  /** code, flags, valid email, checked, why, retryable */
+  /** code, flags, valid email, checked, why, retryable, cause of an unknown */
   readonly c: number;
   readonly f: number;
   readonly v: string;
   readonly k: string;
   readonly w: string;
   readonly r?: 1;
+  readonly u?: UnknownCause;
 }
 
 /** The online phase of one part, as E8's `online` sums it over the parts. */
@@ -42,6 +44,8 @@ export interface PartOnlineState {
   readonly retry_rows: number;
   readonly retry_at: string | null;
   readonly retry_attempt: number;
+  /** The part's rows answered unknown so far, by cause (every cause: the list sums and trims them). */
+  readonly unknown_causes?: UnknownCauseCount[];
 }
 
 /** What a new list is made of (E7). */

@@ -13,6 +13,7 @@ import type { VerifyPolicy } from '../engine/types.js';
 import type { JournalEntry, ListBackend, PartOnlineState, PartWork } from './backend.js';
 import type { ListPolicy, OnlineVerdicts } from './types.js';
 import { packVerdict } from './verdicts.js';
+import { UnknownCauseTally } from '../../shared/unknownCauses.js';
 
 export const DEFAULT_RETRY_DELAY_MS = 5 * 60_000;
 export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
@@ -20,6 +21,11 @@ export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
 const LATER_DELAY_FACTOR = 3;
 /** How often the progress and the journal are saved. */
 const SAVE_EVERY_MS = 500;
+/**
+ * How long an address may wait for its turn at a busy mail host (its own budget counts from its turn): a
+ * domain holding much of a list is asked at the pace its server allows, not all at once against the clock.
+ */
+const TURN_WAIT_MS = 10 * 60_000;
 
 export interface OnlinePhaseSettings {
   readonly level: OnlineLevel;
@@ -113,6 +119,12 @@ export async function runPartOnline(
     retry_at: null,
     retry_attempt: saved?.retry_attempt ?? 0,
   };
+  // Unknown rows by cause, for E8 (`online.unknown_causes`): those with their final answer.
+  const causes = new UnknownCauseTally();
+  const countFinal = (index: number, entry: JournalEntry) => {
+    state.rows_checked += rowCounts[index] ?? 0;
+    if (entry.c === 5) causes.add(entry.u, rowCounts[index] ?? 0);
+  };
   const answered = (index: number) => {
     const domain = domainOf(addresses[index]);
     const count = (left.get(domain) ?? 1) - 1;
@@ -130,18 +142,20 @@ export async function runPartOnline(
     if (entry.r && (retries || work.isFinishedEarly)) waiting.set(index, entry);
     else {
       final.set(index, entry);
-      state.rows_checked += rowCounts[index] ?? 0;
+      countFinal(index, entry);
     }
   }
   const completedOffline = work.bounds.rowCount - state.rows_to_check;
-  const save = () =>
-    backend.partOnline(
+  const save = () => {
+    const lines = causes.lines(Number.MAX_SAFE_INTEGER);
+    return backend.partOnline(
       listId,
       context.run,
       context.part,
-      { ...state },
+      { ...state, ...(lines.length > 0 ? { unknown_causes: lines } : {}) },
       completedOffline + state.rows_checked,
     );
+  };
 
   const waitedSince = work.waitingSince ? Date.parse(work.waitingSince) : undefined;
   const isWaitOver = waitedSince !== undefined && Date.now() - waitedSince >= settings.maxWaitMs;
@@ -180,6 +194,7 @@ export async function runPartOnline(
           level: settings.level,
           budgetMs: settings.budgetMs,
           retryWithinBudget: false,
+          queueMs: TURN_WAIT_MS,
         });
       } catch {
         // Never claim more than was checked: a check that failed is unknown.
@@ -193,6 +208,7 @@ export async function runPartOnline(
         k: verdict.checked,
         w: verdict.why ?? verdict.reason ?? '',
         ...(verdict.retryable ? { r: 1 as const } : {}),
+        ...(verdict.cause && packed.code === 5 ? { u: verdict.cause } : {}),
       };
       journal.push([address, entry]);
       if (isFirstPass) answered(index);
@@ -200,7 +216,7 @@ export async function runPartOnline(
       else {
         waiting.delete(index);
         final.set(index, entry);
-        state.rows_checked += rowCounts[index] ?? 0;
+        countFinal(index, entry);
       }
       if (Date.now() - lastSave >= SAVE_EVERY_MS) await flush();
     };
@@ -257,8 +273,9 @@ export async function runPartOnline(
       : settings.maxWaitMs > 0
         ? `still temporary after ${state.retry_attempt} ${state.retry_attempt === 1 ? 'retry' : 'retries'}`
         : 'not asked again (no retries)';
-    emit(index, { ...entry, w: `${entry.w} — ${note}` });
-    state.rows_checked += rowCounts[index] ?? 0;
+    const noted = { ...entry, w: `${entry.w} — ${note}` };
+    emit(index, noted);
+    countFinal(index, noted);
   }
   state.retry_rows = 0;
   state.retry_at = null;

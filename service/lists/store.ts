@@ -5,6 +5,7 @@ import type { ServiceDb } from '../store/db.js';
 import type { PartOnlineState } from './backend.js';
 import { listDir } from './names.js';
 import type { PartBounds, PartContext } from './parts.js';
+import { UnknownCauseTally } from '../../shared/unknownCauses.js';
 import type {
   EmailValidationReporting,
   ListOnline,
@@ -459,9 +460,11 @@ function onlineOf(list: ListRecord, parts: readonly PartProgress[] | undefined):
     retry_attempt: 0,
   };
   let retryAt: string | null = null;
+  const causes = new UnknownCauseTally();
   for (const part of parts ?? []) {
     const state = part.online;
     if (!state) continue;
+    for (const line of state.unknown_causes ?? []) causes.add(line.cause, line.count);
     sum.rows_to_check += state.rows_to_check;
     sum.rows_checked += state.rows_checked;
     sum.domains_total += state.domains_total;
@@ -479,5 +482,6 @@ function onlineOf(list: ListRecord, parts: readonly PartProgress[] | undefined):
     rate_per_s: seconds > 0 ? Math.round((sum.rows_checked / seconds) * 10) / 10 : 0,
     retry_at: retryAt,
     ...(list.online.finished_early ? { finished_early: true } : {}),
+    ...(causes.lines().length > 0 ? { unknown_causes: causes.lines() } : {}),
   };
 }

@@ -5,6 +5,7 @@
 // `reason` is one, a newer service may add more), and status strings outside the spec's tables are kept as
 // strings rather than failing the whole document. Count members of a report are optional, since a report
 // may leave out a zero.
+import { unknownCauseCountSchema } from '../unknownCauses.js';
 import { fileNameProblem } from '../fileName.js';
 import { z } from 'zod';
 import { CALLBACK_URL_MAX_LENGTH } from './limits.js';
@@ -257,6 +258,11 @@ export const listOnlineSchema = z.looseObject({
   retry_attempt: count,
   /** The wait was ended early (Finish now): rows still waiting stayed unknown. */
   finished_early: z.boolean().optional(),
+  /**
+   * Rows answered unknown (code 5) so far, by cause, largest first: "412 rows: mx.example.net refused this
+   * machine's HELO name" with the setting that would change it (shared/unknownCauses.ts).
+   */
+  unknown_causes: z.array(unknownCauseCountSchema).optional(),
 });
 export type ListOnline = z.infer<typeof listOnlineSchema>;
 

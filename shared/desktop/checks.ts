@@ -4,6 +4,7 @@
 // preflight). Secrets: the proxy's password travels one way only, in `checks:set`; answers say whether one
 // is stored (`isProxyAuthStored`), never what it is.
 import { z } from 'zod';
+import { CAUSE_OPTIONS } from '../unknownCauses.js';
 
 /** The user's choice. `auto` is resolved to one of the levels by a preflight when the service starts. */
 export const CHECKS_CHOICES = ['auto', 'offline', 'dns', 'smtp'] as const;
@@ -126,6 +127,10 @@ export const preflightCheckSchema = z.object({ ok: z.boolean(), detail: z.string
 export const checksPreflightSchema = z.object({
   dns: preflightCheckSchema.extend({ servers: z.array(z.string()) }),
   smtp: preflightCheckSchema.extend({ port: z.number(), throughProxy: z.boolean() }),
+  /** Whether a mail server of the probe domain took the HELO name and the sender (EHLO, MAIL FROM, RCPT). */
+  identity: preflightCheckSchema.extend({
+    problems: z.array(z.object({ text: z.string(), option: z.enum(CAUSE_OPTIONS) })),
+  }),
   checkedAt: z.string(),
   /** The findings in one sentence ("DNS answers; port 25 is blocked by this network: …"). */
   summary: z.string(),

@@ -5,6 +5,7 @@
 //
 // Secrets: no output schema here has a member that can carry an API key. A key travels one way only, in the
 // inputs of `connection:set` and `connection:test`; what comes back is `keyMask` (the last 4 characters).
+import { unknownCauseCountSchema } from '../unknownCauses.js';
 import { EXPORT_FORMATS } from '../exportChoices.js';
 import { rowFilterSchema } from '../rowFilter.js';
 import { EXPORT_RECORD_KINDS } from '../exports.js';
@@ -301,6 +302,8 @@ export const onlineProgressSchema = z.object({
   retryRows: z.number(),
   retryAt: z.string().nullable(),
   isFinishedEarly: z.boolean(),
+  /** Unknown rows so far, by cause, largest first (E8's `online.unknown_causes`). */
+  unknownCauses: z.array(unknownCauseCountSchema).optional(),
 });
 export type OnlineProgress = z.infer<typeof onlineProgressSchema>;
 

@@ -27,7 +27,7 @@ export interface OnlineListBenchOptions {
 const GREETING_DELAY_S = 0.1;
 const MAX_SESSIONS = 50;
 const PER_HOST = 2;
-const RCPTS_PER_SESSION = 20;
+const RCPTS_PER_SESSION = 100;
 /** The least round trips of a conversation: connect, EHLO, MAIL FROM, the RCPTs (pipelined), the catch-all RCPT. */
 const ROUND_TRIPS = 5;
 

@@ -24,15 +24,25 @@ afterAll(async () => {
 });
 
 describe('mailsieve doctor', () => {
-  it('says DNS answers and port 25 can be reached, and exits 0', async () => {
-    const result = await runCli(['doctor', ...network]);
+  it('says DNS answers, port 25 can be reached and the identity is taken, and exits 0', async () => {
+    const result = await runCli([
+      'doctor',
+      ...network,
+      '--helo-name',
+      'probe.mailsieve.test',
+      '--mail-from',
+      'check@mailsieve.test',
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /^DNS {3}ok {4}DNS answers \(127\.0\.0\.1:\d+\): gmail\.com MX gmail-smtp-in\.l\.google\.com$/m,
+      /^DNS {6}ok {4}DNS answers \(127\.0\.0\.1:\d+\): gmail\.com MX gmail-smtp-in\.l\.google\.com$/m,
     );
     expect(result.stdout).toMatch(
-      /^SMTP {2}ok {4}Port \d+ reachable: gmail-smtp-in\.l\.google\.com \[127\.0\.6\.\d+\] greeted "220 /m,
+      /^SMTP {5}ok {4}Port \d+ reachable: gmail-smtp-in\.l\.google\.com \[127\.0\.6\.\d+\] greeted "220 /m,
+    );
+    expect(result.stdout).toMatch(
+      /^Identity ok {4}gmail-smtp-in\.l\.google\.com took the HELO name 'probe\.mailsieve\.test' and the sender check@mailsieve\.test/m,
     );
   });
 
@@ -40,8 +50,8 @@ describe('mailsieve doctor', () => {
     const started = Date.now();
     const result = await runCli(['doctor', '--dns-servers', await closedUdpPort()]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/^DNS {3}FAIL {2}DNS does not answer .*refused the query/m);
-    expect(result.stdout).toMatch(/^SMTP {2}FAIL {2}Not tried/m);
+    expect(result.stdout).toMatch(/^DNS {6}FAIL {2}DNS does not answer .*refused the query/m);
+    expect(result.stdout).toMatch(/^SMTP {5}FAIL {2}Not tried/m);
     expect(result.stdout).toMatch(/No online checks can run here/);
     expect(result.stderr).toBe('mailsieve: online checks cannot run here (see above).\n');
     expect(Date.now() - started).toBeLessThan(5000);

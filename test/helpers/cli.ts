@@ -25,15 +25,19 @@ export function spawnCli(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const done = new Promise<CliResult>((resolve, reject) => {
+  return { child, done: outputOf(child) };
+}
+
+/** A child process's exit code and output, once it ends (code -1 when killed). */
+export function outputOf(child: ChildProcess): Promise<CliResult> {
+  return new Promise<CliResult>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
-  return { child, done };
 }
 
 /** Starts a long-running CLI command and resolves once a stdout line matches `ready`. */

@@ -32,10 +32,15 @@ export interface DnsServerOptions {
   readonly mode?: 'normal' | 'isolated' | 'servfail';
   /** Put the A records of MX hosts in the additional section of MX answers (default true). */
   readonly glue?: boolean;
+  /**
+   * Listen at this address and port instead of 127.0.0.1 and a free port: a system resolver (a real MTA's,
+   * through its resolv.conf) asks port 53 only.
+   */
+  readonly listen?: { readonly address: string; readonly port: number };
 }
 
 export interface TestDnsServer {
-  /** `127.0.0.1:PORT`, as `--dns-servers` takes it. */
+  /** `IP:PORT`, as `--dns-servers` takes it. */
   readonly address: string;
   readonly port: number;
   /** Every question received, as `name TYPE` (name lower-case, no trailing dot). */
@@ -138,25 +143,24 @@ export async function startDnsServer(
   // between, so a failed listen is retried on a new port with a new server.
   let server: ReturnType<typeof create> | undefined;
   for (let attempt = 0; !server; attempt++) {
-    const port = await freeUdpAndTcpPort();
+    const address = options.listen?.address ?? '127.0.0.1';
+    const port = options.listen?.port ?? (await freeUdpAndTcpPort());
     const candidate = create();
     try {
       await new Promise<void>((resolve, reject) => {
         candidate.once('error', reject);
-        candidate
-          .listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } })
-          .then(() => resolve(), reject);
+        candidate.listen({ udp: { port, address }, tcp: { port, address } }).then(() => resolve(), reject);
       });
       candidate.on('error', () => undefined);
       server = candidate;
     } catch (error) {
       await candidate.close().catch(() => undefined);
-      if (attempt >= 10) throw error;
+      if (attempt >= 10 || options.listen) throw error;
     }
   }
-  const port = server.addresses().udp!.port;
+  const { port, address } = server.addresses().udp!;
   return {
-    address: `127.0.0.1:${port}`,
+    address: `${address}:${port}`,
     port,
     queries,
     count: (name, type) =>

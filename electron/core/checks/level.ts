@@ -2,8 +2,10 @@
 // Offline only, Domains (DNS) or Mailboxes (SMTP). Automatic asks a preflight (the `doctor` logic: the online
 // verifier's preflight) whether DNS answers from a resolver that sees the internet, and runs DNS checks when
 // it does, offline checks otherwise; mailbox (SMTP) checks run only when chosen. See docs/online-checks.md.
+import { APP_OPTION_WORDS } from '../../../shared/unknownCauses.js';
 import {
   createOnlineVerifier,
+  describeProblems,
   describeProxy,
   parseDnsServers,
   type ChecksLevel,
@@ -82,6 +84,8 @@ export function effectiveNetwork(given: NetworkSettings = {}, env: NodeJS.Proces
 
 /** The longest an Automatic decision may take, whatever the network does. */
 export const AUTO_DECISION_MS = 4500;
+/** The longest the identity preflight before a list with mailbox checks may take (it runs during the upload). */
+export const IDENTITY_PREFLIGHT_MS = 12_000;
 
 /**
  * The preflight (`mailsieve doctor`): whether DNS answers from a resolver that sees the internet, and (unless
@@ -114,8 +118,12 @@ function firstSentence(text: string): string {
 export function describePreflight(preflight: Preflight, proxy?: SocksProxySettings): string {
   if (!preflight.dns.ok)
     return `${firstSentence(preflight.dns.detail)}: only offline checks can run (syntax, lists).`;
-  if (preflight.smtp.ok)
-    return `DNS answers; port ${preflight.smtp.port} can be reached${proxy ? ` through ${describeProxy(proxy)}` : ''}: mailbox checks can run.`;
+  if (preflight.smtp.ok) {
+    const reached = `DNS answers; port ${preflight.smtp.port} can be reached${proxy ? ` through ${describeProxy(proxy)}` : ''}`;
+    if (preflight.identity.ok) return `${reached}: mailbox checks can run.`;
+    // The issue's first complaint: "can run" while every mail server refuses this machine's identity.
+    return `${reached}, but mailbox checks would come back unknown: ${describeProblems(preflight.identity.problems, APP_OPTION_WORDS)}`;
+  }
   if (preflight.smtp.detail.startsWith('Not tried'))
     return 'DNS answers: domain checks can run (port 25 was not tried).';
   return proxy
@@ -141,7 +149,22 @@ export async function decideChecks(
   if (choice !== 'auto') {
     const proxy =
       choice === 'smtp' && settings.smtpProxy ? ` through ${describeProxy(settings.smtpProxy)}` : '';
-    return { choice, level: choice, reason: `${CHOSEN_WORDS[choice]}${proxy}` };
+    const reason = `${CHOSEN_WORDS[choice]}${proxy}`;
+    if (choice !== 'smtp') return { choice, level: choice, reason };
+    // Mailbox checks: a real conversation with a mail server of the probe domain first, so that an identity
+    // mail servers refuse is said before the list, not found in every row after it.
+    const started = Date.now();
+    const timedOut = new Promise<undefined>((resolve) =>
+      setTimeout(() => resolve(undefined), IDENTITY_PREFLIGHT_MS).unref(),
+    );
+    const preflight = await Promise.race([preflightNetwork(settings), timedOut]);
+    return {
+      choice,
+      level: choice,
+      reason,
+      ...(preflight ? { preflight } : {}),
+      decidedInMs: Date.now() - started,
+    };
   }
   const started = Date.now();
   const timedOut = new Promise<undefined>((resolve) =>

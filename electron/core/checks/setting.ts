@@ -21,7 +21,31 @@ import {
   type NetworkSettings,
 } from './level.js';
 import { getSetting, setSetting, type HistoryDb } from '../history/db.js';
+import { heloNameProblem, senderDomainProblem } from '../../../shared/verifierIdentity.js';
 import type { SecretStore } from '../secrets.js';
+
+/**
+ * Why the HELO name and sender (empty: the defaults) would be refused by many mail servers, in the words the
+ * Connection screen shows; undefined when they can pass.
+ */
+export function identityProblem(
+  heloName: string,
+  mailFrom: string,
+  defaults: { heloName: string; mailFrom: string },
+): string | undefined {
+  const helo = heloName || defaults.heloName;
+  const sender = mailFrom || (heloName ? `postmaster@${heloName}` : defaults.mailFrom);
+  const heloWhy = heloNameProblem(helo);
+  const senderWhy = senderDomainProblem(sender);
+  if (!heloWhy && !senderWhy) return undefined;
+  const why = [
+    heloWhy
+      ? `the HELO name '${helo}' ${heloName ? '' : '(this computer’s name) '}is refused by many mail servers: ${heloWhy}`
+      : '',
+    senderWhy ? `the sender ${sender} is refused by many mail servers: ${senderWhy}` : '',
+  ].filter(Boolean);
+  return `Mailboxes (SMTP) needs a HELO name and a sender that mail servers accept: ${why.join('; ')}. Enter a fully-qualified HELO name whose DNS points at this computer’s address and a sender address of a domain you own.`;
+}
 
 /** The setting holding the choice (history DB). */
 export const CHECKS_SETTING = 'checks';
@@ -96,6 +120,11 @@ export function createChecksSetting(options: {
     const result: ChecksPreflight = {
       dns: { ...preflight.dns, servers: [...preflight.dns.servers] },
       smtp: { ...preflight.smtp, throughProxy: choice.proxy !== null },
+      identity: {
+        ok: preflight.identity.ok,
+        detail: preflight.identity.detail,
+        problems: preflight.identity.problems.map(({ text, option }) => ({ text, option })),
+      },
       checkedAt: preflight.checkedAt,
       summary: describePreflight(preflight, network.smtpProxy),
     };
@@ -139,6 +168,12 @@ export function createChecksSetting(options: {
         throw new ChecksSettingProblem(issue ? issue.message : 'Invalid checks setting.');
       }
       const value = parsed.data;
+      if (value.choice === 'smtp') {
+        // Mailbox checks with an identity mail servers refuse would bring back nothing but unknown rows: the
+        // choice waits for a HELO name and a sender that can pass (the screen asks for them, with this reason).
+        const problem = identityProblem(value.heloName, value.mailFrom, defaultsOf());
+        if (problem) throw new ChecksSettingProblem(problem);
+      }
       if (value.proxyPassword !== undefined) {
         if (value.proxyPassword === '' || value.proxy === null) secrets.delete(PROXY_PASSWORD_SECRET);
         else secrets.set(PROXY_PASSWORD_SECRET, value.proxyPassword);

@@ -15,5 +15,6 @@ export function onlineProgressOf(document: ListResource): OnlineProgress | null 
     retryRows: online.retry_rows,
     retryAt: online.retry_at,
     isFinishedEarly: online.finished_early === true,
+    ...(online.unknown_causes ? { unknownCauses: online.unknown_causes } : {}),
   };
 }

@@ -2,7 +2,10 @@
 // is "mailbox does not exist" (code 400) only when the server says exactly that. Big providers answer a
 // prober they distrust with 5xx replies about the prober (its IP, its reputation, a blocklist, a policy);
 // verifiers that read every 5xx as "no such user" call live Outlook and Yahoo mailboxes invalid. Those
-// replies, and any 5xx we cannot read, are "unknown" here. See docs/online-checks.md.
+// replies, and any 5xx we cannot read, are "unknown" here. A refusal of the verifier — its HELO name, its
+// sender, its IP, its rate — is never retried as if it were temporary, whatever its code: only greylisting and
+// other temporary failures are. See docs/online-checks.md.
+import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import type { SmtpReply } from './smtp.js';
 import { replyText } from './smtp.js';
 
@@ -17,12 +20,17 @@ export type RcptClass =
   | 'domain-rejected'
   /** The server calls the address itself malformed (code 510). */
   | 'address-rejected'
-  /** A permanent refusal aimed at us — blocklist, reputation, policy: says nothing of the mailbox. */
+  /**
+   * A refusal aimed at us, 4xx or 5xx — HELO name, sender, blocklist, reputation, policy: says nothing of the
+   * mailbox, and asking again soon will not change it.
+   */
   | 'blocked'
-  /** 4xx: greylisting, rate limits, a busy server: try again later. */
+  /** "Too many connections" or a rate limit on this machine: back off before connecting again. */
+  | 'rate-limited'
+  /** 4xx: greylisting, a busy server: try again later. */
   | 'transient'
-  /** Too many recipients in this conversation: ask again in a new one. */
-  | 'too-many-recipients'
+  /** Too many recipients, or too many errors, in this conversation: ask again in a new one. */
+  | 'session-limit'
   /** Any other answer: nothing can be concluded. */
   | 'ambiguous';
 
@@ -33,7 +41,17 @@ const DOMAIN_REJECTED =
 // A refusal aimed at the sender: its address, its IP, its reputation, the volume of its mail. These
 // appear on 4xx and 5xx alike, and never mean the mailbox is missing.
 const ABOUT_US =
-  /block(ed|list|ing)?\b|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|\bspam\b|abuse|client host|your (ip|host|server|network|address)|\bip address\b|sending ip|\[(\d{1,3}\.){3}\d{1,3}\]|sender (address )?(rejected|denied|blocked|verify)|rate ?limit|too many (connections|messages|errors|invalid)|unusual|suspicious|unauthenticated|not authori[sz]ed to send|access denied|policy|\b(sc|dy|ou|rp|as)-?\d{3}\b|\[(bl|ts|tss)\d+\]|\bptr\b|reverse dns|\brdns\b|\bhelo\b/;
+  /block(ed|list|ing)?\b|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|\bspam\b|abuse|client host|your (ip|host|server|network|address)|\bip address\b|sending ip|\[(\d{1,3}\.){3}\d{1,3}\]|sender (address )?(rejected|denied|blocked|verify)|too many invalid|unusual|suspicious|unauthenticated|not authori[sz]ed to send|access denied|policy|\b(sc|dy|ou|rp|as)-?\d{3}\b|\[(bl|ts|tss)\d+\]|\bptr\b|reverse dns|\brdns\b|\b(helo|ehlo)\b/;
+
+// This machine connects (or sends) too often for the server.
+const RATE =
+  /too many (connections|concurrent|sessions|messages)|connection rate|rate ?limit|rate of connections|connecting too (often|fast)/;
+
+// The HELO name or the envelope sender this machine gave.
+const OUR_IDENTITY = /\b(helo|ehlo)\b|\bsender\b|mail from/;
+
+// Greylisting says what it is; its replies may also name a "policy" or an IP, which do not make it a block.
+const GREYLISTING = /gr[ae]y ?list/;
 
 // The server says the mailbox is not there.
 const NO_MAILBOX =
@@ -42,7 +60,7 @@ const NO_MAILBOX =
 const MAILBOX_FULL =
   /mailbox (is )?full|over ?quota|quota (exceeded|full)|exceeded (storage|quota)|insufficient (system )?storage for (the )?(user|recipient|mailbox)/;
 
-const TOO_MANY_RECIPIENTS = /too many recipients|recipient limit/;
+const SESSION_LIMIT = /too many recipients|recipient limit|too many errors/;
 
 /** Enhanced codes that name a missing or disabled mailbox: X.1.1 bad mailbox, X.1.10 null MX/recipient not found (Microsoft uses 5.1.10), X.1.6 moved, X.2.1 disabled. */
 const NO_MAILBOX_ENHANCED = new Set(['5.1.1', '5.1.10', '5.1.6', '5.2.1']);
@@ -53,15 +71,18 @@ export function classifyRcpt(reply: SmtpReply): RcptClass {
   if (code < 400) return 'ambiguous';
   const text = replyText(reply).toLowerCase();
   const enhanced = reply.enhanced;
-  if (TOO_MANY_RECIPIENTS.test(text) || enhanced === '4.5.3' || enhanced === '5.5.3')
-    return 'too-many-recipients';
+  if (SESSION_LIMIT.test(text) || enhanced === '4.5.3' || enhanced === '5.5.3') return 'session-limit';
+  if (code < 500 && GREYLISTING.test(text)) return 'transient';
+  if (RATE.test(text)) return 'rate-limited';
+  // About our HELO name or our sender ("Sender address rejected: Domain not found" names no recipient domain).
+  if (OUR_IDENTITY.test(text) || /^[45]\.1\.[78]$/.test(enhanced ?? '')) return 'blocked';
   // Mailbox full: X.2.2, or 552 without an enhanced code that says otherwise, or the words.
   if (enhanced === '5.2.2' || enhanced === '4.2.2') return 'mailbox-full';
   if (MAILBOX_FULL.test(text) && !ABOUT_US.test(text)) return 'mailbox-full';
   if (code === 552 && (enhanced === undefined || enhanced.startsWith('5.2.'))) return 'mailbox-full';
   if (DOMAIN_REJECTED.test(text) || enhanced === '5.1.2' || enhanced === '4.1.2')
     return code >= 500 ? 'domain-rejected' : 'transient';
-  if (ABOUT_US.test(text)) return code >= 500 ? 'blocked' : 'transient';
+  if (ABOUT_US.test(text)) return 'blocked';
   if (code < 500) return 'transient';
   if (enhanced !== undefined && NO_MAILBOX_ENHANCED.has(enhanced)) return 'no-mailbox';
   if (enhanced === undefined || enhanced.startsWith('5.1.') || enhanced === '5.0.0' || enhanced === '5.5.1')
@@ -69,4 +90,35 @@ export function classifyRcpt(reply: SmtpReply): RcptClass {
   if (enhanced === '5.1.3') return 'address-rejected';
   if (enhanced?.startsWith('5.7.')) return 'blocked';
   return 'ambiguous';
+}
+
+/** Whether a refusal at the greeting, EHLO or MAIL FROM is of this machine (not a busy server's 4xx). */
+export function isRefusalOfUs(reply: SmtpReply): boolean {
+  if (reply.code >= 500) return true;
+  const text = replyText(reply).toLowerCase();
+  if (GREYLISTING.test(text)) return false;
+  return (
+    RATE.test(text) ||
+    OUR_IDENTITY.test(text) ||
+    ABOUT_US.test(text) ||
+    /^4\.1\.[78]$/.test(reply.enhanced ?? '')
+  );
+}
+
+/** Whether a reply says this machine connects too often. */
+export const isRateLimit = (reply: SmtpReply): boolean => RATE.test(replyText(reply).toLowerCase());
+
+/**
+ * The cause of a refusal of this verifier by `host`: its HELO name, its sender, its rate, or a block (list,
+ * reputation, policy). `stage` is where it came (EHLO, HELO, MAIL FROM, RCPT, greeting).
+ */
+export function refusalCause(host: string, reply: SmtpReply, stage: string): UnknownCause {
+  const text = replyText(reply).toLowerCase();
+  const enhanced = reply.enhanced ?? '';
+  if (stage === 'EHLO' || stage === 'HELO' || /\b(helo|ehlo)\b/.test(text))
+    return causeOf('helo-refused', host);
+  if (stage === 'MAIL FROM' || /\bsender\b|mail from/.test(text) || /^[45]\.1\.[78]$/.test(enhanced))
+    return causeOf('sender-refused', host);
+  if (RATE.test(text)) return causeOf('rate-limited', host);
+  return causeOf('blocked', host);
 }

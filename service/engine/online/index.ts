@@ -22,3 +22,4 @@ export {
 export { parseDnsServers, systemDnsServers, formatServer, type DnsServer } from './dns.js';
 export { classifyRcpt, type RcptClass } from './classify.js';
 export { describeProxy, parseSocksProxy, type SocksProxySettings } from './smtp.js';
+export { describeProblems, type IdentityCheck, type IdentityProblem } from './identity.js';

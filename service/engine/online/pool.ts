@@ -3,7 +3,15 @@
 // connections to it at least `pacingMs` apart, each conversation reused for up to `maxRcptPerSession`
 // recipients, and at most `maxSessions` conversations open in all. A host that refuses connections, or
 // refuses us by policy, is remembered as such for a while, so the rest of a list does not knock again.
-import { classifyRcpt, type RcptClass } from './classify.js';
+//
+// A busy domain keeps moving within the server's own limits: a conversation asks up to `maxRcptPerSession`
+// recipients but ends after `maxErrorsPerSession` refusals (servers count refused recipients as errors: Postfix
+// slows every reply after 10 and disconnects after 20), so the next recipients go through a fresh connection
+// instead of the server's tarpit; a reply that slows down after refusals is taken as the tarpit and lowers
+// that host's allowance; new connections to a host stay under `maxConnectsPerMinute`, and a host that says
+// "too many connections" (421) is left alone for `rateBackoffMs`, with fewer connections per minute after.
+import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
+import { classifyRcpt, isRateLimit, isRefusalOfUs, refusalCause, type RcptClass } from './classify.js';
 import { formatReply, SmtpSession, type SessionConfig, type SessionFailure, type SmtpReply } from './smtp.js';
 
 export interface PoolOptions {
@@ -17,17 +25,33 @@ export interface PoolOptions {
   readonly downTtlMs: number;
   /** How long a host that refused us by policy (5xx to the greeting, EHLO, MAIL FROM or a block) is skipped. */
   readonly blockTtlMs: number;
+  /** Refused recipients after which a conversation is ended and the next ones asked on a fresh one. */
+  readonly maxErrorsPerSession: number;
+  /** New connections to one host within any minute (`connectWindowMs`). */
+  readonly maxConnectsPerMinute: number;
+  /** The window of `maxConnectsPerMinute` (default 60 s; tests shorten it). */
+  readonly connectWindowMs?: number;
+  /** How long a host that said "too many connections" is left alone. */
+  readonly rateBackoffMs: number;
 }
 
 export type LaneOutcome =
   | { readonly kind: 'reply'; readonly reply: SmtpReply; readonly class: RcptClass }
   | { readonly kind: 'failure'; readonly failure: SessionFailure }
   /** The host is remembered as unreachable or refusing us; not contacted again. */
-  | { readonly kind: 'skipped'; readonly state: 'down' | 'blocked'; readonly detail: string };
+  | {
+      readonly kind: 'skipped';
+      readonly state: 'down' | 'blocked';
+      readonly detail: string;
+      readonly cause: UnknownCause;
+    };
 
 interface Job {
   readonly address: string;
-  readonly deadline: number;
+  /** Until its turn: the latest it may wait for a conversation. From its turn: its own budget's end. */
+  deadline: number;
+  /** Time for the conversation itself, counted from the job's turn (undefined: `deadline` alone). */
+  readonly budgetMs: number | undefined;
   readonly log: string[];
   retried: boolean;
   resolve(outcome: LaneOutcome): void;
@@ -53,13 +77,19 @@ export class SmtpPool {
 
   constructor(readonly options: PoolOptions) {}
 
-  /** Asks `host` (at one of `ips`) about one recipient, queued behind the host's other work. */
+  /**
+   * Asks `host` (at one of `ips`) about one recipient, queued behind the host's other work until `deadline`;
+   * with `budgetMs`, the conversation has that long from when its turn comes (a list's politeness may make an
+   * address wait minutes at a busy host without eating its own time).
+   */
   rcpt(
     host: string,
     ips: readonly string[],
     address: string,
     deadline: number,
     log: string[],
+    budgetMs?: number,
+    isUrgent = false,
   ): Promise<LaneOutcome> {
     if (this.isClosed)
       return Promise.resolve({
@@ -72,7 +102,7 @@ export class SmtpPool {
       this.lanes.set(host, lane);
     }
     lane.ips = ips;
-    return lane.submit(address, deadline, log);
+    return lane.submit(address, deadline, log, budgetMs, isUrgent);
   }
 
   /** @internal A lane asks for a connection slot; false means wait for `release`. */
@@ -148,31 +178,67 @@ class Lane {
   private downUntil = 0;
   private blockedUntil = 0;
   private reason = '';
+  private cause: UnknownCause = causeOf('other');
   private isTlsBroken = false;
+  /** Refusals a conversation of this host may have (lowered when its tarpit shows earlier). */
+  private errorAllowance: number;
+  /** New connections to this host in the last minute (times). */
+  private readonly connects: number[] = [];
+  private connectsPerMinute: number;
+  /** "Too many connections": nothing new before this time. */
+  private pausedUntil = 0;
+  private pauseDetail = '';
   private readonly live = new Set<SmtpSession>();
 
   constructor(
     readonly host: string,
     private readonly pool: SmtpPool,
-  ) {}
+  ) {
+    this.errorAllowance = pool.options.maxErrorsPerSession;
+    this.connectsPerMinute = pool.options.maxConnectsPerMinute;
+  }
 
   /** The deadline of the check waiting longest here (Infinity when none waits). */
   get firstDeadline(): number {
     return this.queue.length > 0 ? Math.min(...this.queue.map((job) => job.deadline)) : Infinity;
   }
 
-  state(): { state: 'down' | 'blocked'; detail: string } | undefined {
+  state(): { state: 'down' | 'blocked'; detail: string; cause: UnknownCause } | undefined {
     const now = Date.now();
-    if (this.blockedUntil > now) return { state: 'blocked', detail: this.reason };
-    if (this.downUntil > now) return { state: 'down', detail: this.reason };
+    if (this.blockedUntil > now) return { state: 'blocked', detail: this.reason, cause: this.cause };
+    if (this.downUntil > now) return { state: 'down', detail: this.reason, cause: this.cause };
     return undefined;
   }
 
-  submit(address: string, deadline: number, log: string[]): Promise<LaneOutcome> {
+  submit(
+    address: string,
+    deadline: number,
+    log: string[],
+    budgetMs: number | undefined,
+    isUrgent: boolean,
+  ): Promise<LaneOutcome> {
     return new Promise((resolve) => {
-      this.queue.push({ address, deadline, log, retried: false, resolve });
+      const job: Job = { address, deadline, budgetMs, log, retried: false, resolve };
+      if (isUrgent) this.queue.unshift(job);
+      else this.queue.push(job);
       this.pump();
     });
+  }
+
+  /** The job's turn has come: from now on its own budget counts. */
+  private startTurn(job: Job): Job {
+    if (job.budgetMs !== undefined) job.deadline = Math.min(job.deadline, Date.now() + job.budgetMs);
+    return job;
+  }
+
+  /** When a new connection to this host may be opened (now or later), within its limits. */
+  private nextConnectTime(now: number): number {
+    const window = this.pool.options.connectWindowMs ?? 60_000;
+    while (this.connects.length > 0 && this.connects[0] <= now - window) this.connects.shift();
+    let at = Math.max(now, this.nextConnectAt, this.pausedUntil);
+    if (this.connects.length >= this.connectsPerMinute)
+      at = Math.max(at, this.connects[this.connects.length - this.connectsPerMinute] + window);
+    return at;
   }
 
   pump(): void {
@@ -189,7 +255,14 @@ class Lane {
         job.resolve({ kind: 'skipped', ...remembered });
       } else if (job.deadline <= now) {
         this.queue.splice(i, 1);
-        const detail = `the time allowed ran out while waiting for a connection to ${this.host} (at most ${this.pool.options.perHostConcurrency} at once, ${this.pool.options.pacingMs} ms apart)`;
+        // Since the host said "too many connections", a check that runs out of time waiting is its doing.
+        if (this.pauseDetail) {
+          const detail = `${this.host} asked this machine to connect less often (${this.pauseDetail}), and the time allowed ran out while waiting`;
+          job.log.push(`SMTP: ${detail}`);
+          job.resolve({ kind: 'failure', failure: { kind: 'rate-limited', detail } });
+          continue;
+        }
+        const detail = `the time allowed ran out while waiting for a connection to ${this.host} (at most ${this.pool.options.perHostConcurrency} at once, ${this.pool.options.pacingMs} ms apart, ${this.connectsPerMinute} a minute)`;
         job.log.push(`SMTP: ${detail}`);
         job.resolve({ kind: 'failure', failure: { kind: 'timeout', detail } });
       }
@@ -209,12 +282,14 @@ class Lane {
       return;
     }
     if (this.sessions < this.pool.options.perHostConcurrency && this.needsAnotherSession()) {
-      if (now < this.nextConnectAt) this.wakeAt(this.nextConnectAt);
+      const at = this.nextConnectTime(now);
+      if (now < at) this.wakeAt(at);
       else if (this.pool.takeSlot(this)) {
         this.sessions++;
         this.nextConnectAt = now + this.pool.options.pacingMs;
-        void this.openFor(this.queue.shift()!);
-        if (this.queue.length > 0) this.wakeAt(this.nextConnectAt);
+        this.connects.push(now);
+        void this.openFor(this.startTurn(this.queue.shift()!));
+        if (this.queue.length > 0) this.wakeAt(this.nextConnectTime(now));
       }
     }
     // Jobs still queued must still end at their deadline.
@@ -232,7 +307,9 @@ class Lane {
     const max = this.pool.options.maxRcptPerSession;
     // Opening conversations take the job they were opened for, then up to max - 1 more.
     let capacity = (this.sessions - this.live.size) * (max - 1);
-    for (const session of this.live) if (session.alive) capacity += Math.max(0, max - session.rcptCount);
+    for (const session of this.live)
+      if (session.alive && session.errors < this.errorAllowance)
+        capacity += Math.max(0, max - session.rcptCount);
     return this.queue.length > capacity;
   }
 
@@ -288,18 +365,47 @@ class Lane {
     this.pool.release();
     failure ??= { kind: 'unreachable', detail: `${this.host} has no address to connect to` };
     if (failure.kind === 'unreachable' && unreachable === this.ips.length)
-      this.remember('down', failure.detail);
-    if (failure.kind === 'rejected')
-      this.remember('blocked', `${failure.stage}: ${formatReply(failure.reply)}`);
+      this.remember('down', failure.detail, causeOf('unreachable', this.host));
+    if ((failure.kind === 'rejected' || failure.kind === 'deferred') && isRateLimit(failure.reply)) {
+      // "421 Too many connections from your IP": back off, connect less often after, and ask again.
+      this.backOff(`${failure.stage}: ${formatReply(failure.reply)}`);
+      job.log.push(
+        `SMTP: ${this.host} asked this machine to connect less often; waiting before connecting again`,
+      );
+      this.queue.unshift(job);
+      return this.pump();
+    }
+    // A refusal of this machine (its HELO name, its sender, its IP), 5xx or 4xx: the rest of the list would
+    // get the same answer, so the host is not asked again for a while.
+    if (failure.kind === 'rejected' || (failure.kind === 'deferred' && isRefusalOfUs(failure.reply)))
+      this.remember(
+        'blocked',
+        `${failure.stage}: ${formatReply(failure.reply)}`,
+        refusalCause(this.host, failure.reply, failure.stage),
+      );
     job.resolve({ kind: 'failure', failure });
     this.pump();
   }
 
-  private remember(state: 'down' | 'blocked', detail: string): void {
+  private remember(state: 'down' | 'blocked', detail: string, cause: UnknownCause): void {
     const now = Date.now();
     if (state === 'down') this.downUntil = now + this.pool.options.downTtlMs;
     else this.blockedUntil = now + this.pool.options.blockTtlMs;
     this.reason = detail;
+    this.cause = cause;
+  }
+
+  /** The host said this machine connects too often: leave it alone a while, and connect less often after. */
+  private backOff(detail: string): void {
+    const now = Date.now();
+    const recent = this.connects.filter(
+      (at) => at > now - (this.pool.options.connectWindowMs ?? 60_000),
+    ).length;
+    this.connectsPerMinute = Math.max(1, Math.min(this.connectsPerMinute, Math.floor(recent / 2)));
+    this.pausedUntil = now + this.pool.options.rateBackoffMs;
+    this.pauseDetail = detail;
+    // The lower rate counts from the end of the pause (the server's own count starts again too).
+    this.connects.length = 0;
   }
 
   /**
@@ -307,12 +413,24 @@ class Lane {
    * once); else one.
    */
   private takeBatch(session: SmtpSession, first?: Job): Job[] {
+    // Never more than the refusals this conversation may still have: each recipient may be one.
     const room = session.supportsPipelining
-      ? Math.max(1, this.pool.options.maxRcptPerSession - session.rcptCount)
+      ? Math.max(
+          1,
+          Math.min(
+            this.pool.options.maxRcptPerSession - session.rcptCount,
+            this.errorAllowance - session.errors,
+          ),
+        )
       : 1;
     const batch = first ? [first] : [];
     if (batch.length < room) batch.push(...this.queue.splice(0, room - batch.length));
-    return batch;
+    return batch.map((job) => this.startTurn(job));
+  }
+
+  /** Whether a conversation may ask another recipient (else it ends and a fresh one asks). */
+  private hasRoom(session: SmtpSession): boolean {
+    return session.rcptCount < this.pool.options.maxRcptPerSession && session.errors < this.errorAllowance;
   }
 
   private async run(session: SmtpSession, first: Job | undefined, isFresh: boolean): Promise<void> {
@@ -325,13 +443,25 @@ class Lane {
       ),
     );
     this.pool.stats.rcpts += batch.length;
-    const { results, answered } = await session.rcptMany(batch);
+    const { results, answered, slowed } = await session.rcptMany(batch, {
+      afterErrors: Math.min(3, this.errorAllowance),
+      slowMs: Math.max(700, 5 * session.mailFromMs),
+    });
     const again: Job[] = [];
     let isBlocked = false;
-    let isTooMany = false;
+    let isSessionOver = false;
     let failed = false;
+    if (slowed) {
+      // The tarpit showed after this many refusals: the next conversations stop one short of it.
+      this.errorAllowance = Math.max(1, Math.min(this.errorAllowance, session.errors));
+    }
     batch.forEach((job, i) => {
       const result = results[i];
+      if (slowed && i >= answered) {
+        // Left unanswered in the tarpit: asked again on a fresh connection (not counted as a retry).
+        again.push(job);
+        return;
+      }
       if (!result || !result.ok) {
         failed = true;
         // A reused connection the server had meanwhile closed, or recipients of a conversation that ended
@@ -351,24 +481,34 @@ class Lane {
       }
       const reply = result.reply;
       const kind = classifyRcpt(reply);
-      if (kind === 'too-many-recipients' && !job.retried) {
+      if (kind === 'session-limit' && !job.retried) {
         job.retried = true;
-        isTooMany = true;
+        isSessionOver = true;
+        // "Too many errors": this server's limit is lower than ours.
+        if (/too many errors/i.test(formatReply(reply)))
+          this.errorAllowance = Math.max(1, Math.min(this.errorAllowance, Math.floor(session.errors / 2)));
+        again.push(job);
+        return;
+      }
+      if (kind === 'rate-limited' && !job.retried) {
+        job.retried = true;
+        isSessionOver = true;
+        this.backOff(`RCPT: ${formatReply(reply)}`);
         again.push(job);
         return;
       }
       if (kind === 'blocked') {
         isBlocked = true;
-        this.remember('blocked', `RCPT: ${formatReply(reply)}`);
+        this.remember('blocked', `RCPT: ${formatReply(reply)}`, refusalCause(this.host, reply, 'RCPT'));
       }
       job.resolve({ kind: 'reply', reply, class: kind });
     });
     this.queue.unshift(...again);
-    if (failed) {
+    if (failed || slowed) {
       this.ended(session);
       return this.pump();
     }
-    if (isTooMany) {
+    if (isSessionOver) {
       session.quit();
       this.ended(session);
       return this.pump();
@@ -379,7 +519,7 @@ class Lane {
     // Kept open for the next address of this host, unless other hosts wait for a connection slot.
     const isKept =
       session.alive &&
-      session.rcptCount < this.pool.options.maxRcptPerSession &&
+      this.hasRoom(session) &&
       !isBlocked &&
       !this.pool.closed &&
       (this.queue.length > 0 || !this.pool.hasWaiters);

@@ -191,6 +191,8 @@ export type SessionFailure =
   | { readonly kind: 'dropped'; readonly detail: string }
   /** STARTTLS was offered but the TLS handshake failed. */
   | { readonly kind: 'tls-failed'; readonly detail: string }
+  /** The host asked this machine to connect less often, and the time allowed ran out meanwhile. */
+  | { readonly kind: 'rate-limited'; readonly detail: string }
   /** The greeting, EHLO/HELO or MAIL FROM was refused: 5xx (`rejected`) or 4xx (`deferred`). */
   | { readonly kind: 'rejected' | 'deferred'; readonly stage: string; readonly reply: SmtpReply };
 
@@ -278,6 +280,10 @@ export class SmtpSession {
   /** The conversation up to MAIL FROM, for explain. */
   readonly transcript: string[];
   rcptCount = 0;
+  /** RCPT replies of 4xx or 5xx in this conversation: servers count them, and slow down or disconnect. */
+  errors = 0;
+  /** How long the server took to answer MAIL FROM: a reply much slower than that is a tarpit. */
+  mailFromMs = 0;
   private isAlive = true;
 
   private constructor(
@@ -387,9 +393,11 @@ export class SmtpSession {
     }
     const utf8 = extensions.some((e) => e === 'SMTPUTF8');
     send(`MAIL FROM:<${config.mailFrom}>${utf8 ? ' SMTPUTF8' : ''}`);
+    const mailSentAt = Date.now();
     const mail = await expect('MAIL FROM reply', 'MAIL FROM');
     if (isFailure(mail)) return fail(mail);
     const session = new SmtpSession(socket, reader, host, transcript);
+    session.mailFromMs = Date.now() - mailSentAt;
     session.supportsUtf8 = utf8;
     session.supportsPipelining = extensions.some((e) => e === 'PIPELINING');
     return { ok: true, session };
@@ -403,33 +411,51 @@ export class SmtpSession {
    * Asks about several recipients of one conversation: written at once when the server offers PIPELINING
    * (RFC 2920), else one after the other; the replies come in order. Each exchange is appended to its own
    * log. Once the conversation fails, the recipients after it are not answered: `answered` says how many were.
+   *
+   * `tarpit`: once this conversation has had `afterErrors` refusals, a reply slower than `slowMs` is the
+   * server's error tarpit (Postfix sleeps a second before every reply past its soft error limit): the
+   * conversation is dropped at once (`slowed`), leaving the rest unanswered, instead of waiting in it.
    */
   async rcptMany(
     asks: readonly { readonly address: string; readonly deadline: number; readonly log: string[] }[],
-  ): Promise<{ results: RcptResult[]; answered: number }> {
-    if (!this.supportsPipelining || asks.length === 1) {
-      const results: RcptResult[] = [];
-      for (const ask of asks) {
-        const result = await this.rcpt(ask.address, ask.deadline, ask.log);
-        results.push(result);
-        if (!result.ok || !this.alive) break;
-      }
-      return { results, answered: results.length };
-    }
-    if (!this.alive) return { results: [], answered: 0 };
-    this.rcptCount += asks.length;
-    for (const ask of asks) ask.log.push(`C: RCPT TO:<${ask.address}>`);
-    this.socket.write(asks.map((ask) => `RCPT TO:<${ask.address}>\r\n`).join(''));
+    tarpit?: { readonly afterErrors: number; readonly slowMs: number },
+  ): Promise<{ results: RcptResult[]; answered: number; slowed: boolean }> {
     const results: RcptResult[] = [];
+    if (!this.alive) {
+      if (asks.length > 0)
+        results.push({ ok: false, failure: { kind: 'dropped', detail: 'the connection had closed' } });
+      return { results, answered: 0, slowed: false };
+    }
+    const isPipelined = this.supportsPipelining && asks.length > 1;
+    if (isPipelined) {
+      this.rcptCount += asks.length;
+      for (const ask of asks) ask.log.push(`C: RCPT TO:<${ask.address}>`);
+      this.socket.write(asks.map((ask) => `RCPT TO:<${ask.address}>\r\n`).join(''));
+    }
     for (const ask of asks) {
-      const result = await this.reader.read(ask.deadline, 'RCPT reply');
+      if (!isPipelined) {
+        this.rcptCount++;
+        ask.log.push(`C: RCPT TO:<${ask.address}>`);
+        this.socket.write(`RCPT TO:<${ask.address}>\r\n`);
+      }
+      const isWatched = tarpit !== undefined && this.errors >= tarpit.afterErrors;
+      const slowAt = isWatched ? Date.now() + tarpit.slowMs : Infinity;
+      const result = await this.reader.read(Math.min(ask.deadline, slowAt), 'RCPT reply');
       if (!result.ok) {
+        if (result.kind === 'timeout' && Date.now() >= slowAt && Date.now() < ask.deadline) {
+          ask.log.push(
+            `SMTP: ${this.host} slowed its replies after ${this.errors} refusals (an error tarpit): a new conversation asks the rest`,
+          );
+          this.destroy();
+          return { results, answered: results.length, slowed: true };
+        }
         ask.log.push(`SMTP: ${result.detail}`);
         this.destroy();
         results.push({ ok: false, failure: failureOf(result) });
         break;
       }
       for (const line of result.reply.lines) ask.log.push(`S: ${line}`);
+      if (result.reply.code >= 400) this.errors++;
       results.push({ ok: true, reply: result.reply });
       // 421: the server is closing the conversation (RFC 5321 §3.8); what follows goes unanswered.
       if (result.reply.code === 421) {
@@ -437,25 +463,24 @@ export class SmtpSession {
         break;
       }
     }
-    return { results, answered: results.length };
+    return { results, answered: results.length, slowed: false };
   }
 
   /** Asks about one recipient. The lines of this exchange are appended to `log`. */
   async rcpt(address: string, deadline: number, log: string[]): Promise<RcptResult> {
-    if (!this.alive) return { ok: false, failure: { kind: 'dropped', detail: 'the connection had closed' } };
-    this.rcptCount++;
-    log.push(`C: RCPT TO:<${address}>`);
-    this.socket.write(`RCPT TO:<${address}>\r\n`);
-    const result = await this.reader.read(deadline, 'RCPT reply');
-    if (!result.ok) {
-      log.push(`SMTP: ${result.detail}`);
-      this.destroy();
-      return { ok: false, failure: failureOf(result) };
-    }
+    const { results } = await this.rcptMany([{ address, deadline, log }]);
+    return results[0] ?? { ok: false, failure: { kind: 'dropped', detail: 'the connection had closed' } };
+  }
+
+  /** RSET: forgets the envelope (the preflight's last word before QUIT). */
+  async reset(deadline: number, log: string[]): Promise<SmtpReply | undefined> {
+    if (!this.alive) return undefined;
+    log.push('C: RSET');
+    this.socket.write('RSET\r\n');
+    const result = await this.reader.read(deadline, 'RSET reply');
+    if (!result.ok) return undefined;
     for (const line of result.reply.lines) log.push(`S: ${line}`);
-    // 421: the server is closing the conversation (RFC 5321 §3.8).
-    if (result.reply.code === 421) this.destroy();
-    return { ok: true, reply: result.reply };
+    return result.reply;
   }
 
   /** Ends the conversation politely (QUIT), without waiting long for the server's goodbye. */
@@ -513,29 +538,4 @@ function upgrade(
       resolve({ ok: false, detail: error.message });
     });
   });
-}
-
-/**
- * Connects and reads the greeting only, then says QUIT: the preflight's test of whether a mail server's
- * port can be reached from here at all.
- */
-export async function probeGreeting(
-  ip: string,
-  port: number,
-  timeoutMs: number,
-  proxy?: SocksProxySettings,
-  sourceAddress?: string,
-): Promise<{ ok: true; reply: SmtpReply } | { ok: false; detail: string }> {
-  const deadline = Date.now() + timeoutMs;
-  const connected = await connect(ip, port, timeoutMs, proxy, sourceAddress);
-  if (!connected.ok) return { ok: false, detail: connected.detail };
-  const reader = new ReplyReader();
-  reader.attach(connected.socket);
-  const result = await reader.read(deadline, 'greeting');
-  if (result.ok) connected.socket.end('QUIT\r\n');
-  connected.socket.destroy();
-  if (!result.ok) return { ok: false, detail: `connected, but ${result.detail}` };
-  if (result.reply.code !== 220)
-    return { ok: false, detail: `connected, but the greeting was ${formatReply(result.reply)}` };
-  return { ok: true, reply: result.reply };
 }

@@ -24,8 +24,17 @@ import {
   type MxHost,
 } from './dns.js';
 import type { ChecksLevel, OnlineLevel } from './levels.js';
+import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
+import { isRefusalOfUs, refusalCause } from './classify.js';
 import { SmtpPool } from './pool.js';
-import { describeProxy, probeGreeting, type SessionFailure, type SocksProxySettings } from './smtp.js';
+import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
+import {
+  identityConversation,
+  identityFlags,
+  sentence,
+  type IdentityCheck,
+  type IdentityProblem,
+} from './identity.js';
 
 export const ONLINE_CODE = {
   unknown: 5,
@@ -63,8 +72,20 @@ export interface OnlineOptions {
   readonly smtpMaxSessions?: number;
   /** Least time between two new connections to one mail host (default 250 ms). */
   readonly smtpPacingMs?: number;
-  /** Recipients asked in one conversation before it is closed (default 20). */
+  /**
+   * Recipients asked in one conversation before it is closed (default 100: RFC 5321 §4.5.3.1.8 has servers
+   * take at least that many); refused ones end it sooner (smtpMaxErrorsPerSession).
+   */
   readonly smtpMaxRcptPerSession?: number;
+  /**
+   * Refused recipients after which a conversation ends and the next recipients go through a fresh one
+   * (default 10: Postfix slows every reply after 10 errors in a session and disconnects after 20).
+   */
+  readonly smtpMaxErrorsPerSession?: number;
+  /** New connections to one mail host within any minute (default 30). */
+  readonly smtpMaxConnectsPerMinute?: number;
+  /** How long a host that said "too many connections" is left alone (default 60 s). */
+  readonly smtpRateBackoffMs?: number;
   /** How long an idle conversation is kept for the next address (default 2 s). */
   readonly smtpIdleMs?: number;
   /** How long connecting may take before the next address or MX is tried (default 5 s). */
@@ -107,6 +128,12 @@ export interface OnlineVerifyOptions {
    * unknown and `retryable`.
    */
   readonly retryWithinBudget?: boolean;
+  /**
+   * How long the check may wait for its turn at a busy mail host, on top of `budgetMs` (default 0): a list's
+   * addresses of one domain wait for the conversations the host's limits allow, and each one's `budgetMs`
+   * counts from its turn, not from when it was queued.
+   */
+  readonly queueMs?: number;
 }
 
 export interface OnlineVerdict extends Verdict {
@@ -118,6 +145,8 @@ export interface OnlineVerdict extends Verdict {
   readonly why?: string;
   /** An unknown that a later try may settle: greylisting and other temporary refusals, timeouts. */
   readonly retryable?: boolean;
+  /** Why an unknown (code 5) is unknown, machine-readable (grouped for a list: shared/unknownCauses.ts). */
+  readonly cause?: UnknownCause;
   /** What was asked and answered, when requested. Never holds anything secret. */
   readonly explain?: readonly string[];
 }
@@ -130,6 +159,8 @@ export interface PreflightCheck {
 export interface Preflight {
   readonly dns: PreflightCheck & { readonly servers: readonly string[] };
   readonly smtp: PreflightCheck & { readonly port: number };
+  /** Whether mail servers take this machine's HELO name and sender (identity.ts). */
+  readonly identity: IdentityCheck;
   readonly checkedAt: string;
 }
 
@@ -206,12 +237,19 @@ class DiscardedLog extends Array<string> {
 type MailboxOutcome =
   | { kind: 'accepted'; host: string }
   | { kind: 'rejected'; code: number; reason: string }
-  | { kind: 'unknown'; reason: string; wasRefused5xx?: boolean; retryable?: boolean };
+  | {
+      kind: 'unknown';
+      reason: string;
+      cause: UnknownCause;
+      wasRefused5xx?: boolean;
+      retryable?: boolean;
+    };
 
 interface CatchAllAnswer {
   readonly isCatchAll: boolean | undefined;
   /** An inconclusive probe that a later try may settle (greylisted, timed out). */
   readonly retryable?: boolean;
+  readonly cause?: UnknownCause;
   readonly summary: string;
   readonly log: readonly string[];
 }
@@ -248,7 +286,10 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     perHostConcurrency: options.smtpConcurrency ?? 2,
     maxSessions: options.smtpMaxSessions ?? 50,
     pacingMs: options.smtpPacingMs ?? 250,
-    maxRcptPerSession: options.smtpMaxRcptPerSession ?? 20,
+    maxRcptPerSession: options.smtpMaxRcptPerSession ?? 100,
+    maxErrorsPerSession: options.smtpMaxErrorsPerSession ?? 10,
+    maxConnectsPerMinute: options.smtpMaxConnectsPerMinute ?? 30,
+    rateBackoffMs: options.smtpRateBackoffMs ?? 60_000,
     idleMs: options.smtpIdleMs ?? 2000,
     downTtlMs: options.hostDownTtlMs ?? 60_000,
     blockTtlMs: options.hostBlockedTtlMs ?? 600_000,
@@ -264,18 +305,26 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
   let closed = false;
   const closing = new AbortController();
 
-  /** Asks the domain's mail hosts, in preference order, about one recipient, retrying temporary refusals. */
+  /**
+   * Asks the domain's mail hosts, in preference order, about one recipient, retrying temporary refusals.
+   * With `turnBudgetMs`, `deadline` bounds the wait for a turn at a busy host and each conversation has
+   * `turnBudgetMs` from its turn.
+   */
   async function askMailbox(
     rcpt: string,
     hosts: readonly MxHost[],
     deadline: number,
     log: string[],
     retryWithinBudget = true,
+    turnBudgetMs?: number,
+    /** Ask before the host's queue (the catch-all probe: every accepted address waits for it). */
+    isUrgent = false,
   ): Promise<MailboxOutcome> {
     let delay = greylistDelayMs;
     for (;;) {
-      let temporary: string | undefined;
+      let temporary: { text: string; cause: UnknownCause } | undefined;
       const failures: string[] = [];
+      let failureCause: UnknownCause | undefined;
       for (const host of hosts) {
         if (Date.now() >= deadline) break;
         let ips = host.addresses;
@@ -284,39 +333,50 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           if (!found.ok) {
             log.push(`DNS: mail host ${host.name}: ${found.reason}`);
             failures.push(`${host.name}: ${found.reason}`);
+            failureCause ??= causeOf('dns', host.name);
             continue;
           }
           ips = found.addresses;
           log.push(`DNS: ${host.name} → ${ips.join(', ')}`);
         }
-        const outcome = await pool.rcpt(host.name, ips, rcpt, deadline, log);
+        const outcome = await pool.rcpt(host.name, ips, rcpt, deadline, log, turnBudgetMs, isUrgent);
         if (outcome.kind === 'skipped') {
           if (outcome.state === 'blocked')
             return {
               kind: 'unknown',
               reason: `${host.name} refuses this verifier (${outcome.detail}); that says nothing of the mailbox`,
+              cause: outcome.cause,
             };
           failures.push(`${host.name} could not be reached (${outcome.detail})`);
+          failureCause ??= outcome.cause;
           continue;
         }
         if (outcome.kind === 'failure') {
           const { failure } = outcome;
-          if (failure.kind === 'rejected')
+          if (failure.kind === 'rejected' || (failure.kind === 'deferred' && isRefusalOfUs(failure.reply)))
             return {
               kind: 'unknown',
               reason: `${host.name} refused this verifier at ${failure.stage} (${failure.reply.lines.join(' ')}); that says nothing of the mailbox`,
+              cause: refusalCause(host.name, failure.reply, failure.stage),
             };
           if (failure.kind === 'deferred') {
-            temporary = `${host.name} deferred at ${failure.stage}: ${failure.reply.lines.join(' ')}`;
+            temporary = {
+              text: `${host.name} deferred at ${failure.stage}: ${failure.reply.lines.join(' ')}`,
+              cause: causeOf('deferred', host.name),
+            };
             continue;
           }
+          if (failure.kind === 'rate-limited')
+            return { kind: 'unknown', reason: failure.detail, cause: causeOf('rate-limited', host.name) };
           if (failure.kind === 'timeout' && Date.now() >= deadline)
             return {
               kind: 'unknown',
               reason: `no answer from ${host.name} in the time allowed (${failure.detail})`,
+              cause: causeOf('no-answer', host.name),
               retryable: true,
             };
           failures.push(`${host.name}: ${failureWords(failure)}`);
+          failureCause ??= causeOf(failure.kind === 'unreachable' ? 'unreachable' : 'no-answer', host.name);
           continue;
         }
         const text = `${host.name} answered ${outcome.reply.lines.join(' ')}`;
@@ -332,20 +392,24 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           case 'address-rejected':
             return { kind: 'rejected', code: ONLINE_CODE.addressRejected, reason: text };
           case 'blocked':
+          case 'rate-limited':
+            // A refusal of this verifier (its HELO name, sender, IP, rate), 4xx or 5xx: not retried.
             return {
               kind: 'unknown',
               reason: `${text}: a refusal of this verifier, not of the mailbox`,
-              wasRefused5xx: true,
+              cause: refusalCause(host.name, outcome.reply, 'RCPT'),
+              wasRefused5xx: outcome.reply.code >= 500,
             };
           case 'ambiguous':
             return {
               kind: 'unknown',
               reason: `${text}: an answer that does not say whether the mailbox exists`,
+              cause: causeOf('ambiguous', host.name),
               wasRefused5xx: outcome.reply.code >= 500,
             };
           case 'transient':
-          case 'too-many-recipients':
-            temporary = text;
+          case 'session-limit':
+            temporary = { text, cause: causeOf('deferred', host.name) };
             continue;
         }
       }
@@ -353,6 +417,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         return {
           kind: 'unknown',
           reason: failures.length > 0 ? failures.join('; ') : 'no mail server answered in the time allowed',
+          cause: failureCause ?? causeOf('no-answer', hosts[0]?.name),
           // Hosts that could not be reached or timed out may answer later; none of them refused us.
           retryable: true,
         };
@@ -360,16 +425,18 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       if (!retryWithinBudget)
         return {
           kind: 'unknown',
-          reason: `${temporary} — a temporary refusal (greylisting?)`,
+          reason: `${temporary.text} — a temporary refusal (greylisting?)`,
+          cause: temporary.cause,
           retryable: true,
         };
       if (Date.now() + delay >= deadline || closed)
         return {
           kind: 'unknown',
-          reason: `${temporary} — a temporary refusal (greylisting?), and no time is left to ask again`,
+          reason: `${temporary.text} — a temporary refusal (greylisting?), and no time is left to ask again`,
+          cause: temporary.cause,
           retryable: true,
         };
-      log.push(`SMTP: temporary refusal (${replyTextOf(temporary)}); asking again in ${delay} ms`);
+      log.push(`SMTP: temporary refusal (${replyTextOf(temporary.text)}); asking again in ${delay} ms`);
       await sleep(delay, closing.signal);
       delay *= 2;
     }
@@ -386,6 +453,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     deadline: number,
     log: string[],
     retryWithinBudget: boolean,
+    turnBudgetMs?: number,
   ): Promise<CatchAllAnswer> {
     const probeDomain = async (): Promise<CatchAllAnswer> => {
       catchAllProbes++;
@@ -402,6 +470,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         Math.max(deadline, Date.now() + probeBudgetMs),
         probeLog,
         retryWithinBudget,
+        turnBudgetMs,
+        true,
       );
       if (outcome.kind === 'accepted')
         return {
@@ -419,6 +489,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         isCatchAll: undefined,
         summary: `the catch-all probe was inconclusive: ${outcome.reason}`,
         log: probeLog,
+        cause: outcome.cause,
         ...(outcome.retryable ? { retryable: true } : {}),
       };
     };
@@ -439,6 +510,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       isCatchAll: undefined,
       summary: 'the catch-all probe did not finish in the time allowed',
       log: [],
+      cause: causeOf('no-answer', hosts[0]?.name),
     }));
     if (cached) log.push(`Catch-all (cached for ${domain}): ${answer.summary}`);
     else log.push(...answer.log, `Catch-all: ${answer.summary}`);
@@ -450,7 +522,11 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     policy: VerifyPolicy,
     verifyOptions: OnlineVerifyOptions,
   ): Promise<OnlineVerdict> {
-    const deadline = Date.now() + Math.max(0, verifyOptions.budgetMs);
+    const started = Date.now();
+    const queueMs = Math.max(0, verifyOptions.queueMs ?? 0);
+    // DNS has the budget; the mailbox may also wait `queueMs` for its turn at a busy host.
+    const deadline = started + Math.max(0, verifyOptions.budgetMs);
+    const mailboxDeadline = deadline + queueMs;
     // The transcript is kept only when asked for: a list checks hundreds of thousands of addresses.
     const log: string[] = verifyOptions.explain ? [] : new DiscardedLog();
     const offline = verifyOffline(input, policy);
@@ -471,6 +547,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const unknown = (
       reason: string,
       checked: ChecksLevel,
+      cause: UnknownCause,
       domainType?: DomainType,
       retryable = false,
     ): OnlineVerdict => {
@@ -484,15 +561,16 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         checked,
         reason,
         why: reason,
+        cause,
         ...(retryable ? { retryable: true } : {}),
       });
     };
-    if (closed) return unknown('the verifier is shutting down', 'offline');
+    if (closed) return unknown('the verifier is shutting down', 'offline', causeOf('other'));
     const { routing, notes } = await resolver.mailRouting(syntax.asciiDomain, deadline);
     log.push(...notes);
     switch (routing.kind) {
       case 'unknown':
-        return unknown(routing.reason, 'dns');
+        return unknown(routing.reason, 'dns', causeOf('dns'));
       case 'nxdomain':
         return finish({
           ...offline,
@@ -538,7 +616,14 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       });
 
     const rcpt = `${syntax.local}@${syntax.asciiDomain}`;
-    const mailbox = await askMailbox(rcpt, routing.hosts, deadline, log, retryWithinBudget);
+    const mailbox = await askMailbox(
+      rcpt,
+      routing.hosts,
+      mailboxDeadline,
+      log,
+      retryWithinBudget,
+      queueMs > 0 ? verifyOptions.budgetMs : undefined,
+    );
     if (mailbox.kind === 'rejected')
       return finish({
         ...found,
@@ -547,12 +632,20 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         why: mailbox.reason.replace(' answered ', ': '),
       });
     if (mailbox.kind === 'unknown')
-      return unknown(mailbox.reason, 'smtp', domainType, mailbox.retryable === true);
-    const probe = await isCatchAll(syntax.asciiDomain, routing.hosts, deadline, log, retryWithinBudget);
+      return unknown(mailbox.reason, 'smtp', mailbox.cause, domainType, mailbox.retryable === true);
+    const probe = await isCatchAll(
+      syntax.asciiDomain,
+      routing.hosts,
+      queueMs > 0 ? Math.max(deadline, Date.now() + queueMs) : deadline,
+      log,
+      retryWithinBudget,
+      queueMs > 0 ? Math.min(verifyOptions.budgetMs, probeBudgetMs) : undefined,
+    );
     if (probe.isCatchAll === undefined)
       return unknown(
         `the mailbox was accepted, but ${probe.summary}`,
         'smtp',
+        probe.cause ?? causeOf('other'),
         domainType,
         probe.retryable === true || probe.summary.includes('did not finish'),
       );
@@ -571,9 +664,33 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const asked = serverList.join(', ') || 'none';
     const probeDomain = options.probeDomain ?? 'gmail.com';
     const smtpNotTried = (why: string) => ({ ok: false, port: smtpPort, detail: `Not tried: ${why}` });
-    const done = (dns: PreflightCheck, smtp: PreflightCheck): Preflight => ({
+    let flags: IdentityProblem[] = identityFlags(heloName, mailFrom, undefined);
+    const identityOf = (
+      found: { detail: string; refusedAt?: IdentityCheck['refusedAt']; problem?: IdentityProblem },
+      transcript: readonly string[] = [],
+    ): IdentityCheck => {
+      // The server's refusal first; a flag of the same setting says nothing more.
+      const problems = found.problem
+        ? [found.problem, ...flags.filter((flag) => flag.option !== found.problem?.option)]
+        : flags;
+      const isTried = !found.detail.startsWith('Not tried');
+      return {
+        ok: isTried && problems.length === 0,
+        detail: [
+          ...problems.map((problem) => sentence(problem.text)),
+          ...(found.problem ? [] : [found.detail]),
+        ].join(' '),
+        heloName,
+        mailFrom,
+        ...(found.refusedAt ? { refusedAt: found.refusedAt } : {}),
+        problems,
+        transcript,
+      };
+    };
+    const done = (dns: PreflightCheck, smtp: PreflightCheck, identity?: IdentityCheck): Preflight => ({
       dns: { ...dns, servers: serverList },
       smtp: { ...smtp, port: smtpPort },
+      identity: identity ?? identityOf({ detail: `Not tried: ${smtp.detail.replace(/^Not tried: /, '')}` }),
       checkedAt: new Date().toISOString(),
     });
     const unknownNote = 'DNS and SMTP checks will end as unknown (5).';
@@ -605,22 +722,53 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const dns = { ok: true, detail: `DNS answers (${mx.server}): ${probeDomain} MX ${host ?? '(none)'}` };
     if (!host) return done(dns, smtpNotTried(`${probeDomain} has no MX record to try.`));
     if (!trySmtp) return done(dns, smtpNotTried('only DNS was asked about.'));
+    // Before any probe: does the sender's domain have an MX or address record? (Servers check it.)
+    const senderDomain = mailFrom.slice(mailFrom.lastIndexOf('@') + 1).toLowerCase();
+    if (senderDomain.includes('.')) {
+      const sender = await resolver.mailRouting(senderDomain, Date.now() + 3000);
+      flags = identityFlags(
+        heloName,
+        mailFrom,
+        sender.routing.kind === 'unknown' ? undefined : sender.routing,
+      );
+    }
     const addresses = await resolver.hostAddresses(host, Date.now() + 4000);
     if (!addresses.ok)
       return done(dns, smtpNotTried(`the address of ${host} was not found (${addresses.reason}).`));
     const ip = addresses.addresses[0];
-    const greeting = await probeGreeting(ip, smtpPort, 3000, proxy, options.sourceAddress);
+    const talk = await identityConversation(
+      host,
+      ip,
+      probeDomain,
+      {
+        port: smtpPort,
+        heloName,
+        mailFrom,
+        connectTimeoutMs: 3000,
+        ...(proxy ? { proxy } : {}),
+        ...(options.sourceAddress ? { sourceAddress: options.sourceAddress } : {}),
+      },
+      6000,
+    );
     const via = proxy ? ` through ${describeProxy(proxy)}` : '';
-    if (greeting.ok)
-      return done(dns, {
-        ok: true,
-        detail: `Port ${smtpPort} reachable${via}: ${host} [${ip}] greeted "${greeting.reply.lines[0]}"`,
-      });
+    if (talk.reached)
+      return done(
+        dns,
+        { ok: true, detail: `Port ${smtpPort} reachable${via}: ${host} [${ip}] greeted "${talk.greeting}"` },
+        identityOf(
+          {
+            detail: `${host} took the HELO name '${heloName}' and the sender ${mailFrom} (${talk.note}).`,
+            ...(talk.refusedAt ? { refusedAt: talk.refusedAt } : {}),
+            ...(talk.problem ? { problem: talk.problem } : {}),
+          },
+          talk.transcript,
+        ),
+      );
     return done(dns, {
       ok: false,
       detail: proxy
-        ? `Cannot talk to port ${smtpPort} of ${host} [${ip}]${via}: ${greeting.detail}. SMTP checks will end as unknown (5) until the proxy works.`
-        : `Cannot talk to port ${smtpPort} of ${host} [${ip}]: ${greeting.detail}. Outbound port 25 is often blocked by ` +
+        ? `Cannot talk to port ${smtpPort} of ${host} [${ip}]${via}: ${talk.detail}. SMTP checks will end as unknown (5) until the proxy works.`
+        : `Cannot talk to port ${smtpPort} of ${host} [${ip}]: ${talk.detail}. Outbound port 25 is often blocked by ` +
           `internet providers and clouds; SMTP checks will end as unknown (5) (use --checks dns to stop at DNS, or a SOCKS5 proxy).`,
     });
   }

@@ -33,6 +33,19 @@ export class ConnectionPage {
     await this.waitForNetworkCheck();
   }
 
+  /**
+   * Chooses Mailboxes (SMTP) with a HELO name and a sender (the app asks for them when this computer's default
+   * would be refused), saves them, and waits for the network check.
+   */
+  async chooseMailboxes(heloName: string, mailFrom: string): Promise<void> {
+    await this.checksRadio('Mailboxes (SMTP)').check();
+    await this.page.getByLabel('HELO name').fill(heloName);
+    await this.page.getByLabel('MAIL FROM address').fill(mailFrom);
+    await this.page.getByRole('button', { name: 'Save mailbox check settings' }).click();
+    await this.page.getByRole('status').filter({ hasText: 'Mailbox check settings saved.' }).waitFor();
+    await this.waitForNetworkCheck();
+  }
+
   /** Chooses the provider's service and fills its address and key. */
   async fillProvider(baseUrl: string, apiKey: string): Promise<void> {
     await this.page.getByRole('radio', { name: /Provider’s service/ }).check();

@@ -119,9 +119,9 @@ describe('the level in plain words (Results), the decision’s reason kept for t
 });
 
 describe('chosen levels and the preflight in words', () => {
-  it('takes offline, dns and smtp as chosen, without asking the network', async () => {
+  it('takes offline and dns as chosen, without asking the network', async () => {
     const before = dns.queries.length;
-    for (const level of ['offline', 'dns', 'smtp'] as const)
+    for (const level of ['offline', 'dns'] as const)
       expect(await decideChecks(level, { dnsServers: servers(dns.address) })).toMatchObject({
         level,
         choice: level,
@@ -129,10 +129,44 @@ describe('chosen levels and the preflight in words', () => {
     expect(dns.queries.length).toBe(before);
   });
 
+  it('takes smtp as chosen after a conversation with a mail server of the probe domain that tries the identity', async () => {
+    const decision = await decideChecks('smtp', {
+      dnsServers: servers(dns.address),
+      smtpPort: farm.port,
+      heloName: 'localhost',
+      mailFrom: 'check@mailsieve.test',
+    });
+    expect(decision).toMatchObject({ level: 'smtp', choice: 'smtp' });
+    expect(decision.preflight?.identity).toMatchObject({
+      ok: false,
+      heloName: 'localhost',
+      problems: [{ option: 'helo_name' }],
+    });
+    // The conversation was held: EHLO, MAIL FROM, RCPT TO the probe domain's postmaster, RSET, QUIT.
+    expect(decision.preflight?.identity.transcript.join('\n')).toMatch(
+      /C: EHLO localhost[\s\S]*C: MAIL FROM:<check@mailsieve\.test>[\s\S]*C: RCPT TO:<postmaster@gmail\.com>[\s\S]*C: RSET[\s\S]*C: QUIT/,
+    );
+  });
+
   it('says when port 25 can and cannot be reached', async () => {
-    const open = await preflightNetwork({ dnsServers: servers(dns.address), smtpPort: farm.port });
+    const open = await preflightNetwork({
+      dnsServers: servers(dns.address),
+      smtpPort: farm.port,
+      heloName: 'probe.mailsieve.test',
+      mailFrom: 'check@mailsieve.test',
+    });
     expect(describePreflight(open)).toBe(
       `DNS answers; port ${farm.port} can be reached: mailbox checks can run.`,
+    );
+    // Port 25 answers, but the identity is one mail servers refuse: not "can run" (issue 22).
+    const refused = await preflightNetwork({
+      dnsServers: servers(dns.address),
+      smtpPort: farm.port,
+      heloName: 'localhost',
+      mailFrom: 'postmaster@localhost',
+    });
+    expect(describePreflight(refused)).toBe(
+      `DNS answers; port ${farm.port} can be reached, but mailbox checks would come back unknown: The HELO name 'localhost' will be refused by many mail servers: it is not a fully-qualified domain name. Set a fully-qualified name whose DNS points at this machine's address (set the HELO name under Connection → Checks). The sender postmaster@localhost will be refused by many mail servers: its domain is not fully-qualified. Set a sender address of a domain you own (set the sender address under Connection → Checks).`,
     );
     const blocked = await preflightNetwork({ dnsServers: servers(dns.address), smtpPort: 1 });
     expect(describePreflight(blocked)).toBe(

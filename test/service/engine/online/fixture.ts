@@ -87,6 +87,9 @@ export function zones(farm: MailFarm): Record<string, TestZone> {
     // A free-mail provider keeps its offline domain type.
     'gmail.com': { mx: [[5, 'gmail-smtp-in.l.google.com']] },
     'gmail-smtp-in.l.google.com': host('mailbox'),
+    // The verifier's own sender domain (the identity preflight checks that it has an MX).
+    'mailsieve.test': { mx: [[10, 'mx.mailsieve.test']] },
+    'mx.mailsieve.test': { a: ['127.0.0.9'] },
   };
 }
 

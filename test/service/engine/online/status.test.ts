@@ -27,6 +27,7 @@ describe('GET /v5/status', () => {
       service_checks: 'dns',
       dns: { ok: true, servers: [world.dns.address] },
       smtp: { ok: true, port: world.farm.port },
+      identity: { helo_name: 'verifier.mailsieve.test', mail_from: 'probe@mailsieve.test', ok: true },
     });
     expect(JSON.stringify(body)).not.toContain(key);
     expect((body.smtp as { detail: string }).detail).toMatch(

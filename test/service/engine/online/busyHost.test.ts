@@ -1,0 +1,208 @@
+// A busy domain at one mail host, against a raw SMTP server on loopback that judges its client as Postfix
+// does: every refused RCPT is an error of the session; past its soft error limit every reply waits a second (the
+// tarpit), at its hard limit it says "421 too many errors" and hangs up; more connections per window than it
+// allows get "421 too many connections". The pool must keep the domain moving inside those limits: conversations
+// that end before the tarpit, a lower allowance once a tarpit shows earlier, no more connections per window than
+// its cap, and a pause when the server says "too many connections".
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SmtpPool, type LaneOutcome, type PoolOptions } from '../../../../service/engine/online/pool.js';
+
+interface Limits {
+  readonly softErrors: number;
+  readonly hardErrors: number;
+  /** Connections allowed per `windowMs`; past it, "421 too many connections". */
+  readonly connections?: number;
+  readonly windowMs?: number;
+}
+
+interface ServerLog {
+  /** Errors (refused RCPTs) of each accepted conversation. */
+  readonly errors: number[];
+  /** When each connection came (accepted or refused). */
+  readonly connectedAt: number[];
+  /** Replies that waited in the tarpit. */
+  slowReplies: number;
+  /** Conversations ended with "421 too many errors". */
+  hangups: number;
+  /** Connections refused with "421 too many connections". */
+  refusedForRate: number;
+}
+
+async function startPostfixLike(
+  limits: Limits,
+): Promise<{ port: number; log: ServerLog; close(): Promise<void> }> {
+  const log: ServerLog = { errors: [], connectedAt: [], slowReplies: 0, hangups: 0, refusedForRate: 0 };
+  const sockets = new Set<net.Socket>();
+  let windowStart = 0;
+  let inWindow = 0;
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    const now = Date.now();
+    log.connectedAt.push(now);
+    if (limits.connections !== undefined) {
+      if (now - windowStart > (limits.windowMs ?? 60_000)) {
+        windowStart = now;
+        inWindow = 0;
+      }
+      if (++inWindow > limits.connections) {
+        log.refusedForRate++;
+        socket.end('421 4.7.0 mx.busy.test Error: too many connections from 127.0.0.1\r\n');
+        return;
+      }
+    }
+    const session = log.errors.push(0) - 1;
+    let buffer = '';
+    let work = Promise.resolve();
+    const reply = async (text: string) => {
+      // Postfix sleeps before every reply once the session has had its soft limit of errors.
+      if (log.errors[session] >= limits.softErrors) {
+        log.slowReplies++;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      if (!socket.destroyed) socket.write(`${text}\r\n`);
+    };
+    const handle = async (line: string) => {
+      if (socket.destroyed) return;
+      if (log.errors[session] >= limits.hardErrors) {
+        log.hangups++;
+        socket.end('421 4.7.0 mx.busy.test Error: too many errors\r\n');
+        return;
+      }
+      const verb = line.slice(0, 4).toUpperCase();
+      if (verb === 'EHLO') await reply('250-mx.busy.test\r\n250 PIPELINING');
+      else if (verb === 'MAIL') await reply('250 2.1.0 Ok');
+      else if (verb === 'RSET') await reply('250 2.0.0 Ok');
+      else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
+      else if (verb === 'RCPT') {
+        const address = /<([^>]*)>/.exec(line)?.[1] ?? '';
+        if (address.startsWith('user')) await reply('250 2.1.5 Ok');
+        else {
+          await reply(`550 5.1.1 <${address}>: Recipient address rejected: User unknown`);
+          log.errors[session]++;
+        }
+      } else await reply('502 5.5.2 Error: command not recognized');
+    };
+    socket.write('220 mx.busy.test ESMTP\r\n');
+    socket.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let at: number;
+      while ((at = buffer.indexOf('\r\n')) >= 0) {
+        const line = buffer.slice(0, at);
+        buffer = buffer.slice(at + 2);
+        work = work.then(() => handle(line));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    log,
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function poolFor(port: number, options: Partial<PoolOptions> = {}): SmtpPool {
+  return new SmtpPool({
+    session: { port, heloName: 'verifier.test', mailFrom: 'probe@verifier.test', connectTimeoutMs: 2000 },
+    perHostConcurrency: 2,
+    maxSessions: 10,
+    pacingMs: 0,
+    maxRcptPerSession: 100,
+    maxErrorsPerSession: 10,
+    maxConnectsPerMinute: 1000,
+    rateBackoffMs: 60_000,
+    idleMs: 200,
+    downTtlMs: 1000,
+    blockTtlMs: 1000,
+    ...options,
+  });
+}
+
+const codeOf = (outcome: LaneOutcome) => (outcome.kind === 'reply' ? outcome.reply.code : outcome.kind);
+
+/** One existing user, then two unknown ones, and so on. */
+const addressesOf = (count: number) =>
+  Array.from({ length: count }, (_, i) => (i % 3 === 0 ? `user${i}@busy.test` : `nobody${i}@busy.test`));
+
+const expectedCodes = (addresses: readonly string[]) =>
+  addresses.map((a) => (a.startsWith('user') ? 250 : 550));
+
+describe('a busy host', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function ask(port: number, addresses: readonly string[], options: Partial<PoolOptions> = {}) {
+    const pool = poolFor(port, options);
+    cleanups.push(() => pool.close());
+    const deadline = Date.now() + 20_000;
+    return Promise.all(
+      addresses.map((address) => pool.rcpt('mx.busy.test', ['127.0.0.1'], address, deadline, [])),
+    );
+  }
+
+  it('ends each conversation at its allowance of refusals, before the server’s tarpit, and asks the rest on fresh ones', async () => {
+    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20 });
+    cleanups.push(() => server.close());
+    const addresses = addressesOf(90);
+    const outcomes = await ask(server.port, addresses);
+    expect(outcomes.map(codeOf)).toEqual(expectedCodes(addresses));
+    expect(server.log.slowReplies).toBe(0);
+    expect(server.log.hangups).toBe(0);
+    expect(Math.max(...server.log.errors)).toBeLessThanOrEqual(10);
+    // 60 refusals, 10 at most per conversation.
+    expect(server.log.errors.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('takes a reply that slows after refusals as the tarpit: leaves it at once, and stops short of it after', async () => {
+    // A stricter server: slow after 4 errors, which the pool's allowance of 10 does not know.
+    const server = await startPostfixLike({ softErrors: 4, hardErrors: 20 });
+    cleanups.push(() => server.close());
+    const addresses = addressesOf(60);
+    const outcomes = await ask(server.port, addresses, { perHostConcurrency: 1 });
+    expect(outcomes.map(codeOf)).toEqual(expectedCodes(addresses));
+    // Only the first conversation met the tarpit (one slow reply, then it was left); the others stopped at 4.
+    expect(server.log.slowReplies).toBe(1);
+    expect(server.log.errors.slice(1).every((errors) => errors <= 4)).toBe(true);
+  });
+
+  it('opens no more connections per window than its cap', async () => {
+    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20 });
+    cleanups.push(() => server.close());
+    // Two refusals per conversation: 12 refusals need 6 conversations; at most 2 per 800 ms.
+    const addresses = Array.from({ length: 12 }, (_, i) => `nobody${i}@busy.test`);
+    const outcomes = await ask(server.port, addresses, {
+      maxErrorsPerSession: 2,
+      maxConnectsPerMinute: 2,
+      connectWindowMs: 800,
+    });
+    expect(outcomes.map(codeOf)).toEqual(addresses.map(() => 550));
+    const times = server.log.connectedAt;
+    expect(times.length).toBe(6);
+    for (let i = 2; i < times.length; i++) expect(times[i] - times[i - 2]).toBeGreaterThanOrEqual(790);
+  });
+
+  it('pauses when the server says "too many connections", connects less often after, and asks again', async () => {
+    // The server takes 3 connections per 1.5 s; the pool's cap (1000) does not know it.
+    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20, connections: 3, windowMs: 1500 });
+    cleanups.push(() => server.close());
+    const addresses = Array.from({ length: 10 }, (_, i) => `nobody${i}@busy.test`);
+    const outcomes = await ask(server.port, addresses, {
+      maxErrorsPerSession: 2,
+      rateBackoffMs: 1600,
+      connectWindowMs: 1500,
+    });
+    expect(outcomes.map(codeOf)).toEqual(addresses.map(() => 550));
+    // Refused once, then paced under the server's limit (half the connections it had taken): never again.
+    expect(server.log.refusedForRate).toBe(1);
+  });
+});
