@@ -222,5 +222,7 @@ export interface ListBackend {
   work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void>;
   /** A folder of this node for temporary files. */
   readonly workRoot: string;
+  /** How long a job is leased to a node (the team server's queue gives up on a job that runs longer). */
+  readonly leaseMs?: number;
   close(): Promise<void>;
 }

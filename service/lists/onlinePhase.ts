@@ -171,6 +171,12 @@ export async function runPartOnline(
 
   if (batch.length > 0) {
     const deadline = Date.now() + settings.sliceMs;
+    // At the slice's end, checks still waiting for their turn at a busy host stop waiting (unanswered, they
+    // are asked by the part's next job): the job ends well within its lease.
+    const sliceEnd = new AbortController();
+    const timer = setTimeout(() => sliceEnd.abort(), settings.sliceMs);
+    const onStop = () => sliceEnd.abort();
+    context.stopping.addEventListener('abort', onStop, { once: true });
     const isFirstPass = batch === toCheck;
     let journal: [string, JournalEntry][] = [];
     let lastSave = Date.now();
@@ -195,10 +201,15 @@ export async function runPartOnline(
           budgetMs: settings.budgetMs,
           retryWithinBudget: false,
           queueMs: TURN_WAIT_MS,
+          signal: sliceEnd.signal,
         });
       } catch {
         // Never claim more than was checked: a check that failed is unknown.
         verdict = { address, code: 5, checked: 'offline', why: 'the check failed; nothing was learnt' };
+      }
+      if (verdict.cancelled) {
+        unasked.push(index);
+        return;
       }
       const packed = packVerdict(verdict, settings.policy);
       const entry: JournalEntry = {
@@ -221,6 +232,7 @@ export async function runPartOnline(
       if (Date.now() - lastSave >= SAVE_EVERY_MS) await flush();
     };
     let next = 0;
+    const unasked: number[] = [];
     const lane = async () => {
       while (next < batch.length && !context.stopping.aborted && Date.now() < deadline) {
         const index = batch[next++];
@@ -228,10 +240,17 @@ export async function runPartOnline(
       }
     };
     // As many lanes as the node has: the node's Lanes bound what runs at once across its parts.
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(context.lanes.size, batch.length)) }, lane));
+    try {
+      await Promise.all(
+        Array.from({ length: Math.max(1, Math.min(context.lanes.size, batch.length)) }, lane),
+      );
+    } finally {
+      clearTimeout(timer);
+      context.stopping.removeEventListener('abort', onStop);
+    }
     await flush();
     // The rest of this part (a slice that ran out, or a stop): asked for again at once.
-    if (next < batch.length) return { kind: 'later' };
+    if (next < batch.length || unasked.length > 0) return { kind: 'later' };
   }
 
   // Temporary failures wait for their retry, within the list's longest wait.

@@ -284,7 +284,8 @@ export class ListProcessor {
             budgetMs: this.options.onlineBudgetMs ?? 10_000,
             retryDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
             maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
-            sliceMs: this.options.sliceMs ?? 60_000,
+            // A job's checks stop well within its lease (the queue takes a job that runs longer for dead).
+            sliceMs: this.options.sliceMs ?? Math.min(60_000, (this.backend.leaseMs ?? Infinity) / 3),
           },
           {
             verifier: this.online.verifier,

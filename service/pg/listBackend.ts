@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import PgBoss from 'pg-boss';
+import { handleBossCompletions } from './bossCompletions.js';
 import type { ListResource, ListServiceKey, PurchaseRequest } from '../../shared/api/list.js';
 import type {
   JournalEntry,
@@ -143,6 +144,7 @@ export class PgListBackend implements ListBackend {
   private isClosed = false;
   private readonly partWorkers: string[] = [];
   private readonly leaseSeconds: number;
+  readonly leaseMs: number;
 
   constructor(
     private readonly pool: PgPool,
@@ -151,6 +153,8 @@ export class PgListBackend implements ListBackend {
   ) {
     this.workRoot = options.workRoot;
     this.leaseSeconds = options.leaseSeconds ?? 180;
+    this.leaseMs = this.leaseSeconds * 1000;
+    handleBossCompletions();
     this.boss = new PgBoss({
       connectionString: url,
       schema: 'pgboss',

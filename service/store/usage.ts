@@ -32,14 +32,17 @@ const count = (n: number) => n.toLocaleString('en-US');
 /** The 403 message when a charge does not fit: what the quota is, what is left, when it renews. */
 export function quotaExceededMessage(quota: KeyQuota, used: number, asked: number, what = 'queries'): string {
   const left = Math.max(0, quota.limit - used);
-  const scope = quota.isTrial
-    ? `this trial key's ${count(quota.limit)} queries`
-    : `this key's quota of ${count(quota.limit)} queries${quota.period === 'total' ? '' : ` per ${quota.period}`}`;
+  const per = quota.period === 'total' ? '' : ` per ${quota.period}`;
   const renewal = renewsOn(quota.period);
-  const asking = asked > 1 ? `${count(asked)} ${what} were asked, but ` : '';
+  const renews = renewal ? `; it renews on ${renewal}` : '';
+  if (left === 0)
+    return quota.isTrial
+      ? `Query limit exceeded: this trial key's ${count(quota.limit)} queries are used up${renews}.`
+      : `Query limit exceeded: this key's quota of ${count(quota.limit)} queries${per} is used up${renews}.`;
+  const of = quota.isTrial ? `of its ${count(quota.limit)} trial queries` : `of its quota of ${count(quota.limit)}${per}`;
   return (
-    `Query limit exceeded: ${asking}${left === 0 ? `${scope} are used up` : `only ${count(left)} of ${scope} are left`}` +
-    `${renewal ? `; it renews on ${renewal}` : ''}.`
+    `Query limit exceeded: ${count(asked)} ${what} were asked, but this key has only ${count(left)} queries left ` +
+    `${of}${renews}.`
   );
 }
 

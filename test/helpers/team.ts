@@ -15,6 +15,8 @@ export interface TeamProcess {
   stop(): Promise<void>;
   /** Kills it outright (SIGKILL): no chance to tidy up. */
   kill(): Promise<void>;
+  /** What it printed last (stdout and stderr, up to 64 KiB), to tell why a test failed. */
+  output(): string;
 }
 
 export interface TeamCluster {
@@ -39,6 +41,12 @@ export async function startTeam(): Promise<TeamCluster> {
     const dir = tempDir('mailsieve-team-');
     dirs.push(dir);
     const started = await startCli([...args, '--data-dir', dir.path], ready);
+    let printed = '';
+    const keep = (chunk: Buffer) => {
+      printed = (printed + chunk.toString()).slice(-64 * 1024);
+    };
+    started.child.stdout?.on('data', keep);
+    started.child.stderr?.on('data', keep);
     const exited = new Promise<void>((resolve) => {
       if (started.child.exitCode !== null || started.child.signalCode !== null) resolve();
       else started.child.once('exit', () => resolve());
@@ -57,6 +65,7 @@ export async function startTeam(): Promise<TeamCluster> {
           started.child.kill('SIGKILL');
         await exited;
       },
+      output: () => printed,
     };
     processes.push(node);
     return node;

@@ -38,6 +38,8 @@ export interface PoolOptions {
 export type LaneOutcome =
   | { readonly kind: 'reply'; readonly reply: SmtpReply; readonly class: RcptClass }
   | { readonly kind: 'failure'; readonly failure: SessionFailure }
+  /** The caller stopped waiting (its signal aborted) before the job's turn came: nothing was asked. */
+  | { readonly kind: 'cancelled' }
   /** The host is remembered as unreachable or refusing us; not contacted again. */
   | {
       readonly kind: 'skipped';
@@ -90,7 +92,9 @@ export class SmtpPool {
     log: string[],
     budgetMs?: number,
     isUrgent = false,
+    signal?: AbortSignal,
   ): Promise<LaneOutcome> {
+    if (signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
     if (this.isClosed)
       return Promise.resolve({
         kind: 'failure',
@@ -102,7 +106,7 @@ export class SmtpPool {
       this.lanes.set(host, lane);
     }
     lane.ips = ips;
-    return lane.submit(address, deadline, log, budgetMs, isUrgent);
+    return lane.submit(address, deadline, log, budgetMs, isUrgent, signal);
   }
 
   /** @internal A lane asks for a connection slot; false means wait for `release`. */
@@ -216,9 +220,22 @@ class Lane {
     log: string[],
     budgetMs: number | undefined,
     isUrgent: boolean,
+    signal?: AbortSignal,
   ): Promise<LaneOutcome> {
-    return new Promise((resolve) => {
+    return new Promise((settle) => {
+      // A job still waiting for its turn when the signal aborts leaves the queue unasked.
+      const cancel = () => {
+        const at = this.queue.indexOf(job);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        job.resolve({ kind: 'cancelled' });
+      };
+      const resolve = (outcome: LaneOutcome) => {
+        signal?.removeEventListener('abort', cancel);
+        settle(outcome);
+      };
       const job: Job = { address, deadline, budgetMs, log, retried: false, resolve };
+      signal?.addEventListener('abort', cancel, { once: true });
       if (isUrgent) this.queue.unshift(job);
       else this.queue.push(job);
       this.pump();

@@ -134,6 +134,11 @@ export interface OnlineVerifyOptions {
    * counts from its turn, not from when it was queued.
    */
   readonly queueMs?: number;
+  /**
+   * Stops waiting for a turn at a busy mail host when it aborts (a list's job of a part, ending its slice): the
+   * verdict is then `cancelled`, nothing having been asked of the mailbox. A conversation under way finishes.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface OnlineVerdict extends Verdict {
@@ -147,6 +152,8 @@ export interface OnlineVerdict extends Verdict {
   readonly retryable?: boolean;
   /** Why an unknown (code 5) is unknown, machine-readable (grouped for a list: shared/unknownCauses.ts). */
   readonly cause?: UnknownCause;
+  /** The check stopped before its turn came (OnlineVerifyOptions.signal): no answer; ask it again later. */
+  readonly cancelled?: boolean;
   /** What was asked and answered, when requested. Never holds anything secret. */
   readonly explain?: readonly string[];
 }
@@ -236,6 +243,8 @@ class DiscardedLog extends Array<string> {
 
 type MailboxOutcome =
   | { kind: 'accepted'; host: string }
+  /** The check stopped waiting for its turn (its signal aborted): nothing was asked. */
+  | { kind: 'cancelled' }
   | { kind: 'rejected'; code: number; reason: string }
   | {
       kind: 'unknown';
@@ -319,6 +328,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     turnBudgetMs?: number,
     /** Ask before the host's queue (the catch-all probe: every accepted address waits for it). */
     isUrgent = false,
+    signal?: AbortSignal,
   ): Promise<MailboxOutcome> {
     let delay = greylistDelayMs;
     for (;;) {
@@ -339,7 +349,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           ips = found.addresses;
           log.push(`DNS: ${host.name} → ${ips.join(', ')}`);
         }
-        const outcome = await pool.rcpt(host.name, ips, rcpt, deadline, log, turnBudgetMs, isUrgent);
+        const outcome = await pool.rcpt(host.name, ips, rcpt, deadline, log, turnBudgetMs, isUrgent, signal);
+        if (outcome.kind === 'cancelled') return outcome;
         if (outcome.kind === 'skipped') {
           if (outcome.state === 'blocked')
             return {
@@ -473,6 +484,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         turnBudgetMs,
         true,
       );
+      // (The probe is shared by every check of the domain: it is never cancelled.)
+      if (outcome.kind === 'cancelled') throw new Error('a catch-all probe was cancelled');
       if (outcome.kind === 'accepted')
         return {
           isCatchAll: true,
@@ -623,7 +636,20 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       log,
       retryWithinBudget,
       queueMs > 0 ? verifyOptions.budgetMs : undefined,
+      false,
+      verifyOptions.signal,
     );
+    if (mailbox.kind === 'cancelled')
+      return {
+        ...unknown(
+          'the check stopped before its turn at the mail server came',
+          'smtp',
+          causeOf('other'),
+          domainType,
+          true,
+        ),
+        cancelled: true,
+      };
     if (mailbox.kind === 'rejected')
       return finish({
         ...found,
