@@ -15,6 +15,7 @@ export function handleBossCompletions(): void {
   if (isPatched) return;
   isPatched = true;
   for (const name of ['complete', 'fail'] as const) {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its manager as `this` below
     const original = Manager.prototype[name];
     Manager.prototype[name] = function (this: ManagerPrototype, ...args: unknown[]) {
       const done = original.apply(this, args);
