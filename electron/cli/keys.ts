@@ -4,6 +4,8 @@ import {
   createKey,
   keyConfigProblem,
   DEFAULT_RATE_LIMIT,
+  DEFAULT_BOUNCE_MAX_AGE_DAYS,
+  BOUNCE_MAX_AGE_DAYS_LIMIT,
   listKeys,
   revokeKey,
   type KeyRecord,
@@ -33,6 +35,8 @@ export interface CreateOptions {
   fields?: string;
   alternateMax?: string;
   bulkLimit?: string;
+  knownBouncers?: boolean;
+  bounceMaxAgeDays?: string;
 }
 
 function readListFile(file: string, what: string): string[] {
@@ -78,6 +82,12 @@ export function createKeyCommand(options: CreateOptions): void {
     throw new CliError(
       `--bulk-limit above ${BULK_INTELLIGENCE_LIMIT} is for activity-metrics keys only (--services with eam and without intelligence).`,
     );
+  const bounceMaxAgeDays =
+    options.bounceMaxAgeDays === undefined
+      ? DEFAULT_BOUNCE_MAX_AGE_DAYS
+      : intOption('--bounce-max-age-days', options.bounceMaxAgeDays, 1, BOUNCE_MAX_AGE_DAYS_LIMIT);
+  if (options.bounceMaxAgeDays !== undefined && !options.knownBouncers)
+    throw new CliError('--bounce-max-age-days is for a key with --known-bouncers.');
   // The flags themselves are refused on a legacy key, even with an empty file (the store checks entries).
   const problem = keyConfigProblem({
     mode: options.mode as VerificationMode,
@@ -100,6 +110,8 @@ export function createKeyCommand(options: CreateOptions): void {
       fields,
       alternateMax,
       bulkLimit,
+      knownBouncers: options.knownBouncers ?? false,
+      bounceMaxAgeDays,
       ...(options.label ? { label: options.label } : {}),
     });
     process.stdout.write(`${key}\n`);
@@ -123,6 +135,8 @@ function describeKey(key: KeyRecord) {
     fields: key.fields === null ? 'all' : [...key.fields],
     alternate_max: key.alternateMax,
     bulk_limit: key.bulkLimit,
+    known_bouncers: key.knownBouncers,
+    bounce_max_age_days: key.bounceMaxAgeDays,
     created_at: key.createdAt,
     revoked_at: key.revokedAt,
   };
@@ -143,8 +157,9 @@ export function listKeysCommand(options: { dataDir: string; json?: boolean }): v
     for (const key of keys) {
       const state = key.revoked_at ? `revoked ${key.revoked_at}` : 'active';
       const limit = key.rate_limit === 0 ? 'no rate limit' : `${key.rate_limit}/s`;
+      const bouncers = key.known_bouncers ? `  known bouncers (${key.bounce_max_age_days} days)` : '';
       process.stdout.write(
-        `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}  ${state}` +
+        `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}${bouncers}  ${state}` +
           `${key.label ? `  "${key.label}"` : ''}\n`,
       );
     }

@@ -13,6 +13,7 @@ import { registerKeyInfo } from './routes/key.js';
 import { registerLists } from './routes/list.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
+import { BounceLookup } from '../identity/bounces.js';
 import {
   createOnlineVerifier,
   type ChecksLevel,
@@ -138,7 +139,7 @@ export function buildService(options: ServiceOptions): Service {
   const identity = registerIdentityRoutes(app, auth, options.db, {
     nativeBinding: options.lists?.nativeBinding,
   });
-  registerEv(app, auth, online, identity);
+  registerEv(app, auth, online, identity, new BounceLookup(options.db));
   registerStatus(app, auth, online);
   registerKeyInfo(app, auth);
   let lists: ListProcessor | undefined;

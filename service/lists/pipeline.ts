@@ -48,6 +48,7 @@ import {
   statusOfFlags,
 } from './rowFlags.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
+import { withKnownBouncers } from '../identity/bounces.list.js';
 import type { VerifierPool } from './verifierPool.js';
 import { extractZipEntry, fileSink, inspectZip, zipSink, ZipProblem, type ByteSink } from './zip.js';
 
@@ -109,7 +110,9 @@ export async function runPipeline(
 ): Promise<ListOutcome> {
   const temporary: string[] = [];
   try {
-    return await processList(job, pool, onProgress, temporary, onVerified, checkOnline, onServices);
+    // The key's known bouncers (code 520) that count today, read once for the whole list.
+    const verified = { ...job, policy: withKnownBouncers(job.policy) };
+    return await processList(verified, pool, onProgress, temporary, onVerified, checkOnline, onServices);
   } catch (error) {
     if (error instanceof InvalidList)
       return { kind: 'invalid', reason: error.message, records: error.records };

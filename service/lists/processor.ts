@@ -40,6 +40,7 @@ import type {
   PipelineRequest,
 } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
+import { knownBouncersFor } from '../identity/bounces.list.js';
 import { DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS, removeJournal, runOnlinePhase } from './onlinePhase.js';
 import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
 import { ZIP_LIMITS } from './zip.js';
@@ -286,6 +287,7 @@ export class ListProcessor {
       this.fail(list.id, 'Error', identity.reason);
       return undefined;
     }
+    const knownBouncers = knownBouncersFor(this.db, key, this.options.nativeBinding);
     return {
       listId: list.id,
       dir,
@@ -300,6 +302,7 @@ export class ListProcessor {
         suppress: [...key.suppress],
         legacyAcceptAll: key.legacyAcceptAll,
         ...(level !== 'offline' ? { online: true } : {}),
+        ...(knownBouncers ? { knownBouncers } : {}),
       },
       limits: this.limits,
       resultsFile: resultsFileOf(list),

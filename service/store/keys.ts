@@ -26,6 +26,10 @@ export interface KeyConfig {
   readonly alternateMax?: number;
   /** Records per E6 request for an activity-metrics key, up to 10,000; default 5,000 (docs/identity.md). */
   readonly bulkLimit?: number;
+  /** The imported hard bounces answer code 520 (docs/identity.md, "Bounces"). Default false. */
+  readonly knownBouncers?: boolean;
+  /** How many days a hard bounce counts, from the day of the verification. Default 365. */
+  readonly bounceMaxAgeDays?: number;
 }
 
 export interface KeyRecord {
@@ -46,6 +50,8 @@ export interface KeyRecord {
   readonly fields: ReadonlySet<KeyField> | null;
   readonly alternateMax: number;
   readonly bulkLimit: number;
+  readonly knownBouncers: boolean;
+  readonly bounceMaxAgeDays: number;
 }
 
 interface KeyRow {
@@ -63,9 +69,14 @@ interface KeyRow {
   fields: string | null;
   alternate_max: number;
   bulk_limit: number;
+  known_bouncers: number;
+  bounce_max_age_days: number;
 }
 
 export const DEFAULT_RATE_LIMIT = 500;
+/** How many days a hard bounce counts by default (`keys create --bounce-max-age-days`). */
+export const DEFAULT_BOUNCE_MAX_AGE_DAYS = 365;
+export const BOUNCE_MAX_AGE_DAYS_LIMIT = 36_500;
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -110,8 +121,8 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
     const result = db
       .prepare(
         `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
-                           fields, alternate_max, bulk_limit)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                           fields, alternate_max, bulk_limit, known_bouncers, bounce_max_age_days)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         hashKey(key),
@@ -126,6 +137,8 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
         config.fields ? JSON.stringify([...new Set(config.fields)]) : null,
         config.alternateMax ?? ALTERNATE_EMAIL_MATCHES_DEFAULT,
         config.bulkLimit ?? BULK_INTELLIGENCE_LIMIT,
+        config.knownBouncers ? 1 : 0,
+        config.bounceMaxAgeDays ?? DEFAULT_BOUNCE_MAX_AGE_DAYS,
       );
     const keyId = Number(result.lastInsertRowid);
     for (const [kind, entries] of [
@@ -166,6 +179,8 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     fields: row.fields === null ? null : new Set(JSON.parse(row.fields) as KeyField[]),
     alternateMax: row.alternate_max,
     bulkLimit: row.bulk_limit,
+    knownBouncers: row.known_bouncers === 1,
+    bounceMaxAgeDays: row.bounce_max_age_days,
   };
 }
 
@@ -189,6 +204,11 @@ export function listKeys(db: ServiceDb): KeyRecord[] {
 /** Sets how far E1 checks go for a key (docs/online-checks.md). Returns whether the key exists. */
 export function setKeyChecks(db: ServiceDb, id: number, checks: ChecksLevel): boolean {
   return db.prepare('UPDATE keys SET checks = ? WHERE id = ?').run(checks, id).changes > 0;
+}
+
+/** Turns a key's known bouncers (code 520) on or off. Returns whether the key exists. */
+export function setKeyKnownBouncers(db: ServiceDb, id: number, isOn: boolean): boolean {
+  return db.prepare('UPDATE keys SET known_bouncers = ? WHERE id = ?').run(isOn ? 1 : 0, id).changes > 0;
 }
 
 /** Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. */

@@ -77,7 +77,10 @@ describe('mailsieve data', () => {
         /^mailsieve: Nothing imported: header-only\.csv has a header but no data rows\.\n$/,
       ],
       [['data', 'import', 'activity', allBad], /^mailsieve: The header lacks source, event, occurred_at/],
-      [['data', 'import', 'things', allBad], /^mailsieve: data import takes people or activity/],
+      [
+        ['data', 'import', 'things', allBad],
+        /^mailsieve: data import takes people, activity or bounces; got 'things'\./,
+      ],
       [['data', 'demo', '--people', '0'], /^mailsieve: --people takes a whole number/],
       [['data', 'clear'], /^mailsieve: data clear deletes .* add --yes\.\n$/],
       [

@@ -6,6 +6,7 @@ import { identity } from './0040-identity.js';
 import { listServices } from './0050-list-services.js';
 import { listOnline } from './0060-list-online.js';
 import { personAnswers } from './0070-person-answers.js';
+import { bounces } from './0080-bounces.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -15,4 +16,5 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   listServices,
   listOnline,
   personAnswers,
+  bounces,
 ];
