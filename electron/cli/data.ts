@@ -211,7 +211,7 @@ export function statusCommand(options: { dataDir: string; json?: boolean }): voi
     const { bounces } = status;
     lines.push(
       `Bounces: ${plural(bounces.addresses, 'address', 'addresses')} with a hard bounce, from ${plural(bounces.rows, 'row')} read ` +
-        `(${count(bounces.hard)} hard; ignored: ${plural(bounces.soft, 'soft bounce')}, ${count(bounces.other)} not bounces; ${count(bounces.rejected)} rejected).`,
+        `(${count(bounces.hard)} hard; ignored: ${plural(bounces.soft, 'soft bounce')}, ${plural(bounces.other, 'row')} not a bounce; ${count(bounces.rejected)} rejected).`,
     );
     for (const row of bounces.imports)
       lines.push(

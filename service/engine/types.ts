@@ -12,10 +12,10 @@ export interface VerifyPolicy {
   /** Client suppression list (code 255); same entry forms as `allow`. */
   readonly suppress: ReadonlySet<string>;
   /**
-   * Known bouncers (code 520): whether an address, lower-cased (`local@domain`), has a hard bounce that counts
+   * Known bouncers (code 520): whether `local@domain`, compared lower-cased, has a hard bounce that counts
    * today (service/identity/bounces.ts). Absent: the key has none, or none are imported.
    */
-  readonly isBounced?: (address: string) => boolean;
+  readonly isBounced?: (local: string, domain: string) => boolean;
 }
 
 export const NO_POLICY: VerifyPolicy = { corrections: false, allow: new Set(), suppress: new Set() };

@@ -22,15 +22,12 @@ function isListed(list: ReadonlySet<string>, local: string, domain: string, asci
 
 /** Whether the client's bounces name the address, in the Unicode or the ASCII form of its domain. */
 function isKnownBouncer(
-  isBounced: (address: string) => boolean,
+  isBounced: (local: string, domain: string) => boolean,
   local: string,
   domain: string,
   asciiDomain: string,
 ): boolean {
-  const localKey = local.toLowerCase();
-  return (
-    isBounced(`${localKey}@${domain}`) || (asciiDomain !== domain && isBounced(`${localKey}@${asciiDomain}`))
-  );
+  return isBounced(local, domain) || (asciiDomain !== domain && isBounced(local, asciiDomain));
 }
 
 /**

@@ -8,7 +8,7 @@
 // asks it once, at its start, of every stored bounce, and hands the addresses that count to its verify
 // workers as a set of 64-bit hashes in shared memory (knownBouncerSet; bounces.list.ts).
 import type Database from 'better-sqlite3';
-import { hashInto, SharedHashSet64 } from '../lists/dupTable.js';
+import { hashAsciiLowerAddressInto, hashInto, SharedHashSet64 } from '../lists/dupTable.js';
 
 const DAY_S = 86_400;
 
@@ -43,9 +43,15 @@ export class BounceLookup {
       .pluck();
   }
 
-  /** Whether the lower-cased `address` has a bounce that counts now for a key of `maxAgeDays`. */
-  isBounced(address: string, maxAgeDays: number, nowS = Math.floor(Date.now() / 1000)): boolean {
-    return this.counts.get({ email: address, cutoff: bounceCutoff(nowS, maxAgeDays) }) !== undefined;
+  /** Whether `local@domain` (compared lower-cased) has a bounce that counts now for a key of `maxAgeDays`. */
+  isBounced(
+    local: string,
+    domain: string,
+    maxAgeDays: number,
+    nowS = Math.floor(Date.now() / 1000),
+  ): boolean {
+    const email = `${local}@${domain}`.toLowerCase();
+    return this.counts.get({ email, cutoff: bounceCutoff(nowS, maxAgeDays) }) !== undefined;
   }
 }
 
@@ -63,7 +69,6 @@ export function knownBouncerSet(
   if (stored === 0) return undefined;
   const set = SharedHashSet64.create(stored);
   const hash = new Uint32Array(2);
-  let added = 0;
   const addresses = db
     .prepare<[{ cutoff: number }], string>(`SELECT b.email FROM ref_bounces b WHERE ${COUNTS}`)
     .pluck()
@@ -71,17 +76,21 @@ export function knownBouncerSet(
   for (const address of addresses) {
     hashInto(address, hash, 0);
     set.add(hash[0], hash[1]);
-    added++;
   }
-  return added > 0 ? set : undefined;
+  return set.size > 0 ? set : undefined;
 }
 
-/** The engine's `isBounced` over a set made by knownBouncerSet (in any thread given its buffer). */
-export function isBouncedIn(buffer: SharedArrayBuffer): (address: string) => boolean {
+/**
+ * The engine's `isBounced` over a set made by knownBouncerSet (in any thread given its buffer). It runs for
+ * every row of a list: an ASCII address is hashed from its parts, lower-cased as it goes, without making the
+ * address (half the cost of hashing a lower-cased copy).
+ */
+export function isBouncedIn(buffer: SharedArrayBuffer): (local: string, domain: string) => boolean {
   const set = new SharedHashSet64(buffer);
   const hash = new Uint32Array(2);
-  return (address) => {
-    hashInto(address, hash, 0);
+  return (local, domain) => {
+    if (!hashAsciiLowerAddressInto(local, domain, hash, 0))
+      hashInto(`${local}@${domain}`.toLowerCase(), hash, 0);
     return set.has(hash[0], hash[1]);
   };
 }

@@ -193,6 +193,8 @@ async function withDataset<T>(db: Database, datasetId: number, load: () => Promi
 interface RowSink<T> {
   /** The header row is data too (a file without a header). */
   readonly takesFirstRow?: boolean;
+  /** The fields every row must have (the header's); rows of another width are rejected before `read`. */
+  readonly width?: number;
   read(row: readonly string[]): RowResult<T>;
   /** Writes a batch; answers how many of its rows count as imported. */
   write(records: readonly T[]): number;
@@ -232,7 +234,13 @@ async function importRows<T>(
         if (!sink.takesFirstRow) return;
       }
       rows++;
-      const result = sink.read(row);
+      const result =
+        sink.width === undefined || row.length === sink.width
+          ? sink.read(row)
+          : {
+              ok: false as const,
+              message: `the row has ${row.length} fields; the header has ${sink.width}`,
+            };
       if (result.ok) {
         batch.push(result.record);
         if (batch.length >= batchSize) flush();
@@ -251,10 +259,6 @@ async function importRows<T>(
   if (!sink) throw new ImportFileError(`${file} is empty: expected a header row and data rows.`);
   flush();
   return { rows, imported, rejected, errors };
-}
-
-function checkWidth(row: readonly string[], width: number): string | undefined {
-  return row.length === width ? undefined : `the row has ${row.length} fields; the header has ${width}`;
 }
 
 /** Imports a people file (docs/identity.md lists its columns). */
@@ -276,14 +280,9 @@ export async function importPeopleFile(
         const peopleWriter = new PeopleWriter(db, datasetId);
         writer = peopleWriter;
         return {
-          read: (row) => {
-            const wrong = checkWidth(row, header.length);
-            return wrong ? { ok: false, message: wrong } : readPersonRow(layout, row);
-          },
-          write: (records) => {
-            peopleWriter.write(records);
-            return records.length;
-          },
+          width: header.length,
+          read: (row) => readPersonRow(layout, row),
+          write: (records) => peopleWriter.write(records),
         };
       },
       options,
@@ -329,14 +328,9 @@ export async function importActivityFile(
         const activityWriter = new ActivityWriter(db);
         writer = activityWriter;
         return {
-          read: (row) => {
-            const wrong = checkWidth(row, header.length);
-            return wrong ? { ok: false, message: wrong } : readActivityRow(layout, row, nowS);
-          },
-          write: (records) => {
-            activityWriter.write(records);
-            return records.length;
-          },
+          width: header.length,
+          read: (row) => readActivityRow(layout, row, nowS),
+          write: (records) => activityWriter.write(records),
         };
       },
       options,
@@ -402,10 +396,8 @@ export async function importBouncesFile(
         writer = bounceWriter;
         return {
           takesFirstRow: !layout.hasHeader,
-          read: (row) => {
-            const wrong = layout.hasHeader ? checkWidth(row, first.length) : undefined;
-            return wrong ? { ok: false, message: wrong } : readBounceRow(layout, row, nowS);
-          },
+          ...(layout.hasHeader ? { width: first.length } : {}),
+          read: (row) => readBounceRow(layout, row, nowS),
           write: (records) => bounceWriter.write(records),
         };
       },

@@ -94,20 +94,55 @@ export function hashInto(text: string, out: Uint32Array, at: number): void {
   finishHash(h1, h2, out, at);
 }
 
-/**
- * hashInto of `text.toLowerCase()` when `text` is ASCII, without making the lower-case string. Answers false,
- * writing nothing, at the first character that is not ASCII (whose lower case is Unicode's to say).
- */
-export function hashAsciiLowerTextInto(text: string, out: Uint32Array, at: number): boolean {
-  let h1 = FIRST_SEED;
-  let h2 = secondSeed(text.length);
+/** The running hashes of stepAsciiLower (module state: a thread has one hash under way at a time). */
+let runningH1 = 0;
+let runningH2 = 0;
+
+/** Steps the running hashes over `text` lower-cased; false at the first character that is not ASCII. */
+function stepAsciiLower(text: string): boolean {
+  let h1 = runningH1;
+  let h2 = runningH2;
   for (let i = 0; i < text.length; i++) {
     const c = asciiLower(text.charCodeAt(i));
     if (c < 0) return false;
     h1 = firstStep(h1, c);
     h2 = secondStep(h2, c);
   }
-  finishHash(h1, h2, out, at);
+  runningH1 = h1;
+  runningH2 = h2;
+  return true;
+}
+
+/**
+ * hashInto of `text.toLowerCase()` when `text` is ASCII, without making the lower-case string. Answers false,
+ * writing nothing, at the first character that is not ASCII (whose lower case is Unicode's to say).
+ */
+export function hashAsciiLowerTextInto(text: string, out: Uint32Array, at: number): boolean {
+  runningH1 = FIRST_SEED;
+  runningH2 = secondSeed(text.length);
+  if (!stepAsciiLower(text)) return false;
+  finishHash(runningH1, runningH2, out, at);
+  return true;
+}
+
+/**
+ * hashInto of `${local}@${domain}` lower-cased when both are ASCII, without making either string (the
+ * known bouncers' lookup of every row of a list: service/identity/bounces.ts). False, writing nothing, when
+ * either is not ASCII.
+ */
+export function hashAsciiLowerAddressInto(
+  local: string,
+  domain: string,
+  out: Uint32Array,
+  at: number,
+): boolean {
+  runningH1 = FIRST_SEED;
+  runningH2 = secondSeed(local.length + 1 + domain.length);
+  if (!stepAsciiLower(local)) return false;
+  runningH1 = firstStep(runningH1, 0x40);
+  runningH2 = secondStep(runningH2, 0x40);
+  if (!stepAsciiLower(domain)) return false;
+  finishHash(runningH1, runningH2, out, at);
   return true;
 }
 
@@ -189,7 +224,7 @@ export class SharedHashSet64 {
   private readonly keys: Uint32Array;
   private readonly mask: number;
   /** Hashes added through this instance (the one that fills the set). */
-  private size = 0;
+  private added = 0;
 
   constructor(readonly buffer: SharedArrayBuffer) {
     this.keys = new Uint32Array(buffer);
@@ -210,14 +245,19 @@ export class SharedHashSet64 {
     for (;;) {
       if (keys[2 * i] === h1 && keys[2 * i + 1] === h2) return;
       if (keys[2 * i] === 0 && keys[2 * i + 1] === 0) {
-        if ((this.size + 1) * 2 > mask + 1) throw new RangeError('hash set full');
+        if ((this.added + 1) * 2 > mask + 1) throw new RangeError('hash set full');
         keys[2 * i] = h1;
         keys[2 * i + 1] = h2;
-        this.size++;
+        this.added++;
         return;
       }
       i = (i + 1) & mask;
     }
+  }
+
+  /** The distinct hashes added through this instance. */
+  get size(): number {
+    return this.added;
   }
 
   has(h1: number, h2: number): boolean {

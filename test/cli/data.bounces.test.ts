@@ -3,20 +3,14 @@
 // bouncers) reads an imported hard bounce 520 "Bounced before".
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/service.js';
+import { tempFolderPerTest } from '../helpers/folders.js';
 import { BOUNCE_FIXTURES } from '../service/identity/bounces.fixtures.js';
 import { writeCsv } from '../service/identity/fixture.js';
 
 describe('mailsieve data import bounces', () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
-  const folder = () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    return dir.path;
-  };
+  const folder = tempFolderPerTest();
 
   it('imports an export, says what it read, counts it in data status, and clears it', async () => {
     const svc = join(folder(), 'svc');
@@ -55,7 +49,7 @@ describe('mailsieve data import bounces', () => {
 
     const status = await runCli(['data', 'status', '--data-dir', svc]);
     expect(status.stdout).toContain(
-      'Bounces: 5 addresses with a hard bounce, from 8 rows read (5 hard; ignored: 2 soft bounces, 1 not bounces; 0 rejected).',
+      'Bounces: 5 addresses with a hard bounce, from 8 rows read (5 hard; ignored: 2 soft bounces, 1 row not a bounce; 0 rejected).',
     );
     expect(status.stdout).toMatch(
       / {2}#1 {2}bounces {2}postmark-bounces\.csv {2}5 rows: 2 hard, 2 soft, 1 other {2}/,

@@ -1,19 +1,13 @@
 // `mailsieve data …` and the identity options of `mailsieve keys create`, through the built CLI on real files.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/service.js';
+import { tempFolderPerTest } from '../helpers/folders.js';
 import { activityRows, PEOPLE_HEADER, PEOPLE_ROWS, writeCsv } from '../service/identity/fixture.js';
 
 describe('mailsieve data', () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
-  const folder = () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    return dir.path;
-  };
+  const folder = tempFolderPerTest();
 
   it('imports people and activity, reporting rejected rows by line and importing the rest', async () => {
     const dir = folder();

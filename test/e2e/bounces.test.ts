@@ -8,12 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshHome, launchChromium, openApp, startApp } from '../helpers/browserApp.js';
 import { axeViolations } from '../helpers/axe.js';
 import { tempDir } from '../helpers/service.js';
+import { daysAgo } from '../service/identity/fixture.js';
 import { LookupPage } from './pages/lookup.js';
 import { NewJobPage } from './pages/newJob.js';
 import { ResultsPage } from './pages/results.js';
-
-const DAY_MS = 86_400_000;
-const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString();
 
 /** Postmark's bounces export: two hard bounces this month, one soft. */
 function postmarkExport(): string {

@@ -37,7 +37,7 @@ export function policyOf(key: KeyRecord, bounces?: BounceLookup): VerifyPolicy {
       allow: isLegacy ? NO_POLICY.allow : key.allow,
       suppress: isLegacy ? NO_POLICY.suppress : key.suppress,
       ...(bounces && key.knownBouncers
-        ? { isBounced: (address: string) => bounces.isBounced(address, maxAgeDays) }
+        ? { isBounced: (local: string, domain: string) => bounces.isBounced(local, domain, maxAgeDays) }
         : {}),
     };
     policies.set(key, policy);

@@ -78,15 +78,15 @@ describe('known bouncers: code 520', () => {
       asked,
       policy: (lists: Parameters<typeof policy>[0] = {}): VerifyPolicy => ({
         ...policy(lists),
-        isBounced: (address) => {
-          asked.push(address);
-          return set.has(address);
+        isBounced: (local, domain) => {
+          asked.push(`${local}@${domain}`);
+          return set.has(`${local.toLowerCase()}@${domain}`);
         },
       }),
     };
   };
 
-  test('asks with the local part lower-cased, in either form of an IDN domain', () => {
+  test('asks in either form of an IDN domain', () => {
     const known = bounced('jane.doe@example.com', 'jo@xn--mnchen-3ya.de');
     expect(verifyOffline('Jane.Doe@Example.com', known.policy())).toEqual({
       address: 'Jane.Doe@example.com',
@@ -95,7 +95,7 @@ describe('known bouncers: code 520', () => {
     expect(verifyOffline('jo@münchen.de', known.policy()).code).toBe(520);
     expect(verifyOffline('john@example.com', known.policy()).code).toBe(10);
     expect(known.asked).toEqual([
-      'jane.doe@example.com',
+      'Jane.Doe@example.com',
       'jo@münchen.de',
       'jo@xn--mnchen-3ya.de',
       'john@example.com',

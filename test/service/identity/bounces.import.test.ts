@@ -3,15 +3,13 @@
 // counted, bad rows rejected by line, files that are not bounce exports refused in words.
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ImportFileError, importBouncesFile } from '../../../service/identity/import.js';
 import { bounceKindOf, parseBounceTime } from '../../../service/identity/import.bounces.js';
 import { bounceStatus } from '../../../service/identity/bounces.js';
 import { referenceDataStatus } from '../../../service/identity/status.js';
-import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
-import { tempDir } from '../../helpers/service.js';
 import { BOUNCE_FIXTURE_FILES, BOUNCE_FIXTURES, fixtureAddresses } from './bounces.fixtures.js';
-import { writeCsv } from './fixture.js';
+import { serviceDbPerTest, writeCsv } from './fixture.js';
 
 const NOW_S = Date.UTC(2026, 10, 20) / 1000;
 const utc = (iso: string) => Date.parse(iso) / 1000;
@@ -79,27 +77,18 @@ describe('bounce kinds and dates', () => {
 });
 
 describe('bounces import', () => {
-  let dir: { path: string; remove(): void };
-  let db: ServiceDb;
-  beforeEach(() => {
-    dir = tempDir();
-    db = openServiceDb(join(dir.path, 'svc'));
-  });
-  afterEach(() => {
-    db.close();
-    dir.remove();
-  });
+  const t = serviceDbPerTest();
 
   const stored = () =>
     Object.fromEntries(
       (
-        db.prepare('SELECT email, bounced_at FROM ref_bounces').all() as {
+        t.db.prepare('SELECT email, bounced_at FROM ref_bounces').all() as {
           email: string;
           bounced_at: number;
         }[]
       ).map((row) => [row.email, row.bounced_at]),
     );
-  const importFile = (path: string, nowS = NOW_S) => importBouncesFile(db, path, { nowS });
+  const importFile = (path: string, nowS = NOW_S) => importBouncesFile(t.db, path, { nowS });
 
   it.each(BOUNCE_FIXTURE_FILES)(
     '%s: hard bounces stored, soft bounces and other rows counted',
@@ -123,7 +112,7 @@ describe('bounces import', () => {
           .map((row) => row.email)
           .sort(),
       );
-      expect(bounceStatus(db)).toMatchObject({
+      expect(bounceStatus(t.db)).toMatchObject({
         addresses: count('hard'),
         rows: expected.length,
         hard: count('hard'),
@@ -150,7 +139,7 @@ describe('bounces import', () => {
   });
 
   it('keeps the latest hard bounce of an address, and says what moved', async () => {
-    const first = writeCsv(dir.path, 'first.csv', [
+    const first = writeCsv(t.dir, 'first.csv', [
       ['email', 'type', 'date'],
       ['jo@example.com', 'hard', '2026-03-01'],
       ['JO@example.com', 'hard', '2026-02-01'],
@@ -158,7 +147,7 @@ describe('bounces import', () => {
     ]);
     expect(await importFile(first)).toMatchObject({ imported: 3, added: 2, updated: 0 });
     expect(stored()).toEqual({ 'jo@example.com': utc('2026-03-01'), 'al@example.com': utc('2026-03-01') });
-    const second = writeCsv(dir.path, 'second.csv', [
+    const second = writeCsv(t.dir, 'second.csv', [
       ['email', 'type', 'date'],
       ['jo@example.com', 'hard', '2026-04-01'],
       ['al@example.com', 'hard', '2026-01-01'],
@@ -169,7 +158,7 @@ describe('bounces import', () => {
   });
 
   it('rejects the rows it cannot read by line, and reads the rest', async () => {
-    const file = writeCsv(dir.path, 'mixed.csv', [
+    const file = writeCsv(t.dir, 'mixed.csv', [
       ['address', 'code', 'error', 'created_at'],
       ['ok@example.com', '550', 'no such user', '2026-05-01'],
       ['late@example.com', '550', 'no such user', '2027-05-01'],
@@ -212,11 +201,11 @@ describe('bounces import', () => {
   });
 
   it('takes a one-column file with any header, or none, and email + date alone', async () => {
-    writeFileSync(join(dir.path, 'bom.txt'), '\uFEFFa@example.com\r\nB@Example.com\r\n');
-    expect(await importFile(join(dir.path, 'bom.txt'))).toMatchObject({ rows: 2, imported: 2 });
-    const headed = writeCsv(dir.path, 'headed.csv', [['Bounced addresses'], ['c@example.com']]);
+    writeFileSync(join(t.dir, 'bom.txt'), '\uFEFFa@example.com\r\nB@Example.com\r\n');
+    expect(await importFile(join(t.dir, 'bom.txt'))).toMatchObject({ rows: 2, imported: 2 });
+    const headed = writeCsv(t.dir, 'headed.csv', [['Bounced addresses'], ['c@example.com']]);
     expect(await importFile(headed)).toMatchObject({ rows: 1, imported: 1 });
-    const dated = writeCsv(dir.path, 'dated.csv', [
+    const dated = writeCsv(t.dir, 'dated.csv', [
       ['Email', 'Date'],
       ['d@example.com', '2026-01-02'],
     ]);
@@ -234,7 +223,7 @@ describe('bounces import', () => {
   });
 
   it('refuses, in words, a file with no addresses or nothing that says its rows bounced, and leaves no trace', async () => {
-    const noEmail = writeCsv(dir.path, 'no-email.csv', [
+    const noEmail = writeCsv(t.dir, 'no-email.csv', [
       ['name', 'type'],
       ['Jo', 'hard'],
     ]);
@@ -242,7 +231,7 @@ describe('bounces import', () => {
       "The header names no email column (its columns: 'name', 'type'): a bounces file needs one, named email, email address, recipient or address.",
     );
     // Mailchimp's subscribed members: an audience, not bounces. Importing it would mark every subscriber.
-    const subscribed = writeCsv(dir.path, 'subscribed_members_export.csv', [
+    const subscribed = writeCsv(t.dir, 'subscribed_members_export.csv', [
       ['Email Address', 'First Name', 'Last Name', 'MEMBER_RATING', 'OPTIN_TIME', 'LAST_CHANGED'],
       ['jo@example.com', 'Jo', 'Ng', '2', '2025-01-01 10:00:00', '2025-02-01 10:00:00'],
     ]);
@@ -250,17 +239,17 @@ describe('bounces import', () => {
     await expect(importFile(subscribed)).rejects.toThrow(
       /^No column says which rows are bounces \(its columns: 'Email Address', 'First Name', 'Last Name', 'MEMBER_RATING', 'OPTIN_TIME', 'LAST_CHANGED'\): .* Is this a bounce or suppression export\?$/,
     );
-    writeFileSync(join(dir.path, 'empty.csv'), '');
-    await expect(importFile(join(dir.path, 'empty.csv'))).rejects.toThrow(/is empty/);
-    expect(referenceDataStatus(db).bounces).toMatchObject({ addresses: 0, imports: [] });
+    writeFileSync(join(t.dir, 'empty.csv'), '');
+    await expect(importFile(join(t.dir, 'empty.csv'))).rejects.toThrow(/is empty/);
+    expect(referenceDataStatus(t.db).bounces).toMatchObject({ addresses: 0, imports: [] });
   });
 
   it('stops when cancelled: the bounces written stay, with their import’s counts', async () => {
     const rows = [['email', 'status']];
     for (let i = 0; i < 60_000; i++) rows.push([`person${i}@example.com`, '5.1.1']);
-    const file = writeCsv(dir.path, 'big.csv', rows);
+    const file = writeCsv(t.dir, 'big.csv', rows);
     const abort = new AbortController();
-    const run = importBouncesFile(db, file, {
+    const run = importBouncesFile(t.db, file, {
       nowS: NOW_S,
       batchSize: 1000,
       signal: abort.signal,
@@ -269,7 +258,7 @@ describe('bounces import', () => {
       },
     });
     await expect(run).rejects.toThrow(/interrupted/);
-    const status = bounceStatus(db);
+    const status = bounceStatus(t.db);
     expect(status.addresses).toBeGreaterThan(0);
     expect(status.addresses).toBeLessThan(60_000);
     expect(status.imports).toHaveLength(1);
