@@ -122,11 +122,18 @@ export function domainTypeMeaning(domainType: string): string {
 export const DISPOSABLE_MEANING = 'Disposable (throw-away) address';
 
 /**
+ * Code 520, the spec's "Matched to known bouncers", in the words of whoever reads it: mail to the address
+ * bounced before (on the local service, a hard bounce of the user's own, imported from their email platform).
+ */
+export const BOUNCED_BEFORE_MEANING = 'Bounced before';
+
+/**
  * The meaning of a code for one answer or row. Code 525 covers spam traps and disposable domains alike; with
  * the domain type `disposable` it says which.
  */
 export function codeMeaning(code: number, domainType?: string | null): string {
   if (code === 525 && domainType === 'disposable') return DISPOSABLE_MEANING;
+  if (code === 520) return BOUNCED_BEFORE_MEANING;
   return describeStatusCode(code);
 }
 

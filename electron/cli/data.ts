@@ -1,16 +1,19 @@
 // `mailsieve data …`: the reference data identity matching, intelligence and activity metrics answer from
-// (docs/identity.md): import people and activity CSV files, load synthetic demo data, show what is stored.
+// (docs/identity.md): import people and activity CSV files, and bounce exports (the known bouncers of code
+// 520), load synthetic demo data, show what is stored, clear it.
 import { mkdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
   DEFAULT_MAX_ERRORS,
   ImportFileError,
   importActivityFile,
+  importBouncesFile,
   importPeopleFile,
   type ImportReport,
 } from '../../service/identity/import.js';
 import { loadDemo, writeDemoCsv } from '../../service/identity/demo.js';
 import { clearReferenceData, referenceDataStatus } from '../../service/identity/status.js';
+import { clearBounces } from '../../service/identity/bounces.js';
 import { openServiceDb, SERVICE_DB_FILE } from '../../service/store/db.js';
 import { DEFAULT_RETAIN_DAYS, listFilesUsage } from '../../service/lists/retention.js';
 import type { Command, Option } from 'commander';
@@ -23,15 +26,26 @@ export interface ImportCommandOptions {
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
+const plural = (n: number, one: string, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+
+/** What an import added, in words. */
+function importedWhat(report: ImportReport): string {
+  if (report.kind === 'people')
+    return `people: ${count(report.added)} added, ${count(report.updated)} updated`;
+  if (report.kind === 'activity')
+    return `events: ${count(report.added)} added, ${count(report.updated)} already stored`;
+  const { soft = 0, other = 0 } = report.bounces ?? {};
+  return (
+    `hard bounces: ${plural(report.added, 'address', 'addresses')} added, ${count(report.updated)} updated; ` +
+    `ignored: ${plural(soft, 'soft bounce')}, ${plural(other, 'row')} not a bounce`
+  );
+}
 
 function printReport(report: ImportReport): void {
   const name = basename(report.file);
-  const what =
-    report.kind === 'people'
-      ? `people: ${count(report.added)} added, ${count(report.updated)} updated`
-      : `events: ${count(report.added)} added, ${count(report.updated)} already stored`;
+  const what = importedWhat(report);
   const lines = [
-    `Imported ${count(report.imported)} of ${count(report.rows)} rows from ${name} (${what}) in ${report.seconds.toFixed(1)} s.`,
+    `Imported ${count(report.imported)} of ${plural(report.rows, 'row')} from ${name} (${what}) in ${report.seconds.toFixed(1)} s.`,
   ];
   if (report.rejected > 0) {
     lines.push(`Rejected ${count(report.rejected)} row${report.rejected === 1 ? '' : 's'}:`);
@@ -55,9 +69,12 @@ function reportJson(report: ImportReport) {
     warnings: report.warnings,
     added: report.added,
     updated: report.updated,
+    ...(report.bounces ? { bounces: report.bounces } : {}),
     seconds: Number(report.seconds.toFixed(3)),
   };
 }
+
+const IMPORTS = { people: importPeopleFile, activity: importActivityFile, bounces: importBouncesFile };
 
 /** Progress on a terminal only: a line rewritten in place on stderr. */
 function progress(): { onProgress?: (rows: number) => void; done(): void } {
@@ -79,8 +96,8 @@ export async function importCommand(
   file: string,
   options: ImportCommandOptions,
 ): Promise<void> {
-  if (kind !== 'people' && kind !== 'activity')
-    throw new CliError(`data import takes people or activity; got '${kind}'.`);
+  if (kind !== 'people' && kind !== 'activity' && kind !== 'bounces')
+    throw new CliError(`data import takes people, activity or bounces; got '${kind}'.`);
   const maxErrors =
     options.maxErrors === undefined
       ? DEFAULT_MAX_ERRORS
@@ -93,8 +110,7 @@ export async function importCommand(
   const shown = progress();
   let report: ImportReport;
   try {
-    const run = kind === 'people' ? importPeopleFile : importActivityFile;
-    report = await run(db, file, {
+    report = await IMPORTS[kind](db, file, {
       maxErrors,
       signal: abort.signal,
       ...(shown.onProgress ? { onProgress: shown.onProgress } : {}),
@@ -109,7 +125,8 @@ export async function importCommand(
   }
   if (options.json) process.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
   else printReport(report);
-  if (report.imported === 0)
+  // A bounces file of soft bounces only is read in full: nothing to store is no failure.
+  if (report.imported === 0 && (report.rows === 0 || report.rejected === report.rows))
     throw new CliError(
       report.rows === 0
         ? `Nothing imported: ${basename(file)} has a header but no data rows.`
@@ -191,6 +208,16 @@ export function statusCommand(options: { dataDir: string; json?: boolean }): voi
         `  #${dataset.id}  ${dataset.kind.padEnd(8)} ${dataset.name}  ${count(dataset.rows_imported)} rows` +
           `${dataset.rows_rejected ? ` (${count(dataset.rows_rejected)} rejected)` : ''}  ${dataset.started_at}`,
       );
+    const { bounces } = status;
+    lines.push(
+      `Bounces: ${plural(bounces.addresses, 'address', 'addresses')} with a hard bounce, from ${plural(bounces.rows, 'row')} read ` +
+        `(${count(bounces.hard)} hard; ignored: ${plural(bounces.soft, 'soft bounce')}, ${plural(bounces.other, 'row')} not a bounce; ${count(bounces.rejected)} rejected).`,
+    );
+    for (const row of bounces.imports)
+      lines.push(
+        `  #${row.id}  bounces  ${row.name}  ${count(row.rows_read)} rows: ${count(row.hard)} hard, ${count(row.soft)} soft, ` +
+          `${count(row.other)} other${row.rows_rejected ? `, ${count(row.rows_rejected)} rejected` : ''}  ${row.started_at}`,
+      );
     const { people, addresses } = status.waiting;
     if (people + addresses > 0)
       lines.push(
@@ -205,13 +232,21 @@ export function statusCommand(options: { dataDir: string; json?: boolean }): voi
   }
 }
 
-export function clearCommand(options: { dataDir: string; yes?: boolean }): void {
+export function clearCommand(what: string | undefined, options: { dataDir: string; yes?: boolean }): void {
+  const kind = what ?? 'all';
+  if (kind !== 'all' && kind !== 'bounces')
+    throw new CliError(`data clear takes all (the default) or bounces; got '${kind}'.`);
   if (!options.yes)
-    throw new CliError('data clear deletes every imported person, address and event: add --yes.');
+    throw new CliError(
+      kind === 'bounces'
+        ? 'data clear bounces deletes every imported bounce: add --yes.'
+        : 'data clear deletes every imported person, address, event and bounce: add --yes.',
+    );
   const db = openServiceDb(options.dataDir);
   try {
-    clearReferenceData(db);
-    process.stdout.write('Reference data cleared.\n');
+    if (kind === 'bounces') clearBounces(db);
+    else clearReferenceData(db);
+    process.stdout.write(kind === 'bounces' ? 'Bounces cleared.\n' : 'Reference data cleared.\n');
   } finally {
     db.close();
   }
@@ -225,9 +260,9 @@ export function registerDataCommands(program: Command, dataDirOption: () => Opti
   data
     .command('import')
     .description(
-      'Import a CSV file: people (names, postal addresses, emails, attributes) or activity events.',
+      "Import a CSV file: people (names, postal addresses, emails, attributes), activity events, or bounces (an email platform's bounce or suppression export).",
     )
-    .argument('<kind>', 'people or activity')
+    .argument('<kind>', 'people, activity or bounces')
     .argument('<file>', 'the CSV file (docs/identity.md lists its columns)')
     .option('--json', 'print the import report as one JSON object')
     .option('--max-errors <n>', 'rejected rows to list (all are counted)', '20')
@@ -246,13 +281,14 @@ export function registerDataCommands(program: Command, dataDirOption: () => Opti
     .action(demoCommand);
   data
     .command('status')
-    .description('Show how many people, addresses and events are stored, and each import.')
+    .description('Show how many people, addresses, events and bounces are stored, and each import.')
     .option('--json', 'print the status as one JSON object')
     .addOption(dataDirOption())
     .action(statusCommand);
   data
     .command('clear')
-    .description('Delete all reference data (people, addresses, activity).')
+    .description('Delete all reference data (people, addresses, activity, bounces), or the bounces only.')
+    .argument('[what]', 'all (the default) or bounces')
     .option('--yes', 'confirm')
     .addOption(dataDirOption())
     .action(clearCommand);

@@ -7,6 +7,8 @@ import {
   createKey,
   keyConfigProblem,
   DEFAULT_RATE_LIMIT,
+  DEFAULT_BOUNCE_MAX_AGE_DAYS,
+  BOUNCE_MAX_AGE_DAYS_LIMIT,
   listKeys,
   revokeKey,
   TRIAL_QUOTA,
@@ -120,6 +122,8 @@ export interface CreateOptions extends DatabaseCliOptions {
   quota?: string;
   quotaPeriod?: string;
   trial?: boolean;
+  knownBouncers?: boolean;
+  bounceMaxAgeDays?: string;
 }
 
 function readListFile(file: string, what: string): string[] {
@@ -165,6 +169,12 @@ export async function createKeyCommand(options: CreateOptions): Promise<void> {
     throw new CliError(
       `--bulk-limit above ${BULK_INTELLIGENCE_LIMIT} is for activity-metrics keys only (--services with eam and without intelligence).`,
     );
+  const bounceMaxAgeDays =
+    options.bounceMaxAgeDays === undefined
+      ? DEFAULT_BOUNCE_MAX_AGE_DAYS
+      : intOption('--bounce-max-age-days', options.bounceMaxAgeDays, 1, BOUNCE_MAX_AGE_DAYS_LIMIT);
+  if (options.bounceMaxAgeDays !== undefined && !options.knownBouncers)
+    throw new CliError('--bounce-max-age-days is for a key with --known-bouncers.');
   // The flags themselves are refused on a legacy key, even with an empty file (the store checks entries).
   const problem = keyConfigProblem({
     mode: options.mode as VerificationMode,
@@ -187,6 +197,8 @@ export async function createKeyCommand(options: CreateOptions): Promise<void> {
       fields,
       alternateMax,
       bulkLimit,
+      knownBouncers: options.knownBouncers ?? false,
+      bounceMaxAgeDays,
       ...(options.label ? { label: options.label } : {}),
       ...(quota ? { quota } : {}),
     }),
@@ -212,6 +224,8 @@ function describeKey(key: KeyRecord) {
     quota: key.quota ? key.quota.limit : null,
     quota_period: key.quota ? key.quota.period : null,
     trial: key.quota?.isTrial === true,
+    known_bouncers: key.knownBouncers,
+    bounce_max_age_days: key.bounceMaxAgeDays,
     created_at: key.createdAt,
     revoked_at: key.revokedAt,
   };
@@ -241,8 +255,9 @@ export async function listKeysCommand(
     const key = keys[i];
     const state = key.revoked_at ? `revoked ${key.revoked_at}` : 'active';
     const limit = key.rate_limit === 0 ? 'no rate limit' : `${key.rate_limit}/s`;
+    const bouncers = key.known_bouncers ? `  known bouncers (${key.bounce_max_age_days} days)` : '';
     process.stdout.write(
-      `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}  ` +
+      `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}${bouncers}  ` +
         `${describeQuota(record.quota)}  ${state}${key.label ? `  "${key.label}"` : ''}\n`,
     );
   });

@@ -14,6 +14,7 @@ import { purchase } from './purchase.js';
 import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
 import { registerDataCommands } from './data.js';
 import { DEFAULT_RETAIN_DAYS } from '../../service/lists/retention.js';
+import { DEFAULT_BOUNCE_MAX_AGE_DAYS } from '../../service/store/keys.js';
 import { addListCheckOptions } from './checksOptions.js';
 import { recheck } from './recheck.js';
 
@@ -104,6 +105,14 @@ export function buildProgram(): Command {
     .option(
       '--bulk-limit <n>',
       'records per E6 request for an activity-metrics key (eam without intelligence), up to 10000',
+    )
+    .option(
+      '--known-bouncers',
+      'imported hard bounces (mailsieve data import bounces) answer code 520, "Matched to known bouncers"',
+    )
+    .option(
+      '--bounce-max-age-days <n>',
+      `with --known-bouncers: how many days a hard bounce counts, from the day of each verification (default: ${DEFAULT_BOUNCE_MAX_AGE_DAYS})`,
     )
     .addOption(
       new Option(

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync, renameSync } from '
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../service/server.js';
 import { openServiceDb, type ServiceDb } from '../../service/store/db.js';
-import { createKey, findActiveKey, setKeyChecks } from '../../service/store/keys.js';
+import { createKey, findActiveKey, setKeyChecks, setKeyKnownBouncers } from '../../service/store/keys.js';
 import { deleteStoredList } from '../../service/lists/store.js';
 import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
@@ -62,7 +62,8 @@ export interface EmbeddedServiceOptions {
 
 /**
  * Returns the key the app uses with its embedded service, creating one (every service, no rate limit: the
- * caller is this machine's own app) when none is stored or the stored one was revoked.
+ * caller is this machine's own app) when none is stored or the stored one was revoked. Its known bouncers
+ * are on: the bounces the user imports answer code 520 (none do before an import).
  */
 export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
   const file = join(dataDir, EMBEDDED_KEY_FILE);
@@ -72,6 +73,8 @@ export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
     if (record) {
       // Keys made before online checks existed: the app's own key may go as far as the service allows.
       if (record.checks !== 'smtp') setKeyChecks(db, record.id, 'smtp');
+      // Keys made before bounces could be imported.
+      if (!record.knownBouncers) setKeyKnownBouncers(db, record.id, true);
       return stored;
     }
   }
@@ -82,6 +85,7 @@ export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
     rateLimit: 0,
     // The app's own key allows every check; how far checks go is the service's setting (startEmbeddedService).
     checks: 'smtp',
+    knownBouncers: true,
   });
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, `${key}\n`, { mode: 0o600 });

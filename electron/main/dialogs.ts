@@ -1,5 +1,5 @@
 // The native dialogs the shell offers: open a list (the IPC shell channel and File › Open list… alike), and
-// pick a people or activity file to import (Look up a person).
+// pick a people, activity or bounces file to import (Look up a person).
 import { dialog, type BrowserWindow } from 'electron';
 
 /** The list file the user picked, or undefined when they cancelled. */
@@ -12,13 +12,19 @@ export async function pickListFile(window: BrowserWindow): Promise<string | unde
   return picked.canceled ? undefined : picked.filePaths[0];
 }
 
-/** The people or activity CSV file the user picked to import, or undefined when they cancelled. */
+const TITLES = {
+  people: 'Import people file',
+  activity: 'Import activity file',
+  bounces: 'Import bounces file',
+} as const;
+
+/** The people, activity or bounces CSV file the user picked to import, or undefined when they cancelled. */
 export async function pickReferenceFile(
   window: BrowserWindow,
-  kind: 'people' | 'activity',
+  kind: keyof typeof TITLES,
 ): Promise<string | undefined> {
   const picked = await dialog.showOpenDialog(window, {
-    title: kind === 'people' ? 'Import people file' : 'Import activity file',
+    title: TITLES[kind],
     properties: ['openFile'],
     filters: [{ name: 'CSV files', extensions: ['csv', 'txt'] }],
   });

@@ -4,7 +4,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { app, dialog, ipcMain, shell, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
 import { z } from 'zod';
-import type { Reply } from '../../shared/desktop/contract.js';
+import { REFERENCE_KINDS, type Reply } from '../../shared/desktop/contract.js';
 import { METHOD_OF_CHANNEL, SHELL_CHANNELS } from '../../shared/desktop/methods.js';
 import type { DesktopCore } from '../core/desktop.js';
 import { isAppFrameUrl } from './senderOrigin.js';
@@ -18,7 +18,7 @@ function fail(code: string, message: string): Reply<never> {
 const saveExportInput = z.object({ exportId: z.number().int() });
 const showInFolderInput = z.object({ path: z.string().min(1) });
 const savePagePdfInput = z.object({ fileName: z.string().min(1).max(200) });
-const pickReferenceInput = z.object({ kind: z.enum(['people', 'activity']) });
+const pickReferenceInput = z.object({ kind: z.enum(REFERENCE_KINDS) });
 /** Files the user saved in this session: the only ones Show in folder reveals. */
 const savedPaths = new Set<string>();
 
@@ -46,7 +46,7 @@ export function registerIpc(desktop: DesktopCore, mainWindow: () => BrowserWindo
     const window = mainWindow();
     if (!isTrusted(event) || !window) return fail('forbidden', 'Refused: not the Mailsieve window.');
     const parsed = pickReferenceInput.safeParse(input);
-    if (!parsed.success) return fail('invalid-input', 'kind: expected people or activity');
+    if (!parsed.success) return fail('invalid-input', 'kind: expected people, activity or bounces');
     const path = await pickReferenceFile(window, parsed.data.kind);
     return { ok: true, value: path ? { path, name: basename(path) } : null };
   });

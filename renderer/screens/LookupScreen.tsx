@@ -109,6 +109,7 @@ export function PersonAnswerView({
 const KIND_WORDS: Readonly<Record<ReferenceKind, { button: string; rows: string }>> = {
   people: { button: 'Import people file', rows: 'people' },
   activity: { button: 'Import activity file', rows: 'activity' },
+  bounces: { button: 'Import bounces file', rows: 'bounces' },
 };
 
 /** The report's rejected rows, one a line, as the CLI prints them: `line 12: …`. */
@@ -136,11 +137,21 @@ function saveRejections(report: ReferenceImport): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** What an import added, in words (as `mailsieve data import` says it). */
+function addedWords(report: ReferenceImport): string {
+  if (report.kind === 'people')
+    return `${countOf(report.added, 'person', 'people')} added, ${formatCount(report.updated)} updated`;
+  if (report.kind === 'activity')
+    return `${countOf(report.added, 'event')} added, ${formatCount(report.updated)} already stored`;
+  const { soft = 0, other = 0 } = report.bounces ?? {};
+  return (
+    `hard bounces: ${countOf(report.added, 'address', 'addresses')} added, ${formatCount(report.updated)} updated; ` +
+    `ignored: ${countOf(soft, 'soft bounce')}, ${countOf(other, 'row')} not a bounce`
+  );
+}
+
 function importedWords(report: ReferenceImport): string {
-  const what =
-    report.kind === 'people'
-      ? `${countOf(report.added, 'person', 'people')} added, ${formatCount(report.updated)} updated`
-      : `${countOf(report.added, 'event')} added, ${formatCount(report.updated)} already stored`;
+  const what = addedWords(report);
   if (report.status === 'cancelled')
     return `Import of ${report.fileName} cancelled after ${countOf(report.rows, 'row')} read: the ${countOf(report.imported, 'row')} written before it stopped stay in the local service.`;
   return `Imported ${formatCount(report.imported)} of ${countOf(report.rows, 'row')} from ${report.fileName} (${what}).`;
@@ -186,7 +197,11 @@ function ReferenceData() {
   const cancelReferenceImport = useAppStore((s) => s.cancelReferenceImport);
   const hasNativeDialogs = useAppStore((s) => s.appInfo?.hasNativeDialogs ?? false);
   const isProvider = useAppStore((s) => s.connection?.kind === 'provider');
-  const inputs = { people: useRef<HTMLInputElement>(null), activity: useRef<HTMLInputElement>(null) };
+  const inputs = {
+    people: useRef<HTMLInputElement>(null),
+    activity: useRef<HTMLInputElement>(null),
+    bounces: useRef<HTMLInputElement>(null),
+  };
   const isBusy = state.status === 'uploading' || state.status === 'importing';
   const progress =
     state.status === 'uploading'
@@ -219,6 +234,11 @@ function ReferenceData() {
         The local service answers from the people and activity files you import (CSV with a header row; the
         columns are in docs/identity.md). Importing a person again updates them.
       </p>
+      <p className="muted">
+        A bounces file is your email platform’s bounce or suppression export (Mailchimp, SendGrid, Mailgun,
+        Amazon SES, Postmark, Klaviyo, Brevo), or a list of addresses: its hard bounces of the last 365 days
+        read “Bounced before” (code 520) in lists and checks, unless the address opened or clicked since.
+      </p>
       {isProvider ? (
         <p className="muted small">
           Your connection is the provider’s service: Look up asks it, not the local service these files go
@@ -226,7 +246,7 @@ function ReferenceData() {
         </p>
       ) : null}
       <div className="button-row">
-        {(['people', 'activity'] as const).map((kind) => (
+        {(['people', 'activity', 'bounces'] as const).map((kind) => (
           <span key={kind}>
             <button
               type="button"

@@ -17,6 +17,7 @@ export const CODE = {
   unquotedSpace: 215,
   suppressed: 255,
   unacceptedUsername: 500,
+  knownBouncer: 520,
   disposable: 525,
 } as const;
 

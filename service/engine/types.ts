@@ -11,6 +11,11 @@ export interface VerifyPolicy {
   readonly allow: ReadonlySet<string>;
   /** Client suppression list (code 255); same entry forms as `allow`. */
   readonly suppress: ReadonlySet<string>;
+  /**
+   * Known bouncers (code 520): whether `local@domain`, compared lower-cased, has a hard bounce that counts
+   * today (service/identity/bounces.ts). Absent: the key has none, or none are imported.
+   */
+  readonly isBounced?: (local: string, domain: string) => boolean;
 }
 
 export const NO_POLICY: VerifyPolicy = { corrections: false, allow: new Set(), suppress: new Set() };

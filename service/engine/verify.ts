@@ -1,6 +1,7 @@
 // verifyOffline: everything that can be known about one address without the network. Syntax first (an
 // address that does not parse cannot match a list), then the client's suppression list (255) and allow
-// list (55), then unaccepted usernames (500) and disposable domains (525); what remains is syntax OK (10).
+// list (55), then the client's own hard bounces (520), unaccepted usernames (500) and disposable domains
+// (525); what remains is syntax OK (10).
 // Role account and domain type are reported on every address that parses, whatever its code.
 import { CODE } from './codes.js';
 import { correctDomain, correctionCandidate } from './corrections.js';
@@ -17,6 +18,16 @@ function isListed(list: ReadonlySet<string>, local: string, domain: string, asci
   const localKey = local.toLowerCase();
   if (list.has(domain) || list.has(`${localKey}@${domain}`)) return true;
   return asciiDomain !== domain && (list.has(asciiDomain) || list.has(`${localKey}@${asciiDomain}`));
+}
+
+/** Whether the client's bounces name the address, in the Unicode or the ASCII form of its domain. */
+function isKnownBouncer(
+  isBounced: (local: string, domain: string) => boolean,
+  local: string,
+  domain: string,
+  asciiDomain: string,
+): boolean {
+  return isBounced(local, domain) || (asciiDomain !== domain && isBounced(local, asciiDomain));
 }
 
 /**
@@ -45,13 +56,16 @@ export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
     if (domainType === 'freeisp' && isProviderTypo(asciiDomain)) domainType = undefined;
     if (isListed(policy.suppress, local, domain, asciiDomain)) verdict.code = CODE.suppressed;
     else if (isListed(policy.allow, local, domain, asciiDomain)) verdict.code = CODE.allowed;
+    else if (policy.isBounced && isKnownBouncer(policy.isBounced, local, domain, asciiDomain))
+      verdict.code = CODE.knownBouncer;
     else if (kind === 'unaccepted') verdict.code = CODE.unacceptedUsername;
     else if (domainType === 'disposable') verdict.code = CODE.disposable;
     if (domainType) verdict.domainType = domainType;
     if (kind) verdict.roleAccount = true;
   }
-  // Corrections are for errors of syntax or spelling: not for a client's own list decisions (255, 55) or a
-  // username of the wrong kind (500). A disposable domain may be a squatted typo (gmai.com).
+  // Corrections are for errors of syntax or spelling: not for a client's own list decisions (255, 55), an
+  // address the client's own mail bounced from (520) or a username of the wrong kind (500). A disposable
+  // domain may be a squatted typo (gmai.com).
   if (
     policy.corrections &&
     (!syntax.ok || verdict.code === CODE.syntaxOk || verdict.code === CODE.disposable)

@@ -19,6 +19,8 @@ import { LocalListBackend } from '../lists/localBackend.js';
 import type { ListBackend } from '../lists/backend.js';
 import { SERVICE_DB_FILE } from '../store/db.js';
 import { join } from 'node:path';
+import { BounceLookup } from '../identity/bounces.js';
+import { knownBouncersFor } from '../identity/bounces.list.js';
 import {
   createOnlineVerifier,
   type ChecksLevel,
@@ -156,7 +158,7 @@ export function buildService(options: ServiceOptions): Service {
   const identity = registerIdentityRoutes(app, auth, options.db, {
     nativeBinding: options.lists?.nativeBinding,
   });
-  registerEv(app, auth, online, identity);
+  registerEv(app, auth, online, identity, new BounceLookup(options.db));
   registerStatus(app, auth, online);
   registerKeyInfo(app, auth);
   let lists: ListProcessor | undefined;
@@ -179,6 +181,7 @@ export function buildService(options: ServiceOptions): Service {
       {
         keyById: team ? (id) => team.keyById(id) : (id) => Promise.resolve(getKeyById(db, id)),
         serviceDbPath: join(dataDir, SERVICE_DB_FILE),
+        knownBouncers: (key) => knownBouncersFor(db, key, options.lists?.nativeBinding),
       },
       { ...options.lists, ...(decided ? { ready: decided } : {}) },
       online,

@@ -188,7 +188,8 @@ export class ActivityWriter {
     return id;
   }
 
-  write(records: readonly ActivityRecord[]): void {
+  /** Writes records in one transaction; answers how many (all of them, stored before or not). */
+  write(records: readonly ActivityRecord[]): number {
     this.db.transaction(() => {
       // The addresses whose events change lose their packed activity in the same transaction, so that a
       // store never answers from a stale one; the service packs them again (prepared.ts).
@@ -205,5 +206,6 @@ export class ActivityWriter {
         else this.duplicates++;
       });
     })();
+    return records.length;
   }
 }

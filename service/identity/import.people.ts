@@ -463,11 +463,12 @@ export class PeopleWriter {
     ];
   }
 
-  /** Writes records in one transaction. */
-  write(records: readonly PersonRecord[]): void {
+  /** Writes records in one transaction; answers how many (all of them). */
+  write(records: readonly PersonRecord[]): number {
     this.db.transaction(() => {
       for (const record of records) this.writeOne(record);
     })();
+    return records.length;
   }
 
   // Insert first, look up only on a conflict: most rows of a large import are new, and an

@@ -1,6 +1,6 @@
-// `mailsieve data import people|activity FILE`: a CSV file streamed row by row (papaparse; never the whole
-// file in memory), each row checked, good rows written in batches of one transaction each, bad rows
-// reported by line number (the first few, and a count). See docs/identity.md, "Import".
+// `mailsieve data import people|activity|bounces FILE`: a CSV file streamed row by row (papaparse; never the
+// whole file in memory), each row checked, good rows written in batches of one transaction each, bad rows
+// reported by line number (the first few, and a count). See docs/identity.md, "Import" and "Bounces".
 import type { Database } from 'better-sqlite3';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import Papa from 'papaparse';
 import { createReferenceIndexes, REFERENCE_INDEXES } from '../store/migrations/0040-identity.js';
 import { ANSWER_INDEXES, createAnswerIndexes } from '../store/migrations/0070-person-answers.js';
 import { ActivityWriter, activityLayout, readActivityRow, type ActivityRecord } from './import.activity.js';
+import { BounceWriter, bounceLayout, readBounceRow, type BounceRecord } from './import.bounces.js';
 import {
   ImportFileError,
   PeopleWriter,
@@ -27,7 +28,7 @@ export interface RowError {
 }
 
 export interface ImportReport {
-  readonly kind: 'people' | 'activity';
+  readonly kind: 'people' | 'activity' | 'bounces';
   readonly file: string;
   readonly datasetId: number;
   /** Data rows read (blank lines not counted). */
@@ -37,10 +38,23 @@ export interface ImportReport {
   /** The first `maxErrors` rejected rows. */
   readonly errors: readonly RowError[];
   readonly warnings: readonly string[];
-  /** people: people added and updated. activity: events added, and events already stored. */
+  /**
+   * people: people added and updated. activity: events added, and events already stored. bounces: addresses
+   * added, and addresses whose latest hard bounce moved later.
+   */
   readonly added: number;
   readonly updated: number;
   readonly seconds: number;
+  /** bounces: the rows by kind (`imported` is the hard ones; soft and other rows are read, not stored). */
+  readonly bounces?: BounceCounts;
+}
+
+export interface BounceCounts {
+  readonly hard: number;
+  readonly soft: number;
+  readonly other: number;
+  /** Hard bounces without a date: they count from the import. */
+  readonly undated: number;
 }
 
 export interface ImportOptions {
@@ -53,7 +67,10 @@ export interface ImportOptions {
   readonly onProgress?: (rows: number, progress: ImportProgress) => void;
   /** Rows per transaction. Default 10,000. */
   readonly batchSize?: number;
-  /** Unix seconds that bound activity times (future events are refused). Default now. */
+  /**
+   * Unix seconds that bound activity and bounce times (future ones are refused), and the time of an undated
+   * bounce. Default now.
+   */
   readonly nowS?: number;
   /** Stops the import after the current chunk (the rows written so far stay). */
   readonly signal?: AbortSignal;
@@ -174,8 +191,13 @@ async function withDataset<T>(db: Database, datasetId: number, load: () => Promi
 }
 
 interface RowSink<T> {
+  /** The header row is data too (a file without a header). */
+  readonly takesFirstRow?: boolean;
+  /** The fields every row must have (the header's); rows of another width are rejected before `read`. */
+  readonly width?: number;
   read(row: readonly string[]): RowResult<T>;
-  write(records: readonly T[]): void;
+  /** Writes a batch; answers how many of its rows count as imported. */
+  write(records: readonly T[]): number;
 }
 
 async function importRows<T>(
@@ -200,8 +222,7 @@ async function importRows<T>(
   };
   const flush = () => {
     if (!sink || batch.length === 0) return;
-    sink.write(batch);
-    imported += batch.length;
+    imported += sink.write(batch);
     batch = [];
     report();
   };
@@ -210,10 +231,16 @@ async function importRows<T>(
     (line, row) => {
       if (!sink) {
         sink = header(row);
-        return;
+        if (!sink.takesFirstRow) return;
       }
       rows++;
-      const result = sink.read(row);
+      const result =
+        sink.width === undefined || row.length === sink.width
+          ? sink.read(row)
+          : {
+              ok: false as const,
+              message: `the row has ${row.length} fields; the header has ${sink.width}`,
+            };
       if (result.ok) {
         batch.push(result.record);
         if (batch.length >= batchSize) flush();
@@ -232,10 +259,6 @@ async function importRows<T>(
   if (!sink) throw new ImportFileError(`${file} is empty: expected a header row and data rows.`);
   flush();
   return { rows, imported, rejected, errors };
-}
-
-function checkWidth(row: readonly string[], width: number): string | undefined {
-  return row.length === width ? undefined : `the row has ${row.length} fields; the header has ${width}`;
 }
 
 /** Imports a people file (docs/identity.md lists its columns). */
@@ -257,10 +280,8 @@ export async function importPeopleFile(
         const peopleWriter = new PeopleWriter(db, datasetId);
         writer = peopleWriter;
         return {
-          read: (row) => {
-            const wrong = checkWidth(row, header.length);
-            return wrong ? { ok: false, message: wrong } : readPersonRow(layout, row);
-          },
+          width: header.length,
+          read: (row) => readPersonRow(layout, row),
           write: (records) => peopleWriter.write(records),
         };
       },
@@ -307,10 +328,8 @@ export async function importActivityFile(
         const activityWriter = new ActivityWriter(db);
         writer = activityWriter;
         return {
-          read: (row) => {
-            const wrong = checkWidth(row, header.length);
-            return wrong ? { ok: false, message: wrong } : readActivityRow(layout, row, nowS);
-          },
+          width: header.length,
+          read: (row) => readActivityRow(layout, row, nowS),
           write: (records) => activityWriter.write(records),
         };
       },
@@ -327,6 +346,94 @@ export async function importActivityFile(
     added: writer?.added ?? 0,
     updated: writer?.duplicates ?? 0,
     seconds: (performance.now() - started) / 1000,
+  };
+}
+
+/**
+ * Imports a bounces file (docs/identity.md, "Bounces"): an email platform's bounce or suppression export, or
+ * a list of addresses. A failed import that stored no bounce leaves no trace; one stopped halfway keeps the
+ * bounces stored and its counts so far.
+ */
+export async function importBouncesFile(
+  db: Database,
+  file: string,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
+  const started = performance.now();
+  const nowS = options.nowS ?? Math.floor(Date.now() / 1000);
+  const importId = Number(
+    db
+      .prepare('INSERT INTO ref_bounce_imports (name, started_at) VALUES (?, ?)')
+      .run(basename(file), new Date(nowS * 1000).toISOString()).lastInsertRowid,
+  );
+  let writer: BounceWriter | undefined;
+  let description = '';
+  let rows = 0;
+  let rejected = 0;
+  const finish = () =>
+    db
+      .prepare(
+        `UPDATE ref_bounce_imports SET finished_at = ?, rows_read = ?, hard = ?, soft = ?, other = ?,
+                                       rows_rejected = ? WHERE id = ?`,
+      )
+      .run(
+        new Date().toISOString(),
+        rows,
+        writer?.counts.hard ?? 0,
+        writer?.counts.soft ?? 0,
+        writer?.counts.other ?? 0,
+        rejected,
+        importId,
+      );
+  let result: Awaited<ReturnType<typeof importRows<BounceRecord>>>;
+  try {
+    result = await importRows<BounceRecord>(
+      file,
+      (first) => {
+        const layout = bounceLayout(first);
+        description = layout.description;
+        const bounceWriter = new BounceWriter(db, importId, nowS);
+        writer = bounceWriter;
+        return {
+          takesFirstRow: !layout.hasHeader,
+          ...(layout.hasHeader ? { width: first.length } : {}),
+          read: (row) => readBounceRow(layout, row, nowS),
+          write: (records) => bounceWriter.write(records),
+        };
+      },
+      {
+        ...options,
+        onProgress: (read, progress) => {
+          rows = progress.rows;
+          rejected = progress.rejected;
+          options.onProgress?.(read, progress);
+        },
+      },
+    );
+  } catch (error) {
+    if ((writer?.counts.hard ?? 0) > 0) finish();
+    else db.prepare('DELETE FROM ref_bounce_imports WHERE id = ?').run(importId);
+    throw error;
+  }
+  rows = result.rows;
+  rejected = result.rejected;
+  finish();
+  const counts = writer?.counts ?? { hard: 0, soft: 0, other: 0, undated: 0 };
+  const warnings = [description];
+  if (counts.undated > 0)
+    warnings.push(
+      `${counts.undated.toLocaleString('en-US')} hard bounce(s) give no date: they count from today, the day of this import.`,
+    );
+  return {
+    kind: 'bounces',
+    file,
+    datasetId: importId,
+    ...result,
+    warnings,
+    added: writer?.added ?? 0,
+    updated: writer?.updated ?? 0,
+    seconds: (performance.now() - started) / 1000,
+    bounces: { ...counts },
   };
 }
 

@@ -7,10 +7,15 @@
 // ~18 bytes per slot at a load of at most one half, against ~100 bytes per address for a Set of strings.
 //
 // HashSet64 is the same table for a stream whose length is not known ahead (the exports' Remove duplicates,
-// electron/core/exports/shape.ts): it doubles as it fills, since no one keeps its slots.
+// electron/core/exports/shape.ts): it doubles as it fills, since no one keeps its slots. SharedHashSet64 is a
+// set of a known size in shared memory, built once and read by several threads (the known bouncers of a
+// list, service/identity/bounces.ts).
 
 /** The slot of a row without an address. */
 export const NO_SLOT = 0xffffffff;
+
+/** Where the probe for (h1, h2) starts in a table of `mask + 1` slots. */
+const firstSlot = (h1: number, h2: number, mask: number): number => (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
 
 export class DuplicateTable {
   private readonly keys: Uint32Array;
@@ -34,7 +39,7 @@ export class DuplicateTable {
   add(h1: number, h2: number): number {
     if (h1 === 0 && h2 === 0) return NO_SLOT;
     const { keys, counts, mask } = this;
-    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
+    let i = firstSlot(h1, h2, mask);
     for (;;) {
       const count = counts[i];
       if (count === 0) {
@@ -89,20 +94,55 @@ export function hashInto(text: string, out: Uint32Array, at: number): void {
   finishHash(h1, h2, out, at);
 }
 
-/**
- * hashInto of `text.toLowerCase()` when `text` is ASCII, without making the lower-case string. Answers false,
- * writing nothing, at the first character that is not ASCII (whose lower case is Unicode's to say).
- */
-export function hashAsciiLowerTextInto(text: string, out: Uint32Array, at: number): boolean {
-  let h1 = FIRST_SEED;
-  let h2 = secondSeed(text.length);
+/** The running hashes of stepAsciiLower (module state: a thread has one hash under way at a time). */
+let runningH1 = 0;
+let runningH2 = 0;
+
+/** Steps the running hashes over `text` lower-cased; false at the first character that is not ASCII. */
+function stepAsciiLower(text: string): boolean {
+  let h1 = runningH1;
+  let h2 = runningH2;
   for (let i = 0; i < text.length; i++) {
     const c = asciiLower(text.charCodeAt(i));
     if (c < 0) return false;
     h1 = firstStep(h1, c);
     h2 = secondStep(h2, c);
   }
-  finishHash(h1, h2, out, at);
+  runningH1 = h1;
+  runningH2 = h2;
+  return true;
+}
+
+/**
+ * hashInto of `text.toLowerCase()` when `text` is ASCII, without making the lower-case string. Answers false,
+ * writing nothing, at the first character that is not ASCII (whose lower case is Unicode's to say).
+ */
+export function hashAsciiLowerTextInto(text: string, out: Uint32Array, at: number): boolean {
+  runningH1 = FIRST_SEED;
+  runningH2 = secondSeed(text.length);
+  if (!stepAsciiLower(text)) return false;
+  finishHash(runningH1, runningH2, out, at);
+  return true;
+}
+
+/**
+ * hashInto of `${local}@${domain}` lower-cased when both are ASCII, without making either string (the
+ * known bouncers' lookup of every row of a list: service/identity/bounces.ts). False, writing nothing, when
+ * either is not ASCII.
+ */
+export function hashAsciiLowerAddressInto(
+  local: string,
+  domain: string,
+  out: Uint32Array,
+  at: number,
+): boolean {
+  runningH1 = FIRST_SEED;
+  runningH2 = secondSeed(local.length + 1 + domain.length);
+  if (!stepAsciiLower(local)) return false;
+  runningH1 = firstStep(runningH1, 0x40);
+  runningH2 = secondStep(runningH2, 0x40);
+  if (!stepAsciiLower(domain)) return false;
+  finishHash(runningH1, runningH2, out, at);
   return true;
 }
 
@@ -150,7 +190,7 @@ export class HashSet64 {
   add(h1: number, h2: number): boolean {
     if ((this.size + 1) * 2 > this.mask + 1) this.grow();
     const { keys, used, mask } = this;
-    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
+    let i = firstSlot(h1, h2, mask);
     for (;;) {
       if (used[i] === 0) {
         keys[2 * i] = h1;
@@ -172,5 +212,63 @@ export class HashSet64 {
     this.mask = capacity - 1;
     this.size = 0;
     for (let i = 0; i < used.length; i++) if (used[i] === 1) this.add(keys[2 * i], keys[2 * i + 1]);
+  }
+}
+
+/**
+ * A set of 64-bit hashes (see hashInto) in a SharedArrayBuffer: made for a known number of entries, filled by
+ * one thread, then read by any thread that is given its buffer (structured clone shares it, copies nothing).
+ * An empty slot holds (0, 0), which hashInto never gives. 8 bytes a slot at a load of at most one half.
+ */
+export class SharedHashSet64 {
+  private readonly keys: Uint32Array;
+  private readonly mask: number;
+  /** Hashes added through this instance (the one that fills the set). */
+  private added = 0;
+
+  constructor(readonly buffer: SharedArrayBuffer) {
+    this.keys = new Uint32Array(buffer);
+    this.mask = this.keys.length / 2 - 1;
+  }
+
+  /** An empty set with room for `maxEntries` hashes. */
+  static create(maxEntries: number): SharedHashSet64 {
+    let capacity = 16;
+    while (capacity < maxEntries * 2) capacity *= 2;
+    return new SharedHashSet64(new SharedArrayBuffer(capacity * 8));
+  }
+
+  /** Adds (h1, h2), not (0, 0). Throws when the set holds its `maxEntries` already. */
+  add(h1: number, h2: number): void {
+    const { keys, mask } = this;
+    let i = firstSlot(h1, h2, mask);
+    for (;;) {
+      if (keys[2 * i] === h1 && keys[2 * i + 1] === h2) return;
+      if (keys[2 * i] === 0 && keys[2 * i + 1] === 0) {
+        if ((this.added + 1) * 2 > mask + 1) throw new RangeError('hash set full');
+        keys[2 * i] = h1;
+        keys[2 * i + 1] = h2;
+        this.added++;
+        return;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** The distinct hashes added through this instance. */
+  get size(): number {
+    return this.added;
+  }
+
+  has(h1: number, h2: number): boolean {
+    const { keys, mask } = this;
+    let i = firstSlot(h1, h2, mask);
+    for (;;) {
+      const k1 = keys[2 * i];
+      const k2 = keys[2 * i + 1];
+      if (k1 === h1 && k2 === h2) return true;
+      if (k1 === 0 && k2 === 0) return false;
+      i = (i + 1) & mask;
+    }
   }
 }

@@ -36,8 +36,9 @@ import {
   SCAN_NEED_MORE,
 } from './scan.js';
 import type { IdentityListService } from './store.js';
-import type { ListJob } from './types.js';
+import type { ListJob, ListPolicy } from './types.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
+import { withKnownBouncers } from '../identity/bounces.list.js';
 import type { VerifierPool } from './verifierPool.js';
 import { PART_BYTES, PART_ROWS, type PartBounds, type PartContext, type PartRows } from './parts.js';
 import { resultsHead } from './partWriter.js';
@@ -110,7 +111,9 @@ export async function planList(
 ): Promise<PlanOutcome> {
   const temporary: string[] = [];
   try {
-    return { kind: 'planned', plan: await processList(job, pool, onProgress, temporary, onServices) };
+    // The key's known bouncers (code 520) that count today, read once for the whole list.
+    const verified = { ...job, policy: withKnownBouncers(job.policy) };
+    return { kind: 'planned', plan: await processList(verified, pool, onProgress, temporary, onServices) };
   } catch (error) {
     for (const path of temporary) rmSync(path, { force: true });
     if (error instanceof InvalidList)
@@ -526,7 +529,8 @@ async function processList(
         ? { identity: { job: job.identity, services: identityServices, columns } }
         : {}),
       services,
-      ...(isOnline && job.online ? { check: { level: job.online, policy: job.policy } } : {}),
+      // (The known bouncers are this node's: the rows they decide are decided here, not online.)
+      ...(isOnline && job.online ? { check: { level: job.online, policy: portablePolicy(job.policy) } } : {}),
       ...(isZip ? { zipEntryName: resultsFileName(fileName, job.listId, services), zipEntryTime } : {}),
     };
     const completedOffline = completed;
@@ -595,4 +599,10 @@ function tooLong(line: string, maxRowBytes: number, buf: Buffer, start: number, 
     `Line ${line} is longer than ${formatBytes(maxRowBytes)}, the most a row may hold` +
       (hasQuote ? ': is a closing quote (") missing?' : '.'),
   );
+}
+
+/** A list's policy without what belongs to this node (its known bouncers' database and set). */
+function portablePolicy(policy: ListPolicy): ListPolicy {
+  const { knownBouncers: _known, bounceSet: _set, ...portable } = policy;
+  return portable;
 }

@@ -24,7 +24,7 @@ import { PipelineHost } from './pipelineHost.js';
 import { identityJobFor } from './purchase.js';
 import { ReportCounter } from './report.js';
 import { partAddresses, decodePartRows } from './parts.js';
-import type { ListJob, ListLimits } from './types.js';
+import type { ListJob, ListLimits, ListPolicy } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
 import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
 
@@ -92,6 +92,8 @@ export interface ListNode {
   keyById(id: number): Promise<KeyRecord | undefined>;
   /** The node's service database (reference data for the services other than validation). */
   readonly serviceDbPath: string;
+  /** Where the node's imported bounces are, for a key with known bouncers (code 520); undefined: none. */
+  knownBouncers?(key: KeyRecord): ListPolicy['knownBouncers'];
 }
 
 export class ListProcessor {
@@ -193,6 +195,7 @@ export class ListProcessor {
       await this.backend.failRun(listId, run, 'Error', identity.reason, 0);
       return;
     }
+    const knownBouncers = this.node.knownBouncers?.(key);
     const job: ListJob = {
       listId: list.id,
       inputPath: start.inputPath,
@@ -207,6 +210,7 @@ export class ListProcessor {
         suppress: [...key.suppress],
         legacyAcceptAll: key.legacyAcceptAll,
         ...(level !== 'offline' ? { online: true } : {}),
+        ...(knownBouncers ? { knownBouncers } : {}),
       },
       limits: this.limits,
       ...(level !== 'offline' ? { online: level, explain: true } : {}),

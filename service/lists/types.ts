@@ -14,6 +14,17 @@ export interface ListPolicy {
   readonly legacyAcceptAll: boolean;
   /** The list has online checks: verify workers report the addresses of rows of code 10 (`undecided`). */
   readonly online?: boolean;
+  /**
+   * Known bouncers (code 520, service/identity/bounces.ts): the key has them and bounces are imported. The
+   * pipeline worker reads the ones that count from this database as the list starts, into `bounceSet`.
+   */
+  readonly knownBouncers?: {
+    readonly maxAgeDays: number;
+    readonly dbPath: string;
+    readonly nativeBinding?: string | undefined;
+  };
+  /** The hashes of the addresses whose bounce counts (bounces.ts knownBouncerSet), shared by the threads. */
+  readonly bounceSet?: SharedArrayBuffer;
 }
 
 export interface ListLimits {

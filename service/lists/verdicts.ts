@@ -9,6 +9,7 @@ import { verifyOffline } from '../engine/index.js';
 import { FLAG_DOMAIN_SHIFT, FLAG_HAS_KEY, FLAG_ROLE, STATUS_INDEX, type ListRowStatus } from './rowFlags.js';
 import type { ListPolicy } from './types.js';
 import { hashAsciiLowerTextInto, hashInto } from './dupTable.js';
+import { isBouncedIn } from '../identity/bounces.js';
 
 /**
  * The list status of a verdict. `corrected` when the key has corrections and the engine offers exactly one
@@ -43,6 +44,7 @@ export function toVerifyPolicy(policy: ListPolicy): VerifyPolicy {
     corrections: policy.corrections,
     allow: new Set(policy.allow),
     suppress: new Set(policy.suppress),
+    ...(policy.bounceSet ? { isBounced: isBouncedIn(policy.bounceSet) } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import { ALTERNATE_EMAIL_MATCHES_DEFAULT, BULK_INTELLIGENCE_LIMIT } from '../../
 import { DEFAULT_KEY_CHECKS, type ChecksLevel } from '../engine/online/levels.js';
 import type { KeyField } from '../identity/fields.js';
 import {
+  DEFAULT_BOUNCE_MAX_AGE_DAYS,
   DEFAULT_RATE_LIMIT,
   hashKey,
   keyConfigProblem,
@@ -34,6 +35,8 @@ interface KeyRow {
   quota: number | null;
   quota_period: 'day' | 'month' | 'total';
   is_trial: boolean;
+  known_bouncers: boolean;
+  bounce_max_age_days: number;
   entries: { kind: 'allow' | 'suppress'; entry: string }[] | null;
 }
 
@@ -63,6 +66,8 @@ function toRecord(row: KeyRow): KeyRecord {
     alternateMax: row.alternate_max,
     bulkLimit: row.bulk_limit,
     quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial },
+    knownBouncers: row.known_bouncers,
+    bounceMaxAgeDays: row.bounce_max_age_days,
   };
 }
 
@@ -81,8 +86,9 @@ export async function createPgKey(
   const id = await inTransaction(pool, async (client) => {
     const { rows } = await client.query<{ id: number }>(
       `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
-                         fields, alternate_max, bulk_limit, quota, quota_period, is_trial)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+                         fields, alternate_max, bulk_limit, quota, quota_period, is_trial, known_bouncers,
+                         bounce_max_age_days)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
       [
         hashKey(key),
         key.slice(-4),
@@ -99,6 +105,8 @@ export async function createPgKey(
         config.quota?.limit ?? null,
         config.quota?.period ?? 'total',
         config.quota?.isTrial === true,
+        config.knownBouncers === true,
+        config.bounceMaxAgeDays ?? DEFAULT_BOUNCE_MAX_AGE_DAYS,
       ],
     );
     const keyId = rows[0].id;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createOnlineVerifier, type ChecksLevel, type OnlineOptions } from '../engine/online/index.js';
 import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
 import { openServiceDb, SERVICE_DB_FILE } from '../store/db.js';
+import { knownBouncersFor } from '../identity/bounces.list.js';
 import { openTeamNode, type TeamOptions } from './team.js';
 
 export interface WorkerNodeOptions extends TeamOptions {
@@ -34,7 +35,11 @@ export async function startWorkerNode(options: WorkerNodeOptions): Promise<Worke
   const verifier = createOnlineVerifier({ ...options.online, shared: team.knowledge });
   const processor = new ListProcessor(
     team.lists,
-    { keyById: (id) => team.keyById(id), serviceDbPath: join(options.dataDir, SERVICE_DB_FILE) },
+    {
+      keyById: (id) => team.keyById(id),
+      serviceDbPath: join(options.dataDir, SERVICE_DB_FILE),
+      knownBouncers: (key) => knownBouncersFor(db, key, options.lists?.nativeBinding),
+    },
     options.lists ?? {},
     { verifier, ceiling: options.ceiling ?? 'smtp' },
   );

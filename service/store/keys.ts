@@ -40,6 +40,10 @@ export interface KeyConfig {
   readonly bulkLimit?: number;
   /** Billable queries allowed (E1 calls, list records, E5/E6 records); none: no quota. */
   readonly quota?: KeyQuota;
+  /** The imported hard bounces answer code 520 (docs/identity.md, "Bounces"). Default false. */
+  readonly knownBouncers?: boolean;
+  /** How many days a hard bounce counts, from the day of the verification. Default 365. */
+  readonly bounceMaxAgeDays?: number;
 }
 
 export interface KeyRecord {
@@ -62,6 +66,8 @@ export interface KeyRecord {
   readonly bulkLimit: number;
   /** Its quota of billable queries; null for none. */
   readonly quota: KeyQuota | null;
+  readonly knownBouncers: boolean;
+  readonly bounceMaxAgeDays: number;
 }
 
 interface KeyRow {
@@ -82,9 +88,14 @@ interface KeyRow {
   quota: number | null;
   quota_period: 'day' | 'month' | 'total';
   is_trial: number;
+  known_bouncers: number;
+  bounce_max_age_days: number;
 }
 
 export const DEFAULT_RATE_LIMIT = 500;
+/** How many days a hard bounce counts by default (`keys create --bounce-max-age-days`). */
+export const DEFAULT_BOUNCE_MAX_AGE_DAYS = 365;
+export const BOUNCE_MAX_AGE_DAYS_LIMIT = 36_500;
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -129,8 +140,9 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
     const result = db
       .prepare(
         `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
-                           fields, alternate_max, bulk_limit, quota, quota_period, is_trial)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                           fields, alternate_max, bulk_limit, quota, quota_period, is_trial, known_bouncers,
+                           bounce_max_age_days)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         hashKey(key),
@@ -148,6 +160,8 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
         config.quota?.limit ?? null,
         config.quota?.period ?? 'total',
         config.quota?.isTrial === true ? 1 : 0,
+        config.knownBouncers ? 1 : 0,
+        config.bounceMaxAgeDays ?? DEFAULT_BOUNCE_MAX_AGE_DAYS,
       );
     const keyId = Number(result.lastInsertRowid);
     for (const [kind, entries] of [
@@ -189,6 +203,8 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     alternateMax: row.alternate_max,
     bulkLimit: row.bulk_limit,
     quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial === 1 },
+    knownBouncers: row.known_bouncers === 1,
+    bounceMaxAgeDays: row.bounce_max_age_days,
   };
 }
 
@@ -212,6 +228,11 @@ export function listKeys(db: ServiceDb): KeyRecord[] {
 /** Sets how far E1 checks go for a key (docs/online-checks.md). Returns whether the key exists. */
 export function setKeyChecks(db: ServiceDb, id: number, checks: ChecksLevel): boolean {
   return db.prepare('UPDATE keys SET checks = ? WHERE id = ?').run(checks, id).changes > 0;
+}
+
+/** Turns a key's known bouncers (code 520) on or off. Returns whether the key exists. */
+export function setKeyKnownBouncers(db: ServiceDb, id: number, isOn: boolean): boolean {
+  return db.prepare('UPDATE keys SET known_bouncers = ? WHERE id = ?').run(isOn ? 1 : 0, id).changes > 0;
 }
 
 /** Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. */

@@ -653,10 +653,11 @@ export const personAnswerSchema = z.object({
 export type PersonAnswer = z.infer<typeof personAnswerSchema>;
 
 // ---------------------------------------------------------------------------------------------------------
-// Import reference data from Look up a person (issue #15): a people or activity file, the same import as
-// `mailsieve data import people|activity`, into the local service's store.
+// Import reference data from Look up a person (issue #15): a people or activity file, or a bounces file (issue
+// #22: the user's own hard bounces, code 520), the same import as `mailsieve data import
+// people|activity|bounces`, into the local service's store.
 
-export const REFERENCE_KINDS = ['people', 'activity'] as const;
+export const REFERENCE_KINDS = ['people', 'activity', 'bounces'] as const;
 export type ReferenceKind = (typeof REFERENCE_KINDS)[number];
 
 /** The file to import: one staged in browser mode (`fileId`), or one the native dialog picked (`path`). */
@@ -683,10 +684,15 @@ export const referenceImportSchema = z.object({
   /** The first rejected rows (all are counted in `rejected`). */
   errors: z.array(z.object({ line: z.number(), message: z.string() })),
   warnings: z.array(z.string()),
-  /** people: people added and updated. activity: events added, and events already stored. */
+  /**
+   * people: people added and updated. activity: events added, and events already stored. bounces: addresses
+   * added, and addresses whose latest hard bounce moved later.
+   */
   added: z.number(),
   updated: z.number(),
   seconds: z.number(),
+  /** bounces: the rows by kind (`imported` counts the hard bounces; soft and other rows are not stored). */
+  bounces: z.object({ hard: z.number(), soft: z.number(), other: z.number() }).optional(),
 });
 export type ReferenceImport = z.infer<typeof referenceImportSchema>;
 

@@ -4,16 +4,20 @@
 // Each is a process of its own, timed from spawn to exit; peak memory is the process's maxRSS (worker threads
 // included), written on exit by a preloaded module.
 // Then the desktop path (listDesktop.ts: the list added to the desktop core, run to its results, one export),
-// timed the same way.
+// timed the same way. And known bouncers (issue 22): the same `clean` on a service folder holding bounces of
+// one address in BENCH_BOUNCE_EVERY (default 10: ~100,000 bounces, listBounces.ts), interleaved with the plain
+// runs; a list without bounces builds and looks up nothing.
 // Targets (issues 3 and 10): clean ≤ 0.5 × naive, clean ≤ 5 × parse, clean's peak RSS ≤ 400 MB, the desktop
 // path ≤ 1.5 × clean.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureListData } from './listData.js';
+import { ensureBounceData } from './listBounces.js';
 import { fmt } from './util.js';
+import { SERVICE_DB_FILE } from '../../service/store/db.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..', '..');
@@ -61,13 +65,22 @@ const median = (runs: readonly Run[]): Run => {
   return sorted[Math.floor(sorted.length / 2)];
 };
 
-export async function benchList(options: { runs: number }): Promise<Record<string, number>> {
+export async function benchList(options: {
+  runs: number;
+  bounceEvery: number;
+}): Promise<Record<string, number>> {
   const data = await ensureListData(join(root, 'test', 'bench', 'out'));
   console.log(`\nList pipeline: ${fmt(data.rows)} rows, ${fmt(data.bytes / 1e6, 1)} MB (${data.path})`);
   const scratch = mkdtempSync(join(tmpdir(), 'mailsieve-bench-list-'));
   try {
-    const clean = async (): Promise<Run> => {
+    const bounced = await ensureBounceData(data.path, join(scratch, 'bounces'), cli, options.bounceEvery);
+    /** `clean` on a fresh service folder, or on a copy of the one holding the bounces. */
+    const clean = async (withBounces = false): Promise<Run> => {
       const run = mkdtempSync(join(scratch, 'clean-'));
+      if (withBounces) {
+        mkdirSync(join(run, 'service'));
+        copyFileSync(join(bounced.serviceDir, SERVICE_DB_FILE), join(run, 'service', SERVICE_DB_FILE));
+      }
       try {
         return await timed([
           cli,
@@ -88,9 +101,11 @@ export async function benchList(options: { runs: number }): Promise<Record<strin
     await timed([baselines, 'parse', data.path]);
     const parseRuns: Run[] = [];
     const cleanRuns: Run[] = [];
+    const bouncedRuns: Run[] = [];
     for (let i = 0; i < options.runs; i++) {
       parseRuns.push(await timed([baselines, 'parse', data.path]));
       cleanRuns.push(await clean());
+      bouncedRuns.push(await clean(true));
     }
     const naive = await timed([baselines, 'naive', data.path, join(scratch, 'naive.csv')]);
     const desktopRun = mkdtempSync(join(scratch, 'desktop-'));
@@ -118,6 +133,16 @@ export async function benchList(options: { runs: number }): Promise<Record<strin
     );
     const vsClean = desktop.ms / cleaned.ms;
     console.log(`  desktop / clean         ${fmt(vsClean, 2)}   (target ≤ 1.5)  ${verdict(vsClean <= 1.5)}`);
+    const withBounces = median(bouncedRuns);
+    const bouncedVsClean = withBounces.ms / cleaned.ms;
+    console.log(
+      `  bounces                 ${fmt(bounced.bounceRows)} rows (${fmt(bounced.hard)} hard) imported in ${fmt(bounced.importMs)} ms; ` +
+        `${fmt(bounced.counting)} count today, their set built in ${fmt(bounced.setMs)} ms`,
+    );
+    console.log(
+      `  clean with bounces      ${fmt(withBounces.ms)} ms   (runs: ${bouncedRuns.map((r) => fmt(r.ms)).join(', ')})   peak ${mb(Math.max(...bouncedRuns.map((r) => r.rssBytes)))}`,
+    );
+    console.log(`  with / without bounces  ${fmt(bouncedVsClean, 2)}`);
     return {
       rows: data.rows,
       bytes: data.bytes,
@@ -131,6 +156,11 @@ export async function benchList(options: { runs: number }): Promise<Record<strin
       desktop_ms: desktop.ms,
       desktop_vs_clean: vsClean,
       desktop_peak_rss_mb: desktop.rssBytes / 1024 / 1024,
+      bounces: bounced.bounceRows,
+      bounces_counting: bounced.counting,
+      bounce_set_ms: bounced.setMs,
+      clean_with_bounces_ms: withBounces.ms,
+      with_vs_without_bounces: bouncedVsClean,
     };
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -33,7 +33,11 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       rows: Number(process.env.BENCH_ROWS ?? 100_000),
       domains: Number(process.env.BENCH_DOMAINS ?? 10_000),
     }),
-  list: () => benchList({ runs: Number(process.env.BENCH_RUNS ?? 3) }),
+  list: () =>
+    benchList({
+      runs: Number(process.env.BENCH_RUNS ?? 3),
+      bounceEvery: Number(process.env.BENCH_BOUNCE_EVERY ?? 10),
+    }),
   load: () =>
     benchLoad({
       people: Number(process.env.BENCH_PEOPLE ?? 200_000),

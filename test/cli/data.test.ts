@@ -1,19 +1,13 @@
 // `mailsieve data …` and the identity options of `mailsieve keys create`, through the built CLI on real files.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/service.js';
+import { tempFolderPerTest } from '../helpers/folders.js';
 import { activityRows, PEOPLE_HEADER, PEOPLE_ROWS, writeCsv } from '../service/identity/fixture.js';
 
 describe('mailsieve data', () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
-  const folder = () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    return dir.path;
-  };
+  const folder = tempFolderPerTest();
 
   it('imports people and activity, reporting rejected rows by line and importing the rest', async () => {
     const dir = folder();
@@ -77,7 +71,10 @@ describe('mailsieve data', () => {
         /^mailsieve: Nothing imported: header-only\.csv has a header but no data rows\.\n$/,
       ],
       [['data', 'import', 'activity', allBad], /^mailsieve: The header lacks source, event, occurred_at/],
-      [['data', 'import', 'things', allBad], /^mailsieve: data import takes people or activity/],
+      [
+        ['data', 'import', 'things', allBad],
+        /^mailsieve: data import takes people, activity or bounces; got 'things'\./,
+      ],
       [['data', 'demo', '--people', '0'], /^mailsieve: --people takes a whole number/],
       [['data', 'clear'], /^mailsieve: data clear deletes .* add --yes\.\n$/],
       [

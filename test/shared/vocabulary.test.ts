@@ -1,7 +1,7 @@
 // One vocabulary (issue #12): one name per answer for one key mode, whether shown by Verify (an E1 answer)
 // or Results (a list row); 525 on a disposable domain reads as disposable.
 import { describe, expect, it } from 'vitest';
-import { statusForCode } from '../../shared/api/codes.js';
+import { describeStatusCode, invalidCategoryForCode, statusForCode } from '../../shared/api/codes.js';
 import { answerListStatus, codeMeaning, statusName } from '../../shared/vocabulary.js';
 import { verifyOffline } from '../../service/engine/index.js';
 import { listStatusOf, toVerifyPolicy } from '../../service/lists/verdicts.js';
@@ -38,5 +38,13 @@ describe('one vocabulary', () => {
   it('says disposable, not spamtrap, for 525 on a disposable domain', () => {
     expect(codeMeaning(525, 'disposable')).toBe('Disposable (throw-away) address');
     expect(codeMeaning(525, null)).toMatch(/^Spamtrap/);
+  });
+
+  it('says "Bounced before" for 520, where the spec’s table keeps its own words', () => {
+    expect(codeMeaning(520)).toBe('Bounced before');
+    expect(describeStatusCode(520)).toBe('Matched to known bouncers');
+    expect(statusForCode(520, 'safe_to_send')).toBe('invalid');
+    expect(statusForCode(520, 'email_validation')).toBe('invalid');
+    expect(invalidCategoryForCode(520)).toBe('Mailbox Errors');
   });
 });

@@ -1,5 +1,5 @@
-// Importing reference data from the app (Look up a person): a people or activity CSV file into the local
-// service's store, by the same import as `mailsieve data import people|activity`, run in a worker thread
+// Importing reference data from the app (Look up a person): a people, activity or bounces CSV file into the
+// local service's store, by the same import as `mailsieve data import people|activity|bounces`, run in a worker thread
 // (importWorker.ts) with progress events and cancel. One import at a time.
 import { rmSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative } from 'node:path';
@@ -88,6 +88,15 @@ export function createReferenceImports(options: { readonly nativeBinding?: strin
                 added: report.added,
                 updated: report.updated,
                 seconds: report.seconds,
+                ...(report.bounces
+                  ? {
+                      bounces: {
+                        hard: report.bounces.hard,
+                        soft: report.bounces.soft,
+                        other: report.bounces.other,
+                      },
+                    }
+                  : {}),
               }),
             );
           } else if (state.isCancelled) {

@@ -1,5 +1,5 @@
-// One reference-data import (a people or activity CSV file) in a worker thread: the same import as
-// `mailsieve data import people|activity` (service/identity/import.ts), on its own connection to the local
+// One reference-data import (a people, activity or bounces CSV file) in a worker thread: the same import as
+// `mailsieve data import people|activity|bounces` (service/identity/import.ts), on its own connection to the local
 // service's database, so the core's event loop (and the embedded service on it) never waits on the parsing
 // and the SQLite writes. It posts its progress and its report; a `cancel` message stops it after the current
 // chunk (the rows written so far stay, and the store keeps its indexes).
@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import type { ImportProgress, ImportReport } from '../../../service/identity/import.js';
 
 export interface ReferenceImportRequest {
-  readonly kind: 'people' | 'activity';
+  readonly kind: 'people' | 'activity' | 'bounces';
   readonly file: string;
   readonly dataDir: string;
   readonly maxErrors: number;
@@ -41,17 +41,20 @@ port.on('message', (message: ReferenceImportRequest | 'cancel') => {
 async function run(request: ReferenceImportRequest): Promise<void> {
   let last: ImportProgress | null = null;
   try {
-    const [{ importPeopleFile, importActivityFile }, { openServiceDb }] = await Promise.all([
-      import('../../../service/identity/import.js'),
-      import('../../../service/store/db.js'),
-    ]);
+    const [{ importPeopleFile, importActivityFile, importBouncesFile }, { openServiceDb }] =
+      await Promise.all([
+        import('../../../service/identity/import.js'),
+        import('../../../service/store/db.js'),
+      ]);
     const db = openServiceDb(
       request.dataDir,
       request.nativeBinding ? { nativeBinding: request.nativeBinding } : {},
     );
     let report: ImportReport;
     try {
-      const load = request.kind === 'people' ? importPeopleFile : importActivityFile;
+      const load = { people: importPeopleFile, activity: importActivityFile, bounces: importBouncesFile }[
+        request.kind
+      ];
       report = await load(db, request.file, {
         maxErrors: request.maxErrors,
         signal: abort.signal,

@@ -17,20 +17,28 @@ import { numberParam, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import { withEngagementScore } from '../../identity/engagement.js';
 import type { IdentityStore } from '../../identity/store.js';
+import type { BounceLookup } from '../../identity/bounces.js';
 
 const policies = new WeakMap<KeyRecord, VerifyPolicy>();
 
-/** The engine policy a key configures, built once per cached key record. */
-export function policyOf(key: KeyRecord): VerifyPolicy {
+/**
+ * The engine policy a key configures, built once per cached key record. With known bouncers, each
+ * verification asks `bounces` about its address as of that moment (service/identity/bounces.ts).
+ */
+export function policyOf(key: KeyRecord, bounces?: BounceLookup): VerifyPolicy {
   let policy = policies.get(key);
   if (!policy) {
     // A legacy key has no allow or suppression list (codes 55 and 255 do not occur in that mode); a key
     // made before that rule keeps its entries in the store, unused.
     const isLegacy = key.mode === 'email_validation';
+    const maxAgeDays = key.bounceMaxAgeDays;
     policy = {
       corrections: key.services.has('corrections'),
       allow: isLegacy ? NO_POLICY.allow : key.allow,
       suppress: isLegacy ? NO_POLICY.suppress : key.suppress,
+      ...(bounces && key.knownBouncers
+        ? { isBounced: (local: string, domain: string) => bounces.isBounced(local, domain, maxAgeDays) }
+        : {}),
     };
     policies.set(key, policy);
   }
@@ -79,6 +87,7 @@ export function registerEv(
   auth: AuthContext,
   online?: OnlineContext,
   identity?: IdentityStore,
+  bounces?: BounceLookup,
 ): void {
   registerRoute(app, 'GET', '/v5/ev', async (request, reply) => {
     const key = await authorise(auth, request, reply, 'query', 'validation', { rateLimited: true });
@@ -101,7 +110,7 @@ export function registerEv(
     const level = online ? minLevel(key.checks, online.ceiling) : 'offline';
     let body: VerifyResponse & { explain?: readonly string[] };
     if (level === 'offline' || !online) {
-      body = verificationResponse(verifyOffline(email, policyOf(key)), key);
+      body = verificationResponse(verifyOffline(email, policyOf(key, bounces)), key);
       if (explain)
         body = {
           ...body,
@@ -111,7 +120,7 @@ export function registerEv(
         };
     } else {
       // E1's timeout bounds the whole online check (DNS, SMTP, greylisting retries, the catch-all probe).
-      const verdict = await online.verifier.verify(email, policyOf(key), {
+      const verdict = await online.verifier.verify(email, policyOf(key, bounces), {
         level,
         budgetMs: checkBudgetMs(timeout ?? E1_TIMEOUT_DEFAULT_S),
         explain,

@@ -29,7 +29,10 @@ export const teamServer: PgMigration = {
         -- Billable queries allowed per period (NULL: no quota), and the period: day, month or total.
         quota bigint CHECK (quota >= 0),
         quota_period text NOT NULL DEFAULT 'total' CHECK (quota_period IN ('day', 'month', 'total')),
-        is_trial boolean NOT NULL DEFAULT false
+        is_trial boolean NOT NULL DEFAULT false,
+        -- The imported hard bounces (each node's reference data) answer code 520, within this many days.
+        known_bouncers boolean NOT NULL DEFAULT false,
+        bounce_max_age_days integer NOT NULL DEFAULT 365 CHECK (bounce_max_age_days BETWEEN 1 AND 36500)
       );
       CREATE TABLE key_list_entries (
         key_id bigint NOT NULL REFERENCES keys (id) ON DELETE CASCADE,

@@ -8,6 +8,7 @@ import { listOnline } from './0060-list-online.js';
 import { personAnswers } from './0070-person-answers.js';
 import { listParts } from './0080-list-parts.js';
 import { keyQuotas } from './0090-key-quotas.js';
+import { bounces } from './0100-bounces.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -19,4 +20,5 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   personAnswers,
   listParts,
   keyQuotas,
+  bounces,
 ];

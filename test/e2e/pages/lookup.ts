@@ -46,8 +46,8 @@ export class LookupPage {
     return this.page.getByRole('alert');
   }
 
-  /** "Import people file" (or activity) and the file chooser it opens (browser mode). */
-  async importFile(kind: 'people' | 'activity', path: string): Promise<void> {
+  /** "Import people file" (or activity, bounces) and the file chooser it opens (browser mode). */
+  async importFile(kind: 'people' | 'activity' | 'bounces', path: string): Promise<void> {
     const chooser = this.page.waitForEvent('filechooser');
     await this.page.getByRole('button', { name: `Import ${kind} file` }).click();
     await (await chooser).setFiles(path);

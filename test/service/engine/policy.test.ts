@@ -69,3 +69,65 @@ test('an unaccepted username beats a disposable domain', () => {
     domainType: 'disposable',
   });
 });
+
+describe('known bouncers: code 520', () => {
+  const bounced = (...addresses: string[]) => {
+    const asked: string[] = [];
+    const set = new Set(addresses);
+    return {
+      asked,
+      policy: (lists: Parameters<typeof policy>[0] = {}): VerifyPolicy => ({
+        ...policy(lists),
+        isBounced: (local, domain) => {
+          asked.push(`${local}@${domain}`);
+          return set.has(`${local.toLowerCase()}@${domain}`);
+        },
+      }),
+    };
+  };
+
+  test('asks in either form of an IDN domain', () => {
+    const known = bounced('jane.doe@example.com', 'jo@xn--mnchen-3ya.de');
+    expect(verifyOffline('Jane.Doe@Example.com', known.policy())).toEqual({
+      address: 'Jane.Doe@example.com',
+      code: 520,
+    });
+    expect(verifyOffline('jo@münchen.de', known.policy()).code).toBe(520);
+    expect(verifyOffline('john@example.com', known.policy()).code).toBe(10);
+    expect(known.asked).toEqual([
+      'Jane.Doe@example.com',
+      'jo@münchen.de',
+      'jo@xn--mnchen-3ya.de',
+      'john@example.com',
+    ]);
+  });
+
+  test('comes after syntax, the suppression list (255) and the allow list (55)', () => {
+    const known = bounced('jane@example.com', 'jo@example.com', 'al@example.com');
+    const p = known.policy({ suppress: ['jo@example.com'], allow: ['al@example.com'] });
+    expect(verifyOffline(' jane@example.com', p).code).toBe(210);
+    expect(verifyOffline('jo@example.com', p).code).toBe(255);
+    expect(verifyOffline('al@example.com', p).code).toBe(55);
+    expect(verifyOffline('jane@example.com', p).code).toBe(520);
+  });
+
+  test('beats unaccepted usernames (500) and disposable domains (525), and keeps what was learnt', () => {
+    const p = bounced('abuse@example.com', 'jane@mailinator.com').policy();
+    expect(verifyOffline('abuse@example.com', p)).toEqual({
+      address: 'abuse@example.com',
+      code: 520,
+      roleAccount: true,
+    });
+    expect(verifyOffline('jane@mailinator.com', p)).toMatchObject({ code: 520, domainType: 'disposable' });
+  });
+
+  test('gets no correction, and is never offered as one', () => {
+    const known = bounced('jane.doe@gmial.com', 'jo.smith@gmail.com');
+    const p = known.policy({ corrections: true });
+    expect(verifyOffline('jane.doe@gmial.com', p)).toEqual({ address: 'jane.doe@gmial.com', code: 520 });
+    expect(verifyOffline('jo.smith@gmial.com', p)).toEqual({ address: 'jo.smith@gmial.com', code: 10 });
+    expect(verifyOffline('jane.doe@gmial.com', { ...p, isBounced: () => false }).corrections).toEqual([
+      'jane.doe@gmail.com',
+    ]);
+  });
+});

@@ -3,10 +3,12 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { importActivityFile, importPeopleFile } from '../../../service/identity/import.js';
 import type { BulkTask } from '../../../service/identity/bulkWork.js';
 import { intelligencePolicyFor, type KeyAccess } from '../../../service/identity/policy.js';
-import type { ServiceDb } from '../../../service/store/db.js';
+import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
+import { tempDir } from '../../helpers/service.js';
 
 export const DAY_S = 86_400;
 export const nowS = () => Math.floor(Date.now() / 1000);
@@ -22,6 +24,25 @@ export function md5(text: string): string {
 
 export function sha1(text: string): string {
   return createHash('sha1').update(text).digest('hex');
+}
+
+/**
+ * Each test of the calling `describe` gets a fresh service database (`db`, in `<dir>/svc`) in a temporary
+ * folder (`dir`, for its files), closed and removed after it.
+ */
+export function serviceDbPerTest(): { readonly db: ServiceDb; readonly dir: string } {
+  const current = {} as { db: ServiceDb; dir: string };
+  let folder: ReturnType<typeof tempDir> | undefined;
+  beforeEach(() => {
+    folder = tempDir();
+    current.dir = folder.path;
+    current.db = openServiceDb(join(folder.path, 'svc'));
+  });
+  afterEach(() => {
+    current.db.close();
+    folder?.remove();
+  });
+  return current;
 }
 
 export function writeCsv(dir: string, name: string, rows: readonly (readonly string[])[]): string {

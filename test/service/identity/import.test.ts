@@ -3,39 +3,28 @@
 import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { demoPeople, loadDemo, DEMO_DOMAINS } from '../../../service/identity/demo.js';
 import { ImportFileError, importActivityFile, importPeopleFile } from '../../../service/identity/import.js';
 import { referenceDataStatus } from '../../../service/identity/status.js';
-import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { migrate } from '../../../service/store/migrate.js';
 import { INTEREST_BITS } from '../../../service/store/migrations/0040-identity.js';
 import { SERVICE_MIGRATIONS } from '../../../service/store/migrations/index.js';
 import { INTEREST_NAMES } from '../../../shared/api/intelligence.js';
-import { tempDir } from '../../helpers/service.js';
-import { daysAgo, md5, PEOPLE_ROWS, sha1, writeCsv } from './fixture.js';
+import { daysAgo, md5, PEOPLE_ROWS, serviceDbPerTest, sha1, writeCsv } from './fixture.js';
 
 describe('reference data import', () => {
-  let dir: { path: string; remove(): void };
-  let db: ServiceDb;
-  beforeEach(() => {
-    dir = tempDir();
-    db = openServiceDb(join(dir.path, 'svc'));
-  });
-  afterEach(() => {
-    db.close();
-    dir.remove();
-  });
+  const t = serviceDbPerTest();
 
   const people = () =>
-    db
+    t.db
       .prepare(
         'SELECT first_name, last_name, household, zip5, zip4, age, interests FROM ref_people ORDER BY id',
       )
       .all();
   const emailsOf = (first: string) =>
     (
-      db
+      t.db
         .prepare(
           'SELECT e.email FROM ref_emails e JOIN ref_people p ON p.id = e.person_id WHERE p.first_name = ? ORDER BY e.id',
         )
@@ -43,11 +32,11 @@ describe('reference data import', () => {
     ).map((row) => row.email);
 
   it('imports people with header synonyms, hashes of the lower-cased address, households by address', async () => {
-    const report = await importPeopleFile(db, writeCsv(dir.path, 'people.csv', PEOPLE_ROWS));
+    const report = await importPeopleFile(t.db, writeCsv(t.dir, 'people.csv', PEOPLE_ROWS));
     expect(report).toMatchObject({ rows: 5, imported: 5, rejected: 0, added: 5, updated: 0 });
     expect(report.warnings.join(' ')).toContain('2 row(s) give a 5-digit ZIP');
     expect(emailsOf('Jane')).toEqual(['jane.doe@example.com', 'jd@example.org']);
-    const hashes = db
+    const hashes = t.db
       .prepare("SELECT hex(md5) AS md5, hex(sha1) AS sha1 FROM ref_emails WHERE email = 'jd@example.org'")
       .get();
     expect(hashes).toEqual({
@@ -64,7 +53,7 @@ describe('reference data import', () => {
   });
 
   it('rejects values outside the spec’s enumerations and formats row by row, with line numbers, and imports the rest', async () => {
-    const file = join(dir.path, 'bad.csv');
+    const file = join(t.dir, 'bad.csv');
     writeFileSync(
       file,
       [
@@ -89,7 +78,7 @@ describe('reference data import', () => {
         'ok3@example.com,,,,,,,,,,,,,,',
       ].join('\r\n'),
     );
-    const report = await importPeopleFile(db, file);
+    const report = await importPeopleFile(t.db, file);
     expect(report.imported).toBe(3);
     expect(report.rejected).toBe(13);
     expect(report.errors.map((e) => `${e.line}: ${e.message}`)).toEqual([
@@ -110,7 +99,7 @@ describe('reference data import', () => {
     ]);
     // Values are stored in the spec's spelling, whatever their case in the file.
     expect(
-      db.prepare("SELECT gender, household_income FROM ref_people WHERE first_name = 'A'").get(),
+      t.db.prepare("SELECT gender, household_income FROM ref_people WHERE first_name = 'A'").get(),
     ).toEqual({
       gender: 'Female',
       household_income: '250k+',
@@ -120,38 +109,38 @@ describe('reference data import', () => {
   it('lists the first maxErrors rejected rows and counts them all', async () => {
     const rows = [['email', 'age']];
     for (let i = 0; i < 50; i++) rows.push([`p${i}@example.com`, i % 2 ? 'old' : '25-34']);
-    const report = await importPeopleFile(db, writeCsv(dir.path, 'many.csv', rows), { maxErrors: 3 });
+    const report = await importPeopleFile(t.db, writeCsv(t.dir, 'many.csv', rows), { maxErrors: 3 });
     expect(report).toMatchObject({ imported: 25, rejected: 25 });
     expect(report.errors.map((e) => e.line)).toEqual([3, 5, 7]);
   });
 
   it('merges rows naming the same person: by name and address, by email alone, by a person id', async () => {
-    writeCsv(dir.path, 'a.csv', [
+    writeCsv(t.dir, 'a.csv', [
       ['first', 'last', 'email', 'street', 'zip', 'age', 'interests'],
       ['Mary', 'Major', 'mary@example.com', '1 High St', '10001', '25-34', 'travel;pets'],
       ['MARY', "Ma'jor", 'mary.work@example.com', '1 High Street', '10001', '', 'books'],
     ]);
-    await importPeopleFile(db, join(dir.path, 'a.csv'));
+    await importPeopleFile(t.db, join(t.dir, 'a.csv'));
     // One person (the later row's spelling of the name wins), two addresses.
     expect(people()).toMatchObject([{ first_name: 'MARY', last_name: "Ma'jor" }]);
     expect(emailsOf('MARY')).toEqual(['mary@example.com', 'mary.work@example.com']);
     // An email-only row adds to the person who has the address; a later value replaces, an empty one keeps.
     await importPeopleFile(
-      db,
-      writeCsv(dir.path, 'b.csv', [
+      t.db,
+      writeCsv(t.dir, 'b.csv', [
         ['email', 'age', 'gender'],
         ['MARY.work@example.com', '35-44', 'Female'],
       ]),
     );
     expect(people()).toHaveLength(1);
-    const mary = db.prepare('SELECT age, gender, interests FROM ref_people').get() as { interests: number };
+    const mary = t.db.prepare('SELECT age, gender, interests FROM ref_people').get() as { interests: number };
     expect(mary).toMatchObject({ age: '35-44', gender: 'Female' });
     const bits = INTEREST_BITS.filter((_, bit) => mary.interests & (1 << bit));
     expect(bits.sort()).toEqual(['books', 'pets', 'travel']);
     // A person id column groups rows whatever their names.
     const report = await importPeopleFile(
-      db,
-      writeCsv(dir.path, 'c.csv', [
+      t.db,
+      writeCsv(t.dir, 'c.csv', [
         ['person_id', 'email', 'household'],
         ['crm-1', 'x1@example.com', 'h9'],
         ['crm-1', 'x2@example.com', 'h9'],
@@ -176,12 +165,12 @@ describe('reference data import', () => {
       ['a@example.com', 'esp', 'open', '1980-01-01', ''],
       ['a@example.com', 'esp', 'open', daysAgo(-3), ''],
     ];
-    const report = await importActivityFile(db, writeCsv(dir.path, 'activity.csv', rows));
+    const report = await importActivityFile(t.db, writeCsv(t.dir, 'activity.csv', rows));
     expect(report).toMatchObject({ rows: 10, imported: 4, rejected: 6, added: 3, updated: 1 });
     expect(report.warnings).toEqual(['Ignored columns: campaign.']);
     expect(report.errors.map((e) => e.line)).toEqual([6, 7, 8, 9, 10, 11]);
     expect(report.errors[2].message).toBe("event 'bounce' is not one of open, click, seen");
-    const times = db.prepare('SELECT occurred_at, kind FROM ref_activity ORDER BY occurred_at').all();
+    const times = t.db.prepare('SELECT occurred_at, kind FROM ref_activity ORDER BY occurred_at').all();
     expect(times).toEqual([
       { occurred_at: 1700000000, kind: 'seen' },
       { occurred_at: Date.UTC(2024, 2, 1) / 1000, kind: 'open' },
@@ -190,12 +179,12 @@ describe('reference data import', () => {
   });
 
   it('fails the whole file only when it cannot be read or its header names nothing usable', async () => {
-    await expect(importPeopleFile(db, join(dir.path, 'missing.csv'))).rejects.toThrow(ImportFileError);
-    await expect(importPeopleFile(db, dir.path)).rejects.toThrow(/not a file/);
+    await expect(importPeopleFile(t.db, join(t.dir, 'missing.csv'))).rejects.toThrow(ImportFileError);
+    await expect(importPeopleFile(t.db, t.dir)).rejects.toThrow(/not a file/);
     await expect(
       importPeopleFile(
-        db,
-        writeCsv(dir.path, 'x.csv', [
+        t.db,
+        writeCsv(t.dir, 'x.csv', [
           ['name', 'colour'],
           ['a', 'b'],
         ]),
@@ -203,22 +192,22 @@ describe('reference data import', () => {
     ).rejects.toThrow(/names no email column/);
     await expect(
       importPeopleFile(
-        db,
-        writeCsv(dir.path, 'y.csv', [
+        t.db,
+        writeCsv(t.dir, 'y.csv', [
           ['email', 'first', 'First Name'],
           ['a@example.com', 'a', 'b'],
         ]),
       ),
     ).rejects.toThrow("Columns 'first' and 'First Name' both hold first; keep one.");
-    await expect(importActivityFile(db, writeCsv(dir.path, 'z.csv', [['email', 'event']]))).rejects.toThrow(
+    await expect(importActivityFile(t.db, writeCsv(t.dir, 'z.csv', [['email', 'event']]))).rejects.toThrow(
       'The header lacks source, occurred_at',
     );
-    writeFileSync(join(dir.path, 'empty.csv'), '');
-    await expect(importPeopleFile(db, join(dir.path, 'empty.csv'))).rejects.toThrow(/is empty/);
+    writeFileSync(join(t.dir, 'empty.csv'), '');
+    await expect(importPeopleFile(t.db, join(t.dir, 'empty.csv'))).rejects.toThrow(/is empty/);
     // Nothing of those failed imports is left behind, and the indexes are in place (6 for lookups, 2 for the
     // answers to prepare).
-    expect(referenceDataStatus(db)).toMatchObject({ people: 0, datasets: [] });
-    const indexes = db
+    expect(referenceDataStatus(t.db)).toMatchObject({ people: 0, datasets: [] });
+    const indexes = t.db
       .prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name LIKE 'ref_%'")
       .get();
     expect(indexes).toEqual({ n: 8 });
@@ -228,16 +217,16 @@ describe('reference data import', () => {
     const first = [...demoPeople({ people: 50, seed: 3, nowS: 1_750_000_000 })];
     const again = [...demoPeople({ people: 50, seed: 3, nowS: 1_750_000_000 })];
     expect(again).toEqual(first);
-    const summary = await loadDemo(db, { people: 300, seed: 3 });
+    const summary = await loadDemo(t.db, { people: 300, seed: 3 });
     expect(summary.people).toBe(300);
-    const status = referenceDataStatus(db);
+    const status = referenceDataStatus(t.db);
     expect(status).toMatchObject({ people: 300, emails: summary.emails });
     expect(status.datasets).toMatchObject([{ kind: 'demo', name: 'mailsieve-demo' }]);
-    const domains = db
+    const domains = t.db
       .prepare("SELECT DISTINCT substr(email, instr(email, '@') + 1) AS d FROM ref_emails")
       .all();
     expect(domains.map((row) => (row as { d: string }).d).sort()).toEqual([...DEMO_DOMAINS].sort());
-    const sources = db.prepare('SELECT name FROM ref_sources').all() as { name: string }[];
+    const sources = t.db.prepare('SELECT name FROM ref_sources').all() as { name: string }[];
     expect(sources.every((s) => s.name.startsWith('mailsieve-demo/'))).toBe(true);
     expect(status.events).toBeGreaterThan(0);
   });

@@ -3,7 +3,12 @@
 // exporter's dedupe hash an address by different forms, so they must agree, and a hash must not change
 // unnoticed (the value below is the one of the first release of this hash).
 import { describe, expect, it } from 'vitest';
-import { hashAsciiLowerInto, hashAsciiLowerTextInto, hashInto } from '../../../service/lists/dupTable.js';
+import {
+  hashAsciiLowerAddressInto,
+  hashAsciiLowerInto,
+  hashAsciiLowerTextInto,
+  hashInto,
+} from '../../../service/lists/dupTable.js';
 
 const hashOf = (text: string): [number, number] => {
   const out = new Uint32Array(2);
@@ -26,6 +31,11 @@ describe('the duplicate hash', () => {
       const fromBytes = new Uint32Array(4);
       expect(hashAsciiLowerInto(bytes, 1, bytes.length - 1, fromBytes, 2)).toBe(true);
       expect([...fromBytes.subarray(2)]).toEqual(expected);
+      const at = address.lastIndexOf('@');
+      if (at < 0) continue;
+      const fromParts = new Uint32Array(2);
+      expect(hashAsciiLowerAddressInto(address.slice(0, at), address.slice(at + 1), fromParts, 0)).toBe(true);
+      expect([...fromParts]).toEqual(expected);
     }
   });
 
@@ -33,6 +43,8 @@ describe('the duplicate hash', () => {
     const out = new Uint32Array(2);
     expect(hashAsciiLowerTextInto('zoë@example.com', out, 0)).toBe(false);
     expect(hashAsciiLowerInto(Buffer.from('ZOË@example.com'), 0, 16, out, 0)).toBe(false);
+    expect(hashAsciiLowerAddressInto('zoë', 'example.com', out, 0)).toBe(false);
+    expect(hashAsciiLowerAddressInto('zoe', 'exämple.com', out, 0)).toBe(false);
     expect([...out]).toEqual([0, 0]);
   });
 });

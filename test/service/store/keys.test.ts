@@ -2,7 +2,15 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openServiceDb, SERVICE_DB_FILE } from '../../../service/store/db.js';
-import { createKey, findActiveKey, KeyRegistry, listKeys, revokeKey } from '../../../service/store/keys.js';
+import {
+  createKey,
+  findActiveKey,
+  getKeyById,
+  KeyRegistry,
+  listKeys,
+  revokeKey,
+  setKeyKnownBouncers,
+} from '../../../service/store/keys.js';
 import { tempDir } from '../../helpers/service.js';
 
 describe('keys', () => {
@@ -33,6 +41,31 @@ describe('keys', () => {
     expect([...found.allow].sort()).toEqual(['partner.org', 'vip@example.com']);
     expect([...found.suppress]).toEqual(['blocked.com']);
     expect(found.rateLimit).toBe(0);
+    db.close();
+  });
+
+  it('keeps known bouncers off by default with a 365-day max age, and turns them on', () => {
+    const { db } = open();
+    const plain = createKey(db, { mode: 'safe_to_send', services: ['validation'] }).record;
+    expect(plain).toMatchObject({ knownBouncers: false, bounceMaxAgeDays: 365 });
+    const known = createKey(db, {
+      mode: 'email_validation',
+      services: ['validation'],
+      knownBouncers: true,
+      bounceMaxAgeDays: 90,
+    }).record;
+    expect(known).toMatchObject({ knownBouncers: true, bounceMaxAgeDays: 90 });
+    expect(setKeyKnownBouncers(db, plain.id, true)).toBe(true);
+    expect(getKeyById(db, plain.id)?.knownBouncers).toBe(true);
+    expect(setKeyKnownBouncers(db, 999, true)).toBe(false);
+    expect(() =>
+      createKey(db, {
+        mode: 'safe_to_send',
+        services: ['validation'],
+        knownBouncers: true,
+        bounceMaxAgeDays: 0,
+      }),
+    ).toThrow(/CHECK constraint/);
     db.close();
   });
 

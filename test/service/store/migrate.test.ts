@@ -40,8 +40,12 @@ describe('migrations', () => {
     expect(
       db.prepare('SELECT count(*) FROM ref_emails WHERE length(activity_packed) > 0').pluck().get(),
     ).toBeGreaterThan(100);
-    // The store as it was at version 60: no prepared answers (and none of the later steps).
+    // The store as it was at version 60: no prepared answers (nor what later steps added).
     db.exec(`
+      DROP TABLE ref_bounces;
+      DROP TABLE ref_bounce_imports;
+      ALTER TABLE keys DROP COLUMN known_bouncers;
+      ALTER TABLE keys DROP COLUMN bounce_max_age_days;
       DROP TABLE key_usage;
       ALTER TABLE keys DROP COLUMN quota;
       ALTER TABLE keys DROP COLUMN quota_period;
@@ -66,6 +70,27 @@ describe('migrations', () => {
     expect(people(reopened)).toEqual(rendered);
     expect(addresses(reopened)).toEqual(packed);
     reopened.close();
+  });
+
+  it('0100 gives the keys made before it no known bouncers and a 365-day max age, and keeps bounces strict', () => {
+    const db = new Database(':memory:');
+    migrate(
+      db,
+      SERVICE_MIGRATIONS.filter((m) => m.version < 100),
+    );
+    db.prepare(
+      `INSERT INTO keys (key_hash, key_hint, mode, services, created_at) VALUES ('h', 'abcd', 'safe_to_send', '[]', 'now')`,
+    ).run();
+    migrate(db, SERVICE_MIGRATIONS);
+    expect(db.prepare('SELECT known_bouncers, bounce_max_age_days FROM keys').get()).toEqual({
+      known_bouncers: 0,
+      bounce_max_age_days: 365,
+    });
+    expect(() => db.exec('UPDATE keys SET bounce_max_age_days = 0')).toThrow(/CHECK constraint/);
+    expect(() =>
+      db.exec("INSERT INTO ref_bounces (email, bounced_at, import_id) VALUES ('a@b.com', 'soon', 1)"),
+    ).toThrow(/cannot store TEXT value in INTEGER column/);
+    db.close();
   });
 
   it('0010 creates strict key tables that refuse a wrong mode', () => {

@@ -1,6 +1,11 @@
 // Online checks through E1: a real service on port 0, keys whose checks level is dns or smtp, a real DNS
 // server and real mail servers on loopback. Each status code of the issue is asserted here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { clearBounces } from '../../../../service/identity/bounces.js';
+import { importBouncesFile } from '../../../../service/identity/import.js';
+import { tempDir } from '../../../helpers/service.js';
 import { startWorld, type World } from './fixture.js';
 
 let world: World;
@@ -275,6 +280,28 @@ describe('E1 with SMTP checks (key level smtp)', () => {
     expect(
       Object.keys(JSON.parse((await world.ev(smtpKey, 'bob@users.example.net')).body) as object),
     ).toEqual(['safe_to_send']);
+  });
+
+  it('decides a known bouncer (520) offline: no DNS query, no mail server', async () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'bounces.txt');
+      writeFileSync(file, 'gone@users.example.net\n');
+      await importBouncesFile(world.db, file);
+      const key = world.key({ checks: 'smtp', knownBouncers: true });
+      const queries = world.dns.queries.length;
+      const connections = world.farm.log('mailbox').connections;
+      const { result, explain } = await world.ev(key, 'gone@users.example.net', { explain: '1' });
+      expect(result).toEqual({ address: 'gone@users.example.net', status: 'invalid', status_code: 520 });
+      expect(explain!.join('\n')).toMatch(/Decided offline: 520 Matched to known bouncers/);
+      expect(world.dns.queries.length).toBe(queries);
+      expect(world.farm.log('mailbox').connections).toBe(connections);
+      // The same address for a key without known bouncers goes online.
+      expect((await world.ev(smtpKey, 'gone@users.example.net')).result.status_code).not.toBe(520);
+    } finally {
+      clearBounces(world.db);
+      dir.remove();
+    }
   });
 
   it('refuses a malformed explain parameter', async () => {
