@@ -29,7 +29,7 @@ describe('quotas of the single-node service', () => {
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(5);
     const refused = answers.filter((answer) => answer.status === 403);
     expect(refused).toHaveLength(3);
-    expect(JSON.parse(refused[0]!.text)).toEqual({
+    expect(JSON.parse(refused[0].text)).toEqual({
       error_code: 403,
       error_msg: "Query limit exceeded: this key's quota of 5 queries is used up.",
     });
