@@ -97,7 +97,9 @@ export interface PartWork {
 
 /** A part's results, as partWriter.ts wrote them. */
 export interface PartResult {
+  /** The results bytes; none when the pipeline worker wrote them to the backend's file itself (`isWritten`). */
   readonly chunks: readonly Uint8Array[];
+  readonly isWritten?: boolean;
   readonly size: number;
   readonly explain: string;
   readonly report: ReportState;
@@ -222,6 +224,11 @@ export interface ListBackend {
   work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void>;
   /** A folder of this node for temporary files. */
   readonly workRoot: string;
+  /**
+   * The file a part's results go to on this node (the single node's list folder): its pipeline worker writes
+   * them there itself, and sends none of the bytes to the service's thread. Undefined: the bytes are sent.
+   */
+  partFile?(listId: number, run: number, part: number): string;
   /** How long a job is leased to a node (the team server's queue gives up on a job that runs longer). */
   readonly leaseMs?: number;
   close(): Promise<void>;

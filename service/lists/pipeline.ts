@@ -92,6 +92,8 @@ export interface ListPlan {
   readonly completedOffline: number;
   /** A part's rows, offsets relative to the part's first byte (fresh arrays: its online verdicts go in them). */
   partRows(index: number): PartRows;
+  /** A part's rows complete before any online check, its rows to check online and their distinct domains. */
+  partStart(index: number): { completed: number; rowsToCheck: number; domains: number };
   /** Gives back what the plan holds (the extracted text). */
   close(): void;
 }
@@ -535,6 +537,30 @@ async function processList(
     };
     const completedOffline = completed;
     const extracted = isZip;
+    // The few strings pass 1 kept (Valid Email; the addresses to check online), by part, in one pass each.
+    const partOf = (row: number): number => {
+      let lo = 0;
+      let hi = parts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (parts[mid].firstRow <= row) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    };
+    const byPart = (map: Map<number, string>): Map<number, string>[] => {
+      const out = parts.map(() => new Map<number, string>());
+      // (Batches of verdicts come back in any order: a map's rows are not in order.)
+      for (const [row, value] of map) {
+        const p = partOf(row);
+        out[p].set(row - parts[p].firstRow, value);
+      }
+      return out;
+    };
+    const validByPart = byPart(validEmails);
+    const undecidedByPart = byPart(undecided);
+    validEmails.clear();
+    undecided.clear();
     return {
       listId: job.listId,
       textPath,
@@ -551,17 +577,11 @@ async function processList(
         const start = new Uint32Array(n);
         const length = new Uint32Array(n);
         const dup = new Uint8Array(n);
-        const partValid = new Map<number, string>();
-        const partUndecided = new Map<number, string>();
         for (let k = 0; k < n; k++) {
           const i = from + k;
           start[k] = rows.start[i] - part.byteStart;
-          length[k] = rows.length[i]!;
+          length[k] = rows.length[i];
           dup[k] = duplicates.isDuplicate(rows.slots[i]) ? 1 : 0;
-          const valid = validEmails.get(i);
-          if (valid !== undefined) partValid.set(k, valid);
-          const address = undecided.get(i);
-          if (address !== undefined) partUndecided.set(k, address);
         }
         return {
           count: n,
@@ -570,9 +590,24 @@ async function processList(
           codes: rows.codes.slice(from, from + n),
           flags: rows.flags.slice(from, from + n),
           dup,
-          validEmails: partValid,
-          undecided: partUndecided,
+          // A copy where online verdicts will go into it; a part decided offline reads the plan's own.
+          validEmails: undecidedByPart[index].size > 0 ? new Map(validByPart[index]) : validByPart[index],
+          undecided: undecidedByPart[index],
         };
+      },
+      partStart(index) {
+        const waiting = undecidedByPart[index];
+        const rowCount = parts[index].rowCount;
+        if (waiting.size === 0) return { completed: rowCount, rowsToCheck: 0, domains: 0 };
+        const from = parts[index].firstRow;
+        let rowsToCheck = 0;
+        const domains = new Set<string>();
+        for (const [k, address] of waiting) {
+          if (rows.codes[from + k] !== 10) continue;
+          rowsToCheck++;
+          domains.add(address.slice(address.lastIndexOf('@') + 1).toLowerCase());
+        }
+        return { completed: rowCount - rowsToCheck, rowsToCheck, domains: domains.size };
       },
       close() {
         if (extracted) rmSync(textPath, { force: true });

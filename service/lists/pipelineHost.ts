@@ -86,6 +86,7 @@ export class PipelineHost {
     options: {
       readonly stored?: { readonly rows: Uint8Array; readonly text: Uint8Array };
       readonly identityDbPath?: string;
+      readonly outputPath?: string;
       readonly verdicts?: OnlineVerdicts;
     },
   ): Promise<PartResult> {

@@ -308,9 +308,11 @@ export class ListProcessor {
         verdicts = outcome.verdicts;
       }
     }
+    const outputPath = this.backend.partFile?.(listId, run, index);
     const result: PartResult = await this.host.write(planKey, context, bounds, {
       ...(stored ? { stored } : {}),
       identityDbPath: this.node.serviceDbPath,
+      ...(outputPath ? { outputPath } : {}),
       ...(verdicts ? { verdicts } : {}),
     });
     await this.backend.savePart(listId, run, index, result);

@@ -142,9 +142,24 @@ function toRecord(row: ListRow): ListRecord {
     checks: row.checks ?? null,
     online: row.online ? (JSON.parse(row.online) as ListWait) : null,
     run: row.run,
-    plan: row.plan ? decodePlan(row.plan) : null,
+    plan: row.plan ? planOf(row.id, row.run, row.plan) : null,
     reserved: row.reserved,
   };
+}
+
+/** Plans decoded lately, by list, run and length: a run's plan never changes once made (jobs read it often). */
+const plans = new Map<string, StoredPlan>();
+
+/** The plan of a list's run, decoded once. */
+export function planOf(listId: number, run: number, text: string): StoredPlan {
+  const key = `${listId}:${run}:${text.length}`;
+  let plan = plans.get(key);
+  if (!plan) {
+    plan = decodePlan(text);
+    plans.set(key, plan);
+    if (plans.size > 16) plans.delete(plans.keys().next().value!);
+  }
+  return plan;
 }
 
 /** A plan as JSON: its head in base64, and the sets of its policies (the intelligence fields) as arrays. */

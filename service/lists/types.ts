@@ -108,6 +108,8 @@ export type PipelineRequest =
       readonly stored?: { readonly rows: Uint8Array; readonly text: Uint8Array };
       /** The service database for the services other than validation, on this node. */
       readonly identityDbPath?: string;
+      /** Write the results bytes to this file (a temporary name, then renamed) rather than send them back. */
+      readonly outputPath?: string;
       readonly verdicts?: OnlineVerdicts;
     }
   | { readonly type: 'forget'; readonly key: string };

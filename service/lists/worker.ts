@@ -2,12 +2,12 @@
 // off the service's request thread. Started by the pipeline host (pipelineHost.ts) of whichever node runs list
 // work. A plan stays here in memory until its list is done, so the single-node service writes each part from
 // it; a node writing a part of another node's plan is sent the part's stored rows and text instead.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { IdentityPass } from './identityPass.js';
 import { planList, type ListPlan } from './pipeline.js';
 import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
-import { decodePartRows, encodePartRows, partAddresses, offlineCompleted, type PartRows } from './parts.js';
+import { decodePartRows, encodePartRows, partAddresses, type PartRows } from './parts.js';
 import { quoteField } from './scan.js';
 import type { PlanRecord } from './backend.js';
 import type { PipelineMessage, PipelineRequest, PlanReply } from './types.js';
@@ -25,16 +25,7 @@ const plans = new Map<string, ListPlan>();
 let queue = Promise.resolve();
 
 function recordOf(plan: ListPlan, encode: boolean): PlanRecord {
-  const partStarts = plan.parts.map((part) => {
-    const rows = plan.partRows(part.index);
-    const addresses = partAddresses(rows);
-    const domains = new Set(addresses.addresses.map((a) => a.slice(a.lastIndexOf('@') + 1).toLowerCase()));
-    return {
-      completed: offlineCompleted(rows, addresses),
-      rowsToCheck: rows.count - offlineCompleted(rows, addresses),
-      domains: domains.size,
-    };
-  });
+  const partStarts = plan.parts.map((part) => plan.partStart(part.index));
   return {
     records: plan.records,
     head: plan.head,
@@ -132,6 +123,19 @@ function handle(request: PipelineRequest): Promise<void> | void {
       identity,
     );
     const { index: _index, ...result } = output;
+    if (request.outputPath) {
+      // The single node's part: written here, straight into the list's folder, whole or not at all.
+      const temporary = `${request.outputPath}.tmp`;
+      const fd = openSync(temporary, 'w', 0o600);
+      try {
+        for (const chunk of output.chunks) writeSync(fd, chunk);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temporary, request.outputPath);
+      send({ type: 'written', id: request.id, result: { ...result, chunks: [], isWritten: true } });
+      return;
+    }
     send(
       { type: 'written', id: request.id, result },
       output.chunks.map((chunk) => chunk.buffer as ArrayBuffer),

@@ -29,7 +29,7 @@ import type { IdentityReportState } from '../lists/identityPass.js';
 import type { PartBounds } from '../lists/parts.js';
 import type { ReportState } from '../lists/report.js';
 import {
-  decodePlan,
+  planOf,
   encodePlan,
   listDocument,
   type ListRecord,
@@ -124,7 +124,7 @@ function toRecord(row: ListRow): ListRecord {
     checks: row.checks,
     online: row.online,
     run: row.run,
-    plan: row.plan ? decodePlan(row.plan) : null,
+    plan: row.plan ? planOf(row.id, row.run, row.plan) : null,
     reserved: row.reserved,
   };
 }
@@ -204,11 +204,19 @@ export class PgListBackend implements ListBackend {
   }
 
   async document(list: ListRecord): Promise<ListResource> {
-    const { rows } = await this.pool.query<{ completed: number; online: PartOnlineState | null }>(
-      'SELECT completed, online FROM list_parts WHERE list_id = $1 AND run = $2 ORDER BY part',
+    if (list.checks === 'dns' || list.checks === 'smtp') {
+      const { rows } = await this.pool.query<{ completed: number; online: PartOnlineState | null }>(
+        'SELECT completed, online FROM list_parts WHERE list_id = $1 AND run = $2 ORDER BY part',
+        [list.id, list.run],
+      );
+      return listDocument(list, rows);
+    }
+    const { rows } = await this.pool.query<{ parts: number; completed: number | null }>(
+      'SELECT count(*)::int AS parts, sum(completed)::bigint AS completed FROM list_parts WHERE list_id = $1 AND run = $2',
       [list.id, list.run],
     );
-    return listDocument(list, rows);
+    const parts = rows[0]?.parts ?? 0;
+    return listDocument(list, parts > 0 ? [{ completed: rows[0]?.completed ?? 0, online: null }] : []);
   }
 
   async createList(list: NewList): Promise<number> {
@@ -740,7 +748,7 @@ export class PgListBackend implements ListBackend {
       );
       const row = rows[0];
       if (!row?.plan) return;
-      const plan = decodePlan(row.plan);
+      const plan = planOf(listId, run, row.plan);
       const at = now();
       const state: Record<string, ServiceState> = {};
       for (const service of completion.services) {
