@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 const GENERATOR_VERSION = 4;
 
 /** A small, fast, seeded PRNG (mulberry32): the same file on every machine. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -37,6 +37,8 @@ export interface DnsServerOptions {
    * through its resolv.conf) asks port 53 only.
    */
   readonly listen?: { readonly address: string; readonly port: number };
+  /** Called for every question, with the asking client's address (as `queries` has it, plus `from`). */
+  readonly onQuestion?: (question: { name: string; type: string; from: string }) => void;
 }
 
 export interface TestDnsServer {
@@ -84,13 +86,23 @@ export async function startDnsServer(
     dns2.createServer({
       udp: true,
       tcp: true,
-      handle(request, send) {
+      handle(request, send, client) {
         const response = Packet.createResponseFromRequest(request);
         const question = request.questions[0];
         if (!question) return void send(response);
         const name = question.name.toLowerCase().replace(/\.$/, '');
         const type = TYPE_NAMES[question.type] ?? String(question.type);
         queries.push(`${name} ${type}`);
+        if (options.onQuestion) {
+          // TCP gives the socket, UDP the sender's address and port.
+          const from =
+            client instanceof net.Socket
+              ? client.remoteAddress
+              : 'port' in client && typeof client.address === 'string'
+                ? client.address
+                : undefined;
+          options.onQuestion({ name, type, from: (from ?? '').replace(/^::ffff:/, '') });
+        }
         response.header.ra = 1;
         if (mode === 'isolated') {
           response.header.rcode = 3;
