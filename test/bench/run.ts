@@ -10,6 +10,7 @@ import { benchOnlineList } from './onlineList.js';
 import { benchList } from './list.js';
 import { benchApp } from './app.js';
 import { benchLoad } from './load.js';
+import { benchCluster } from './cluster.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () => benchE1({ seconds: Number(process.env.BENCH_SECONDS ?? 10) }),
@@ -44,6 +45,14 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       seconds: Number(process.env.BENCH_SECONDS ?? 10),
       records: 5_000,
       e6Clients: 4,
+    }),
+  cluster: () =>
+    benchCluster({
+      rows: Number(process.env.BENCH_ROWS ?? 100_000),
+      domains: Number(process.env.BENCH_DOMAINS ?? 10_000),
+      hosts: Number(process.env.BENCH_HOSTS ?? 6),
+      nodes: (process.env.BENCH_NODES ?? '1,2,3').split(',').map(Number),
+      partRows: Number(process.env.BENCH_PART_ROWS ?? 2_000),
     }),
   app: () =>
     benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),

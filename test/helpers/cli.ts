@@ -1,9 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'mailsieve.js');
+const here = dirname(fileURLToPath(import.meta.url));
+/** The checkout's bin/mailsieve.js, from this module's source (test/helpers) or its build (dist/test/helpers). */
+export const CLI = join(
+  here,
+  ...(here.includes(`${sep}dist${sep}`) ? ['..', '..', '..'] : ['..', '..']),
+  'bin',
+  'mailsieve.js',
+);
 
 export interface CliResult {
   code: number;
