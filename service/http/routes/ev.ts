@@ -15,7 +15,7 @@ import { authorise, type AuthContext } from '../auth.js';
 import { HttpError } from '../errors.js';
 import { numberParam, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
-import { withEngagementScore } from '../../identity/engagement.js';
+import { EngagementScores, withEngagementScore } from '../../identity/engagement.js';
 import type { IdentityStore } from '../../identity/store.js';
 
 const policies = new WeakMap<KeyRecord, VerifyPolicy>();
@@ -80,6 +80,7 @@ export function registerEv(
   online?: OnlineContext,
   identity?: IdentityStore,
 ): void {
+  const scores = identity && new EngagementScores(identity);
   registerRoute(app, 'GET', '/v5/ev', async (request, reply) => {
     const key = authorise(auth, request, reply, 'query', 'validation', { rateLimited: true });
     if (!key) return reply;
@@ -118,7 +119,7 @@ export function registerEv(
       if (explain) body = { ...body, explain: verdict.explain ?? [] };
     }
     // engagement_score from the reference data's activity (docs/identity.md), for every safe_to_send key.
-    body = withEngagementScore(body, identity);
+    body = withEngagementScore(body, scores);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
   });
 }
