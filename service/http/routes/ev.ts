@@ -1,5 +1,5 @@
 // E1: GET /v5/ev — verify one email address.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { verifyOffline } from '../../engine/index.js';
 import { NO_POLICY, type Verdict, type VerifyPolicy } from '../../engine/types.js';
 import type { KeyRecord } from '../../store/keys.js';
@@ -81,7 +81,12 @@ export function registerEv(
   identity?: IdentityStore,
 ): void {
   const scores = identity && new EngagementScores(identity);
-  registerRoute(app, 'GET', '/v5/ev', async (request, reply) => {
+  /** Sends the answer, with engagement_score from the reference data's activity (docs/identity.md). */
+  const send = (reply: FastifyReply, body: VerifyResponse & { explain?: readonly string[] }) =>
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(withEngagementScore(body, scores)));
+
+  // Not an async function: an offline answer is sent at once, without a promise to settle (issue 23).
+  registerRoute(app, 'GET', '/v5/ev', (request, reply) => {
     const key = authorise(auth, request, reply, 'query', 'validation', { rateLimited: true });
     if (!key) return reply;
     const params = singleValued(request.query);
@@ -98,28 +103,26 @@ export function registerEv(
       );
     const explain = explainParam(params.explain);
     const level = online ? minLevel(key.checks, online.ceiling) : 'offline';
-    let body: VerifyResponse & { explain?: readonly string[] };
     if (level === 'offline' || !online) {
-      body = verificationResponse(verifyOffline(email, policyOf(key)), key);
-      if (explain)
-        body = {
-          ...body,
-          explain: [
-            `Checked offline only: DNS and SMTP checks are not enabled for this key or service (key: ${key.checks}, service: ${online?.ceiling ?? 'offline'})`,
-          ],
-        };
-    } else {
-      // E1's timeout bounds the whole online check (DNS, SMTP, greylisting retries, the catch-all probe).
-      const verdict = await online.verifier.verify(email, policyOf(key), {
+      const body = verificationResponse(verifyOffline(email, policyOf(key)), key);
+      if (!explain) return send(reply, body);
+      return send(reply, {
+        ...body,
+        explain: [
+          `Checked offline only: DNS and SMTP checks are not enabled for this key or service (key: ${key.checks}, service: ${online?.ceiling ?? 'offline'})`,
+        ],
+      });
+    }
+    // E1's timeout bounds the whole online check (DNS, SMTP, greylisting retries, the catch-all probe).
+    return online.verifier
+      .verify(email, policyOf(key), {
         level,
         budgetMs: checkBudgetMs(timeout ?? E1_TIMEOUT_DEFAULT_S),
         explain,
+      })
+      .then((verdict) => {
+        const body = verificationResponse(verdict, key);
+        return send(reply, explain ? { ...body, explain: verdict.explain ?? [] } : body);
       });
-      body = verificationResponse(verdict, key);
-      if (explain) body = { ...body, explain: verdict.explain ?? [] };
-    }
-    // engagement_score from the reference data's activity (docs/identity.md), for every safe_to_send key.
-    body = withEngagementScore(body, scores);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
   });
 }
