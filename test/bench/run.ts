@@ -12,7 +12,11 @@ import { benchApp } from './app.js';
 import { benchLoad } from './load.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
-  e1: () => benchE1({ seconds: Number(process.env.BENCH_SECONDS ?? 10) }),
+  e1: () =>
+    benchE1({
+      seconds: Number(process.env.BENCH_SECONDS ?? 5),
+      rounds: Number(process.env.BENCH_ROUNDS ?? 5),
+    }),
   identity: () =>
     benchIdentity({
       people: Number(process.env.BENCH_PEOPLE ?? 1_000_000),
