@@ -1,4 +1,4 @@
-import type { FastifyInstance, HTTPMethods, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, HTTPMethods, RouteHandlerMethod, RouteOptions } from 'fastify';
 
 interface KnownRoute {
   readonly pattern: RegExp;
@@ -24,7 +24,7 @@ export function registerRoute(
   method: HTTPMethods,
   url: string,
   handler: RouteHandlerMethod,
-  options: { bodyLimit?: number } = {},
+  options: Pick<RouteOptions, 'bodyLimit' | 'onRequest'> = {},
 ): void {
   app.route({ method, url, handler, ...options });
   const routes = knownRoutes.get(app) ?? [];

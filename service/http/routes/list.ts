@@ -122,8 +122,9 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   void app.register(multipart);
   app.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.method !== 'POST' || request.routeOptions.url !== '/v5/list') return;
+  // E7's checks before its body is read: a hook of this route alone (one of the whole service would run on
+  // every request, E1's too).
+  const checkSubmission = async (request: FastifyRequest, reply: FastifyReply) => {
     const key = authorise(auth, request, reply, 'header', null, { rateLimited: false });
     if (!key) return reply;
     const type = mediaType(request);
@@ -157,10 +158,10 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     });
     // The pipeline worker starts while the file arrives.
     processor.warm();
-  });
+  };
 
   // E7: submit a list.
-  registerRoute(app, 'POST', '/v5/list', async (request, reply) => {
+  const submitList = async (request: FastifyRequest, reply: FastifyReply) => {
     const submission = submissions.get(request);
     if (!submission) throw new HttpError(500, 'The list submission was not prepared.');
     const { key, params, contentType, services, isExplicit } = submission;
@@ -236,7 +237,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       .header('location', `${base}/v5/list/${listId}`)
       .type('application/json; charset=utf-8')
       .send(JSON.stringify({ list_id: listId, size_bytes: upload.size }));
-  });
+  };
+  registerRoute(app, 'POST', '/v5/list', submitList, { onRequest: checkSubmission });
 
   const keyFor = (request: FastifyRequest, reply: FastifyReply) =>
     authorise(auth, request, reply, 'header', null, { rateLimited: false });
