@@ -331,7 +331,6 @@ export class IdentityStore {
   private readonly householdEmails: Statement<[string, number], EmailRow>;
   private readonly activity: Statement<[number, number], ActivityRow>;
   private readonly packedByEmail: Statement<[string], RawRow>;
-  private readonly allActivity: Statement<[number], ActivityRow>;
   private readonly anyActivity: Statement<[], number>;
   private readonly eachStatements = new Map<string, Statement<unknown[], RawRow>>();
   private ahead: ReadAhead | undefined;
@@ -378,11 +377,6 @@ export class IdentityStore {
     // E1's engagement score reads an address's activity alone: its id and packed events, not its person.
     this.packedByEmail = db
       .prepare<[string], RawRow>('SELECT id, activity_packed FROM ref_emails WHERE email = ?')
-      .raw();
-    this.allActivity = db
-      .prepare<[number], ActivityRow>(
-        `SELECT occurred_at, source_id, ${ACTIVITY_KIND_CODE} FROM ref_activity WHERE email_id = ?`,
-      )
       .raw();
     this.anyActivity = db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM ref_activity)').pluck();
   }
@@ -572,7 +566,7 @@ export class IdentityStore {
     const raw = this.packedByEmail.get(canonical);
     if (!raw) return undefined;
     const packed = raw[1] as unknown as Buffer | null;
-    return packed ?? packActivity(this.allActivity.all(raw[0] as number));
+    return packed ?? packActivity(this.activity.all(raw[0] as number, Number.MAX_SAFE_INTEGER));
   }
 
   /** The activity of one address as of `nowS` (Unix seconds); events after `nowS` are not counted. */
