@@ -50,6 +50,9 @@ export function numberParam(params: Record<string, string>, name: string): numbe
   return value;
 }
 
+/** A `%` that does not start an escape of an ASCII byte (`%00`–`%7F`). */
+const NOT_AN_ASCII_ESCAPE = /%(?![0-7][0-9A-Fa-f])/;
+
 /**
  * Why a request's query string is not validly percent-encoded (`a%ZZb`, a lone `%`, `%FF` that is no UTF-8),
  * or undefined. Parsers pass such text through as it is, which would judge a different address than the
@@ -58,8 +61,9 @@ export function numberParam(params: Record<string, string>, name: string): numbe
 export function queryEncodingProblem(url: string): string | undefined {
   const question = url.indexOf('?');
   if (question < 0) return undefined;
+  // Most queries escape ASCII alone (E1's `%40`): each such escape decodes, so the parts need no decoding.
+  if (!NOT_AN_ASCII_ESCAPE.test(url)) return undefined;
   const query = url.slice(question + 1);
-  if (!query.includes('%')) return undefined;
   for (const part of query.split('&')) {
     try {
       decodeURIComponent(part.replaceAll('+', ' '));

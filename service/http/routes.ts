@@ -1,11 +1,15 @@
-import type { FastifyInstance, HTTPMethods, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, HTTPMethods, RouteHandlerMethod, RouteOptions } from 'fastify';
 
 interface KnownRoute {
   readonly pattern: RegExp;
   readonly methods: Set<string>;
 }
 
-const knownRoutes = new WeakMap<FastifyInstance, KnownRoute[]>();
+/**
+ * The routes of each server: a route registered in an encapsulated context (E7's, with its multipart parser)
+ * is known to the not-found handler of the root context too.
+ */
+const knownRoutes = new WeakMap<FastifyInstance['server'], KnownRoute[]>();
 
 function patternOf(url: string): RegExp {
   const source = url
@@ -24,11 +28,11 @@ export function registerRoute(
   method: HTTPMethods,
   url: string,
   handler: RouteHandlerMethod,
-  options: { bodyLimit?: number } = {},
+  options: Pick<RouteOptions, 'bodyLimit' | 'onRequest'> = {},
 ): void {
   app.route({ method, url, handler, ...options });
-  const routes = knownRoutes.get(app) ?? [];
-  knownRoutes.set(app, routes);
+  const routes = knownRoutes.get(app.server) ?? [];
+  knownRoutes.set(app.server, routes);
   const pattern = patternOf(url);
   const existing = routes.find((r) => r.pattern.source === pattern.source);
   if (existing) existing.methods.add(method);
@@ -37,6 +41,6 @@ export function registerRoute(
 
 /** The methods a path accepts, or an empty list when no route has that path. */
 export function methodsFor(app: FastifyInstance, path: string): string[] {
-  const route = (knownRoutes.get(app) ?? []).find((r) => r.pattern.test(path));
+  const route = (knownRoutes.get(app.server) ?? []).find((r) => r.pattern.test(path));
   return route ? [...route.methods] : [];
 }

@@ -19,7 +19,7 @@ import type {
   EmailAppendResult,
   PostalAppendResult,
 } from '../../shared/api/identity.js';
-import { eamFrom, engagementScoreFrom } from './eam.js';
+import { eamFrom } from './eam.js';
 import { canonicalEmail, cityKey, digestHex, nameKey, parseZip, stateCode, streetKey } from './normalise.js';
 import type { IdentityPolicy, IntelligencePolicy } from './policy.js';
 import {
@@ -498,18 +498,4 @@ export function identityBulkAnswer(
     return emailAppendAnswer(store, query);
   }
   return recordError(400, NO_PERSON_NAMED);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// E1
-
-/** E1's `engagement_score` of an address (any form), or undefined when its activity is not known. */
-export function engagementScore(
-  store: IdentityStore,
-  address: string,
-  nowS = nowSeconds(),
-): number | undefined {
-  const canonical = canonicalEmail(address);
-  const match = canonical === undefined ? undefined : store.findByEmail(canonical);
-  return match ? engagementScoreFrom(store.activityOf(match.email.id, nowS), nowS) : undefined;
 }

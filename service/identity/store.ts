@@ -279,7 +279,7 @@ export function packActivity(rows: readonly ActivityRow[]): Buffer {
 }
 
 /** The activity summary of a packed activity as of `nowS`. */
-function summarisePacked(packed: Buffer, nowS: number): ActivitySummary {
+export function summarisePacked(packed: Buffer, nowS: number): ActivitySummary {
   return summarise(unpackActivity(packed, nowS), nowS);
 }
 
@@ -330,6 +330,8 @@ export class IdentityStore {
   private readonly firstEmailOfPerson: Statement<[number], RawRow>;
   private readonly householdEmails: Statement<[string, number], EmailRow>;
   private readonly activity: Statement<[number, number], ActivityRow>;
+  private readonly packedByEmail: Statement<[string], RawRow>;
+  private readonly anyActivity: Statement<[], number>;
   private readonly eachStatements = new Map<string, Statement<unknown[], RawRow>>();
   private ahead: ReadAhead | undefined;
 
@@ -372,6 +374,11 @@ export class IdentityStore {
         `SELECT occurred_at, source_id, ${ACTIVITY_KIND_CODE} FROM ref_activity WHERE email_id = ? AND occurred_at <= ?`,
       )
       .raw();
+    // E1's engagement score reads an address's activity alone: its id and packed events, not its person.
+    this.packedByEmail = db
+      .prepare<[string], RawRow>('SELECT id, activity_packed FROM ref_emails WHERE email = ?')
+      .raw();
+    this.anyActivity = db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM ref_activity)').pluck();
   }
 
   /** An address by its canonical form (normalise.ts `canonicalEmail`), with its person. */
@@ -544,6 +551,22 @@ export class IdentityStore {
   /** The addresses of the household's other people, by person, then import order. */
   householdEmailsOf(household: string, exceptPersonId: number): EmailRow[] {
     return this.householdEmails.all(household, exceptPersonId);
+  }
+
+  /** Whether any address has activity events: without any, no address has an engagement score. */
+  hasActivity(): boolean {
+    return this.anyActivity.get() === 1;
+  }
+
+  /**
+   * All the events of an address, by its canonical form, packed (packActivity: its packed column when the
+   * preparer has packed it, else packed from its rows); undefined when the address is not stored.
+   */
+  packedActivityOf(canonical: string): Buffer | undefined {
+    const raw = this.packedByEmail.get(canonical);
+    if (!raw) return undefined;
+    const packed = raw[1] as unknown as Buffer | null;
+    return packed ?? packActivity(this.activity.all(raw[0] as number, Number.MAX_SAFE_INTEGER));
   }
 
   /** The activity of one address as of `nowS` (Unix seconds); events after `nowS` are not counted. */

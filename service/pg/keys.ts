@@ -183,11 +183,11 @@ export class PgKeyRegistry {
   /** The key, from the cache when it is there (synchronously), else from the database. */
   lookup(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined> {
     this.refreshIfDue();
-    const hash = hashKey(key);
-    const hit = this.cache.get(hash);
+    // By the key as given (a hash of it on every request costs more than the rest of the lookup).
+    const hit = this.cache.get(key);
     if (hit) return hit;
     return findActivePgKey(this.pool, key).then((record) => {
-      if (record) this.cache.set(hash, record);
+      if (record) this.cache.set(key, record);
       return record;
     });
   }

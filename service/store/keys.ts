@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { ChangeWatch, RECHECK_MS } from './changes.js';
 import type { ServiceDb } from './db.js';
 import type { ServiceName } from '../../shared/api/services.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
@@ -246,48 +247,37 @@ export function revokeKey(db: ServiceDb, keyOrId: string): boolean {
 }
 
 /**
- * Key lookups for the request path. Hits are cached; the cache is dropped whenever the database changed,
- * checked at most every `recheckMs` — so a key revoked by `mailsieve keys revoke` in another process stops
+ * Key lookups for the request path. Hits are cached, by the key as given (hashing it again on every request
+ * cost more than the rest of the lookup); the cache is dropped whenever the database changed (ChangeWatch,
+ * asked at most every `recheckMs`), so a key revoked by `mailsieve keys revoke` in another process stops
  * working within that time, without a database read on every request.
  */
 export class KeyRegistry {
   private readonly cache = new Map<string, KeyRecord>();
-  private lastCheck = 0;
-  private lastVersion = '';
-  private readonly versionStatement;
+  private readonly changes: ChangeWatch;
+  private generation = -1;
 
   constructor(
     private readonly db: ServiceDb,
-    private readonly recheckMs = 250,
+    recheckMs = RECHECK_MS,
   ) {
-    this.versionStatement = db.prepare('SELECT total_changes() AS changes');
+    this.changes = new ChangeWatch(db, recheckMs);
   }
 
   lookup(key: string): KeyRecord | undefined {
-    this.refreshIfChanged();
-    const hash = hashKey(key);
-    const hit = this.cache.get(hash);
+    const generation = this.changes.generation();
+    if (generation !== this.generation) {
+      this.generation = generation;
+      this.cache.clear();
+    }
+    const hit = this.cache.get(key);
     if (hit) return hit;
     const record = findActiveKey(this.db, key);
-    if (record) this.cache.set(hash, record);
+    if (record) this.cache.set(key, record);
     return record;
   }
 
   invalidate(): void {
     this.cache.clear();
-  }
-
-  private refreshIfChanged(): void {
-    const now = Date.now();
-    if (now - this.lastCheck < this.recheckMs) return;
-    this.lastCheck = now;
-    // data_version moves when another connection commits; total_changes() when this one writes.
-    const dataVersion = this.db.pragma('data_version', { simple: true }) as number;
-    const { changes } = this.versionStatement.get() as { changes: number };
-    const version = `${dataVersion}:${changes}`;
-    if (version !== this.lastVersion) {
-      this.lastVersion = version;
-      this.cache.clear();
-    }
   }
 }

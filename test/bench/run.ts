@@ -13,7 +13,11 @@ import { benchLoad } from './load.js';
 import { benchCluster } from './cluster.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
-  e1: () => benchE1({ seconds: Number(process.env.BENCH_SECONDS ?? 10) }),
+  e1: () =>
+    benchE1({
+      seconds: Number(process.env.BENCH_SECONDS ?? 5),
+      rounds: Number(process.env.BENCH_ROUNDS ?? 5),
+    }),
   identity: () =>
     benchIdentity({
       people: Number(process.env.BENCH_PEOPLE ?? 1_000_000),

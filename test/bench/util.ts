@@ -34,3 +34,8 @@ export function stop(child: ChildProcess): Promise<void> {
 export function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
+
+/** The bare route's answer (bareServer.ts): E1's answer for the bench's first address, jane.doe@example.com. */
+export const BARE_BODY = {
+  safe_to_send: { address: 'jane.doe@example.com', status: 'valid', status_code: 10 },
+};

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/service.js';
+import { activityRows, daysAgo, query, writeCsv } from '../service/identity/fixture.js';
 
 describe('mailsieve serve + keys (acceptance)', () => {
   const cleanups: (() => unknown)[] = [];
@@ -42,6 +43,58 @@ describe('mailsieve serve + keys (acceptance)', () => {
     expect((await runCli(['keys', 'revoke', key, '--data-dir', dir.path])).code).toBe(0);
     await new Promise((r) => setTimeout(r, 400));
     expect((await fetch(`${base}/v5/ev?email=a%40example.com&api_key=${key}`)).status).toBe(401);
+  });
+
+  it('E1 gives engagement_score exactly while activity imported by other processes is stored: import, clear, import again', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const key = (await runCli(['keys', 'create', '--data-dir', dir.path, '--rate-limit', '0'])).stdout.trim();
+    const server = await startCli(
+      ['serve', '--port', '0', '--data-dir', dir.path],
+      /listening on (http:\/\/\S+)/,
+    );
+    cleanups.push(() => server.stop());
+    const ev = async (email: string) =>
+      (
+        (await (await fetch(`${server.match[1]}/v5/ev?${query({ email, api_key: key })}`)).json()) as {
+          safe_to_send: Record<string, unknown>;
+        }
+      ).safe_to_send;
+    const scoreOf = async (email: string) => (await ev(email)).engagement_score;
+    const importActivity = async (name: string, rows: string[][]) =>
+      expect(
+        (await runCli(['data', 'import', 'activity', writeCsv(dir.path, name, rows), '--data-dir', dir.path]))
+          .code,
+      ).toBe(0);
+    // Asked before any activity is stored: no score, the answer as the spec's example.
+    expect(await ev('jane.doe@example.com')).toEqual({
+      address: 'jane.doe@example.com',
+      status: 'valid',
+      status_code: 10,
+    });
+    await importActivity('activity.csv', activityRows());
+    // The running service sees another process's import within its recheck time (service/store/changes.ts).
+    await expect.poll(() => scoreOf('jane.doe@example.com'), { timeout: 5000 }).toBe(7);
+    expect(await ev('Jane.Doe@example.com')).toEqual({
+      address: 'Jane.Doe@example.com',
+      status: 'valid',
+      status_code: 10,
+      engagement_score: 7,
+    });
+    expect(await scoreOf('lurker@example.com')).toBe(0);
+    expect(await ev('jim.doe@example.net')).not.toHaveProperty('engagement_score');
+    expect((await runCli(['data', 'clear', '--yes', '--data-dir', dir.path])).code).toBe(0);
+    await expect
+      .poll(() => ev('jane.doe@example.com'), { timeout: 5000 })
+      .not.toHaveProperty('engagement_score');
+    expect(await ev('lurker@example.com')).not.toHaveProperty('engagement_score');
+    await importActivity('again.csv', [
+      ['email', 'source', 'event', 'occurred_at'],
+      ['lurker@example.com', 'newsletter', 'click', daysAgo(1)],
+    ]);
+    // One click a day ago: 2 on the doubling scale, 10 for recency.
+    await expect.poll(() => scoreOf('lurker@example.com'), { timeout: 5000 }).toBe(6);
+    expect(await ev('jane.doe@example.com')).not.toHaveProperty('engagement_score');
   });
 
   it('serves HTTPS with a self-signed certificate', async () => {

@@ -1,5 +1,5 @@
 // E1: GET /v5/ev — verify one email address.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyOffline } from '../../engine/index.js';
 import { NO_POLICY, type Verdict, type VerifyPolicy } from '../../engine/types.js';
 import type { KeyRecord } from '../../store/keys.js';
@@ -11,11 +11,11 @@ import type {
   SafeToSendResult,
   VerifyResponse,
 } from '../../../shared/api/verification.js';
-import { authorise, chargeQueries, type AuthContext } from '../auth.js';
+import { authorise, chargeQueries, thenMaybe, type AuthContext } from '../auth.js';
 import { HttpError } from '../errors.js';
 import { numberParam, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
-import { withEngagementScore } from '../../identity/engagement.js';
+import { EngagementScores, withEngagementScore } from '../../identity/engagement.js';
 import type { IdentityStore } from '../../identity/store.js';
 import type { BounceLookup } from '../../identity/bounces.js';
 
@@ -89,9 +89,13 @@ export function registerEv(
   identity?: IdentityStore,
   bounces?: BounceLookup,
 ): void {
-  registerRoute(app, 'GET', '/v5/ev', async (request, reply) => {
-    const key = await authorise(auth, request, reply, 'query', 'validation', { rateLimited: true });
-    if (!key) return reply;
+  const scores = identity && new EngagementScores(identity);
+  /** Sends the answer, with engagement_score from the reference data's activity (docs/identity.md). */
+  const send = (reply: FastifyReply, body: VerifyResponse & { explain?: readonly string[] }) =>
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(withEngagementScore(body, scores)));
+
+  /** The answer for an authorised key, once its query is charged (a key with a quota past it gets 403). */
+  const answer = (key: KeyRecord, request: FastifyRequest, reply: FastifyReply) => {
     const params = singleValued(request.query);
     const email = params.email;
     if (email === undefined)
@@ -106,30 +110,38 @@ export function registerEv(
       );
     const explain = explainParam(params.explain);
     // One billable query (spec "Limits"): within the key's quota, or 403.
-    if (!(await chargeQueries(auth, key, reply, 1))) return reply;
-    const level = online ? minLevel(key.checks, online.ceiling) : 'offline';
-    let body: VerifyResponse & { explain?: readonly string[] };
-    if (level === 'offline' || !online) {
-      body = verificationResponse(verifyOffline(email, policyOf(key, bounces)), key);
-      if (explain)
-        body = {
+    return thenMaybe(chargeQueries(auth, key, reply, 1), (isCharged) => {
+      if (!isCharged) return reply;
+      const level = online ? minLevel(key.checks, online.ceiling) : 'offline';
+      if (level === 'offline' || !online) {
+        const body = verificationResponse(verifyOffline(email, policyOf(key, bounces)), key);
+        if (!explain) return send(reply, body);
+        return send(reply, {
           ...body,
           explain: [
             `Checked offline only: DNS and SMTP checks are not enabled for this key or service (key: ${key.checks}, service: ${online?.ceiling ?? 'offline'})`,
           ],
-        };
-    } else {
+        });
+      }
       // E1's timeout bounds the whole online check (DNS, SMTP, greylisting retries, the catch-all probe).
-      const verdict = await online.verifier.verify(email, policyOf(key, bounces), {
-        level,
-        budgetMs: checkBudgetMs(timeout ?? E1_TIMEOUT_DEFAULT_S),
-        explain,
-      });
-      body = verificationResponse(verdict, key);
-      if (explain) body = { ...body, explain: verdict.explain ?? [] };
-    }
-    // engagement_score from the reference data's activity (docs/identity.md), for every safe_to_send key.
-    body = withEngagementScore(body, identity);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
-  });
+      return online.verifier
+        .verify(email, policyOf(key, bounces), {
+          level,
+          budgetMs: checkBudgetMs(timeout ?? E1_TIMEOUT_DEFAULT_S),
+          explain,
+        })
+        .then((verdict) => {
+          const body = verificationResponse(verdict, key);
+          return send(reply, explain ? { ...body, explain: verdict.explain ?? [] } : body);
+        });
+    });
+  };
+
+  // Not an async function: an offline answer is sent at once, without a promise to settle (issue 23). (A team
+  // server's key lookup, rate limit and quota may ask PostgreSQL: then it answers through their promise.)
+  registerRoute(app, 'GET', '/v5/ev', (request, reply) =>
+    thenMaybe(authorise(auth, request, reply, 'query', 'validation', { rateLimited: true }), (key) =>
+      key ? answer(key, request, reply) : reply,
+    ),
+  );
 }

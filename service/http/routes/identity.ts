@@ -21,7 +21,7 @@ import { singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import { BulkPool } from '../../identity/bulkPool.js';
 import { AnswerPreparer } from '../../identity/preparer.js';
-import { BULK_BODY_LIMIT, bulkBodyText, readBulkBodiesAsText, sendBulk } from './bulkBody.js';
+import { BULK_ROUTE, bulkBodyText, sendBulk } from './bulkBody.js';
 import { registerIntelligence } from './intelligence.js';
 import { sendJson, sendRecordError } from './replies.js';
 
@@ -110,7 +110,7 @@ export function registerIdentity(
         policy: policy.policy,
       });
     },
-    { bodyLimit: BULK_BODY_LIMIT },
+    BULK_ROUTE,
   );
 }
 
@@ -133,7 +133,6 @@ export function registerIdentityRoutes(
   if (cacheSize < 0 && cacheSize > -131_072) db.pragma('cache_size = -131072');
   if ((db.pragma('mmap_size', { simple: true }) as number) === 0) db.pragma('mmap_size = 2147483648');
   const store = new IdentityStore(db);
-  readBulkBodiesAsText(app, ['/v5/eppend/bulk', '/v5/ei/bulk']);
   const bulk = new BulkPool({ dbPath: db.name, nativeBinding: options.nativeBinding }, store);
   app.addHook('onClose', () => bulk.close());
   // Answers of people imported or changed since they were last prepared, in the background.

@@ -23,7 +23,7 @@ import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import type { BulkPool } from '../../identity/bulkPool.js';
-import { BULK_BODY_LIMIT, bulkBodyText, sendBulk } from './bulkBody.js';
+import { BULK_ROUTE, bulkBodyText, sendBulk } from './bulkBody.js';
 import { sendJson } from './replies.js';
 
 /** The key's intelligence policy for this request; answers 403 itself and returns undefined when denied. */
@@ -125,6 +125,6 @@ export function registerIntelligence(
         (records) => chargeQueries(auth, key, reply, records, 'records'),
       );
     },
-    { bodyLimit: BULK_BODY_LIMIT },
+    BULK_ROUTE,
   );
 }

@@ -358,6 +358,10 @@ describe('lists (E7–E10) through HTTP', () => {
     expect((await purchase(svc.url, key, id)).status).toBe(200);
     expect((await purchase(svc.url, key, id, { fields: 'email' })).status).toBe(400);
     expect((await purchase(svc.url, key, id, 'email', 'text/plain')).status).toBe(415);
+    // A multipart body too (multipart's parser is E7's alone): in the purchase's own words.
+    const multipartBody = await purchase(svc.url, key, id, 'email', 'multipart/form-data; boundary=x');
+    expect(multipartBody.status).toBe(415);
+    expect(multipartBody.json<{ error_msg: string }>().error_msg).toMatch(/^The purchase body is JSON/);
     const results = await getResults(svc.url, key, id);
     expect(results.status).toBe(200);
     expect(Number(results.headers.get('content-length'))).toBe(results.bytes.length);
