@@ -70,6 +70,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     ? {
         url,
         workers: workers === 1,
+        retainDays: lists.retainDays,
         ...(options.leaseSeconds !== undefined
           ? { leaseSeconds: intOption('--lease-seconds', options.leaseSeconds, 5, 3600) }
           : {}),

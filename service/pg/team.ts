@@ -8,7 +8,9 @@ import { databaseProblem, openPostgres, type PgPool } from './db.js';
 import { getPgKeyById, PgKeyRegistry } from './keys.js';
 import { PgSharedKnowledge } from './knowledge.js';
 import { PgListBackend } from './listBackend.js';
+import { sweepPgLists } from './retention.js';
 import { addUsage, PgUsageMeter } from './usage.js';
+import { RETENTION_SWEEP_MS } from '../lists/retention.js';
 
 export interface TeamOptions {
   /** This node's data folder: reference data for E2–E6 and the services of lists, temporary files. */
@@ -21,6 +23,11 @@ export interface TeamOptions {
   readonly pollingSeconds?: number;
   /** Connections this node keeps to PostgreSQL (default 20). */
   readonly connections?: number;
+  /**
+   * Days a completed list is kept (service/pg/retention.ts). API nodes (`serve --retain-days`, default 30) sweep;
+   * a node without it (a worker) leaves deleting to them.
+   */
+  readonly retainDays?: number;
 }
 
 export interface TeamNode {
@@ -71,6 +78,17 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
     await pool.end().catch(() => undefined);
     throw new TeamDatabaseError(databaseProblem(url, error));
   }
+  const retainDays = options.retainDays;
+  const sweep = (days: number) =>
+    void sweepPgLists(pool, days).catch((error: Error) =>
+      console.error(`Could not delete old lists: ${error.message}`),
+    );
+  let retention: NodeJS.Timeout | undefined;
+  if (retainDays !== undefined) {
+    sweep(retainDays);
+    retention = setInterval(() => sweep(retainDays), RETENTION_SWEEP_MS);
+    retention.unref();
+  }
   return {
     pool,
     lists,
@@ -79,6 +97,7 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
     knowledge: new PgSharedKnowledge(pool, closing.signal),
     keyById: (id) => getPgKeyById(pool, id),
     async close() {
+      clearInterval(retention);
       closing.abort();
       await usage.close().catch(() => undefined);
       await lists.close();

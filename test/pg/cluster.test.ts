@@ -5,6 +5,7 @@
 // level against a loopback world of DNS and mail servers. The team's lists are cut in parts of 300 rows, the
 // single node's of 10,000: the results do not depend on the parts.
 import { zipSync } from 'fflate';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listResourceSchema, type ListResource } from '../../shared/api/list.js';
 import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
@@ -20,6 +21,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
 import { parseDnsServers } from '../../service/engine/online/index.js';
 import { SERVERS, zones } from '../service/engine/online/fixture.js';
+import { sweepPgLists } from '../../service/pg/retention.js';
 
 let team: TeamCluster;
 let apis: TeamProcess[];
@@ -213,5 +215,38 @@ describe('a team server: two API nodes, two verifier nodes', () => {
     expect(text).toContain('nobody@users.example.net,3,invalid,400,');
     expect(text).toContain('ann@catchall.example.net,6,valid,45,');
     expect(teamResults.bytes.equals(singleResults.bytes)).toBe(true);
+  });
+
+  it('deletes a completed list with its input, parts and results once its retention has passed', async () => {
+    const key = await team.key();
+    const sent = await submit(apis[0].url, key, 'email\nkept@example.com\ngone@example.com\n', {
+      query: { header: 'true', name: 'old.csv' },
+    });
+    expect(sent.status, sent.text).toBe(202);
+    const id = sent.json<{ list_id: number }>().list_id;
+    expect((await waitOn(apis[1].url, key, id)).status).toBe('Results');
+    const db = new pg.Pool({ connectionString: team.database, max: 1 });
+    try {
+      const held = async () => {
+        const { rows } = await db.query<{ blobs: string; parts: string }>(
+          `SELECT (SELECT count(*) FROM list_blobs WHERE list_id = $1) AS blobs,
+                  (SELECT count(*) FROM list_parts WHERE list_id = $1) AS parts`,
+          [id],
+        );
+        return { blobs: Number(rows[0].blobs), parts: Number(rows[0].parts) };
+      };
+      expect((await held()).blobs).toBeGreaterThan(0);
+      // 29 days after it completed it is kept; 31 days after, the sweep of any node deletes it, once.
+      const day = 24 * 60 * 60 * 1000;
+      expect(await sweepPgLists(db, 30, Date.now() + 29 * day)).not.toContain(id);
+      expect((await getStatus(apis[0].url, key, id)).status).toBe(200);
+      expect(await sweepPgLists(db, 30, Date.now() + 31 * day)).toContain(id);
+      expect(await sweepPgLists(db, 30, Date.now() + 31 * day)).not.toContain(id);
+      expect(await held()).toEqual({ blobs: 0, parts: 0 });
+      const gone = await getStatus(apis[1].url, key, id);
+      expect(gone.status).toBe(404);
+    } finally {
+      await db.end();
+    }
   });
 });
