@@ -1,17 +1,25 @@
 // What the verifier nodes of a team server share of mail domains, in PostgreSQL (the port: SharedKnowledge in
 // service/engine/online/cache.ts): a domain's MX answer and its catch-all verdict, learnt by one node for all.
 // A node about to ask claims the domain (a row with its name and a claim that expires); the others wait for
-// the answer it stores, polling, and take the claim over if it expires (the claimer died). Answers expire as
-// the verifier says (a DNS TTL, six hours for a catch-all verdict); an answer not worth keeping is not stored.
+// the answer it stores, polling, and take the claim over if it expires. The claimer renews its claims while it
+// asks (a probe may wait minutes for its turn at a busy host), so a claim expires only when its node died.
+// Answers expire as the verifier says (a DNS TTL, six hours for a catch-all verdict); an answer not worth
+// keeping is not stored.
 import { randomUUID } from 'node:crypto';
 import type { SharedKnowledge } from '../engine/online/cache.js';
 import { sleep } from '../engine/online/cache.js';
 import type { PgPool } from './db.js';
 
-/** How long a claim holds before another node may take the domain over. */
+/** How long a claim holds, unless renewed, before another node may take the domain over. */
 const CLAIM_MS = 30_000;
-/** How often a node waiting for another's answer looks for it. */
+/** How soon a node waiting for another's answer looks for it first; it looks less often as it waits. */
 const POLL_MS = 100;
+const POLL_MAX_MS = 2_000;
+
+export interface SharedKnowledgeOptions {
+  /** How long a claim holds unless renewed (default 30 s; its node renews it every third of that). */
+  readonly claimMs?: number;
+}
 
 export interface KnowledgeStats {
   /** Lookups this node ran itself (claimed), and answers it took from the cluster. */
@@ -23,11 +31,19 @@ export class PgSharedKnowledge implements SharedKnowledge {
   private readonly node = randomUUID();
   private asked = 0;
   private sharedAnswers = 0;
+  private readonly claimMs: number;
+  /** This node's claims being asked for now; while there are any, one query every third of a claim renews them all. */
+  private claims = 0;
+  private renewal: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pool: PgPool,
     private readonly closing: AbortSignal = new AbortController().signal,
-  ) {}
+    options: SharedKnowledgeOptions = {},
+  ) {
+    this.claimMs = options.claimMs ?? CLAIM_MS;
+    closing.addEventListener('abort', () => this.stopRenewing(), { once: true });
+  }
 
   get stats(): KnowledgeStats {
     return { asked: this.asked, shared: this.sharedAnswers };
@@ -39,7 +55,7 @@ export class PgSharedKnowledge implements SharedKnowledge {
     lookup: () => Promise<V>,
     ttlOf: (value: V) => number,
   ): Promise<V> {
-    for (;;) {
+    for (let waited = 0; ;) {
       let claimed: boolean;
       try {
         const { rows } = await this.pool.query<{ value: V | null; fresh: boolean; mine: boolean }>(
@@ -50,7 +66,7 @@ export class PgSharedKnowledge implements SharedKnowledge {
            WHERE (domain_knowledge.expires_at IS NULL OR domain_knowledge.expires_at <= now())
              AND (domain_knowledge.claimed_until IS NULL OR domain_knowledge.claimed_until <= now())
            RETURNING value, false AS fresh, true AS mine`,
-          [kind, domain, this.node, CLAIM_MS],
+          [kind, domain, this.node, this.claimMs],
         );
         claimed = rows.length > 0;
         if (!claimed) {
@@ -70,18 +86,21 @@ export class PgSharedKnowledge implements SharedKnowledge {
         return lookup();
       }
       if (!claimed) {
-        // Another node is asking: its answer comes soon (or its claim expires and this node asks).
-        await sleep(POLL_MS, this.closing);
+        // Another node is asking: its answer comes (or its claim expires, its node dead, and this node asks).
+        await sleep(Math.min(POLL_MAX_MS, POLL_MS * 2 ** waited++), this.closing);
         if (this.closing.aborted) return lookup();
         continue;
       }
       this.asked++;
       let value: V;
+      this.holdClaim();
       try {
         value = await lookup();
       } catch (error) {
         await this.release(kind, domain);
         throw error;
+      } finally {
+        this.dropClaim();
       }
       const ttlMs = ttlOf(value);
       try {
@@ -98,6 +117,30 @@ export class PgSharedKnowledge implements SharedKnowledge {
       }
       return value;
     }
+  }
+
+  private holdClaim(): void {
+    if (this.claims++ > 0 || this.closing.aborted) return;
+    this.renewal = setInterval(() => {
+      void this.pool
+        .query(
+          `UPDATE domain_knowledge SET claimed_until = now() + $2 * interval '1 millisecond'
+           WHERE claimed_by = $1 AND claimed_until IS NOT NULL`,
+          [this.node, this.claimMs],
+        )
+        // Not renewed this time (the database is away): the claims may expire and another node ask too.
+        .catch(() => undefined);
+    }, this.claimMs / 3);
+    this.renewal.unref();
+  }
+
+  private dropClaim(): void {
+    if (--this.claims === 0) this.stopRenewing();
+  }
+
+  private stopRenewing(): void {
+    if (this.renewal) clearInterval(this.renewal);
+    this.renewal = undefined;
   }
 
   private async release(kind: string, domain: string): Promise<void> {
