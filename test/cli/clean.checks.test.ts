@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import socks5 from 'simple-socks';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/service.js';
@@ -195,7 +195,19 @@ describe('clean --checks', () => {
       },
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    // Closing waits for every connection: the proxy's own ones are ended here, not left to the mail server.
+    const tunnels = new Set<Socket>();
+    server.on('connection', (socket: Socket) => {
+      tunnels.add(socket);
+      socket.once('close', () => tunnels.delete(socket));
+    });
+    cleanups.push(
+      () =>
+        new Promise((resolve) => {
+          for (const socket of tunnels) socket.destroy();
+          server.close(resolve);
+        }),
+    );
     const proxyPort = (server.address() as AddressInfo).port;
     const closedPort = 1;
     const { input, home } = workspace([

@@ -233,6 +233,9 @@ async function startMailbox(
     logger: false,
     // No reverse DNS of the client: it would ask the system's resolver, which tests must not depend on.
     disableReverseLookup: true,
+    // A test world shuts down at once: smtp-server would otherwise wait 30 s for a conversation nobody ends
+    // (one a proxy left open), the whole of a test hook's time.
+    closeTimeout: 500,
     key,
     cert,
     hideSTARTTLS: spec.tls === false,
