@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { buildService, type OnlineServiceOptions, type Service } from './http/app.js';
 import type { ListServiceOptions } from './lists/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
-import { openTeamNode, type TeamNode, type TeamOptions } from './pg/team.js';
+import type { TeamNode, TeamOptions } from './pg/team.js';
 
 export type TlsOption =
   | { readonly kind: 'none' }
@@ -89,6 +89,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
   if (options.team) {
     const { url, workers: _workers, ...teamOptions } = options.team;
     try {
+      // PostgreSQL's client and pg-boss are loaded only by a team node: the single service starts without them.
+      const { openTeamNode } = await import('./pg/team.js');
       team = await openTeamNode(url, { ...teamOptions, dataDir: options.dataDir });
     } catch (error) {
       if (!options.db) db.close();

@@ -17,9 +17,6 @@ import {
   type KeyRecord,
 } from '../../service/store/keys.js';
 import { periodOf, SqliteUsageMeter } from '../../service/store/usage.js';
-import { databaseProblem, openPostgres } from '../../service/pg/db.js';
-import { createPgKey, listPgKeys, revokePgKey } from '../../service/pg/keys.js';
-import { PgUsageMeter } from '../../service/pg/usage.js';
 import { databaseUrlOf, type DatabaseCliOptions } from './teamOptions.js';
 import { VERIFICATION_MODES, type VerificationMode } from '../../shared/api/codes.js';
 import { parseServiceList, type ServiceName } from '../../shared/api/services.js';
@@ -44,6 +41,13 @@ interface KeyStore {
 async function openKeyStore(options: { dataDir: string } & DatabaseCliOptions): Promise<KeyStore> {
   const url = databaseUrlOf(options);
   if (url) {
+    // PostgreSQL's client is loaded only for a team server's keys (the single node's need none of it).
+    const [{ databaseProblem, openPostgres }, { createPgKey, listPgKeys, revokePgKey }, { PgUsageMeter }] =
+      await Promise.all([
+        import('../../service/pg/db.js'),
+        import('../../service/pg/keys.js'),
+        import('../../service/pg/usage.js'),
+      ]);
     let pool;
     try {
       pool = await openPostgres(url, { max: 2 });

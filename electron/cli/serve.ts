@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { startService, UnsafeBindError, type TlsOption } from '../../service/server.js';
-import { describeDatabase } from '../../service/pg/db.js';
-import { TeamDatabaseError } from '../../service/pg/team.js';
+import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 import {

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { Option, type Command } from 'commander';
 import type { SocksProxySettings } from '../../service/engine/online/index.js';
-import { checkDatabaseUrl, DatabaseUrlProblem, ENV_DATABASE_URL } from '../../service/pg/db.js';
+import { checkDatabaseUrl, DatabaseUrlProblem, ENV_DATABASE_URL } from '../../service/pg/url.js';
 import { smtpProxyOption } from './checksOptions.js';
 import { CliError, intOption } from './errors.js';
 

@@ -1,9 +1,7 @@
 // `mailsieve worker --database URL`: a verifier node of a team server (docs/team-server.md). It takes list work
 // from the queue in PostgreSQL and checks addresses online from its own source address, with its own HELO name
 // and sender; it serves no HTTP. Stopped by Ctrl+C or SIGTERM: its work in flight goes back to the queue.
-import { startWorkerNode } from '../../service/pg/workerNode.js';
-import { describeDatabase } from '../../service/pg/db.js';
-import { TeamDatabaseError } from '../../service/pg/team.js';
+import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 import {
@@ -43,6 +41,8 @@ export async function worker(options: WorkerOptions): Promise<void> {
       ? { maxWaitMs: intOption('--max-wait', options.maxWait, 0, 7 * 24 * 3600) * 1000 }
       : {}),
   };
+  // The team server's modules (pg, pg-boss) are loaded by the commands that use them, not by every command.
+  const { startWorkerNode } = await import('../../service/pg/workerNode.js');
   let running;
   try {
     running = await startWorkerNode({

@@ -1,9 +1,10 @@
 // The team server's PostgreSQL: one pool per process, and the few ways the rest of the code uses it — a query,
-// a transaction, the URL in words without its password. PostgreSQL restarted under a running node: queries in
-// flight fail (the job or request is retried), and the pool connects again for the next ones.
+// a transaction, a failure to connect in words (the URL's own words: url.ts). PostgreSQL restarted under a
+// running node: queries in flight fail (the job or request is retried), and the pool connects again.
 import pg from 'pg';
 import { migratePostgres } from './migrate.js';
 import { PG_MIGRATIONS } from './migrations/index.js';
+import { checkDatabaseUrl, describeDatabase } from './url.js';
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
@@ -11,40 +12,8 @@ export type PgClient = pg.PoolClient;
 /** Either a pool or a client inside a transaction: what a query function takes first. */
 export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
-/** The environment variable naming the team server's database. */
-export const ENV_DATABASE_URL = 'MAILSIEVE_DATABASE_URL';
-
 // bigint and numeric counts come back as numbers (ids and counts stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-
-/** A database URL as it may be shown: no password. */
-export function describeDatabase(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the database URL given';
-  }
-}
-
-export class DatabaseUrlProblem extends Error {}
-
-/** Checks a database URL's form (postgres:// or postgresql://), in words. */
-export function checkDatabaseUrl(url: string): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new DatabaseUrlProblem(
-      `'${url.length > 80 ? `${url.slice(0, 80)}…` : url}' is not a database URL: write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.`,
-    );
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw new DatabaseUrlProblem(
-      `The database URL must start with postgres:// (got ${parsed.protocol}//): write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.`,
-    );
-}
 
 /** The words for a failure to reach PostgreSQL: where, and what to check, never the password. */
 export function databaseProblem(url: string, error: unknown): string {

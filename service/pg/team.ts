@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { KeyRecord } from '../store/keys.js';
 import { databaseProblem, openPostgres, type PgPool } from './db.js';
+import { TeamDatabaseError } from './url.js';
 import { getPgKeyById, PgKeyRegistry } from './keys.js';
 import { PgSharedKnowledge } from './knowledge.js';
 import { PgListBackend } from './listBackend.js';
@@ -39,8 +40,6 @@ export interface TeamNode {
   keyById(id: number): Promise<KeyRecord | undefined>;
   close(): Promise<void>;
 }
-
-export class TeamDatabaseError extends Error {}
 
 /** Opens this node's side of a team server. Throws TeamDatabaseError in words when PostgreSQL cannot be used. */
 export async function openTeamNode(url: string, options: TeamOptions): Promise<TeamNode> {
