@@ -138,9 +138,23 @@ export interface RunStart {
   release?(): void;
 }
 
+/** A part's place among those a node works on at once (`parts`). */
+export interface PartSlot {
+  /**
+   * The part now only waits on mail servers: the node may start another part in its place. Resolves when
+   * the list's other parts are at that point too (or a few seconds have passed), so that they start checking
+   * together, each domain asked by all of them at once.
+   */
+  release(): Promise<void>;
+}
+
 export interface ListJobHandlers {
   plan(listId: number, run: number): Promise<void>;
-  part(listId: number, run: number, part: number): Promise<void>;
+  /**
+   * `slot`, where the backend gives one (the single node), may be released once the part's own work is done
+   * and it waits on mail servers: all of a list's parts then check together (see Lanes, onlinePhase.ts).
+   */
+  part(listId: number, run: number, part: number, slot?: PartSlot): Promise<void>;
   finish(listId: number, run: number): Promise<void>;
   callback(listId: number): Promise<void>;
   /** A part failed every attempt (the queue gave up on it): the list gets Error with the reason. */

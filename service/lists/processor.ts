@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { LIST_RECORD_LIMIT } from '../../shared/api/limits.js';
 import { minLevel, type ChecksLevel, type OnlineVerifier } from '../engine/online/index.js';
 import type { KeyRecord } from '../store/keys.js';
-import type { ListBackend, ListJobHandlers, PartResult, RunStart } from './backend.js';
+import type { ListBackend, ListJobHandlers, PartResult, PartSlot, RunStart } from './backend.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import { identityReporting, type IdentityReportState } from './identityPass.js';
 import { Lanes, runPartOnline, DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS } from './onlinePhase.js';
@@ -129,7 +129,7 @@ export class ListProcessor {
   start(): Promise<void> {
     const handlers: ListJobHandlers = {
       plan: (listId, run) => this.plan(listId, run),
-      part: (listId, run, part) => this.part(listId, run, part),
+      part: (listId, run, part, slot) => this.part(listId, run, part, slot),
       finish: (listId, run) => this.finish(listId, run),
       callback: (listId) => this.callback(listId),
       failed: (listId, run, reason) =>
@@ -257,7 +257,7 @@ export class ListProcessor {
     }
   }
 
-  private async part(listId: number, run: number, index: number): Promise<void> {
+  private async part(listId: number, run: number, index: number, slot?: PartSlot): Promise<void> {
     this.checkOpen();
     const work = await this.backend.partWork(listId, run, index);
     if (!work || work.isDone) return;
@@ -277,6 +277,8 @@ export class ListProcessor {
         ? partAddresses(decodePartRows(stored.rows))
         : await this.host.addresses(planKey, index);
       if (addresses.length > 0) {
+        // From here the part waits on mail servers: the next part may start its own work meanwhile.
+        await slot?.release();
         const outcome = await runPartOnline(
           addresses,
           rowCounts,

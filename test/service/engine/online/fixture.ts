@@ -7,6 +7,7 @@ import { startService, type RunningService } from '../../../../service/server.js
 import { openServiceDb, type ServiceDb } from '../../../../service/store/db.js';
 import { createKey, type KeyConfig } from '../../../../service/store/keys.js';
 import type { OnlineServiceOptions } from '../../../../service/http/app.js';
+import type { ListServiceOptions } from '../../../../service/lists/processor.js';
 import { parseDnsServers } from '../../../../service/engine/online/index.js';
 
 export const SERVERS = {
@@ -114,7 +115,11 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(online: Partial<OnlineServiceOptions> = {}, octet = 1): Promise<World> {
+export async function startWorld(
+  online: Partial<OnlineServiceOptions> = {},
+  octet = 1,
+  lists?: ListServiceOptions,
+): Promise<World> {
   const farm = await startMailFarm(SERVERS, octet);
   const dns = await startDnsServer(zones(farm));
   const dir = tempDir();
@@ -135,6 +140,7 @@ export async function startWorld(online: Partial<OnlineServiceOptions> = {}, oct
       smtpIdleMs: 200,
       ...online,
     },
+    ...(lists ? { lists } : {}),
   });
   return {
     dns,
