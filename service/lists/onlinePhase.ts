@@ -42,37 +42,51 @@ export interface OnlinePhaseSettings {
   readonly sliceMs: number;
 }
 
-interface Waiter {
-  readonly domain: string;
-  readonly seq: number;
-  readonly start: () => void;
+/** A part's checks, offered to the node's lanes one at a time, in the part's order. */
+export interface LaneFeed {
+  /** The domain of the next check, or undefined when the part has nothing more to start now. */
+  next(): string | undefined;
+  /** Starts the next check; settles when it is done. */
+  take(): Promise<void>;
 }
 
+interface Feeding {
+  readonly feed: LaneFeed;
+  /** The domain of its next check, while it waits in the queue. */
+  domain: string;
+  readonly seq: number;
+  running: number;
+  done(): void;
+}
+
+const nextDomainFirst = (a: Feeding, b: Feeding) =>
+  a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : a.seq - b.seq;
+
 /**
- * The checks a node runs at once, shared by every part it works on. A freed lane goes to the waiting check
- * whose domain comes first (by name; the order of arrival among equals), and every part walks its domains in
- * that same order: the parts of a list that run at once then ask each domain at about the same time, so its
- * addresses from every part share the mail server's conversation (one connection and one greeting for the
- * domain, as when the list was checked in one piece) instead of each part opening its own a while later.
+ * The checks a node runs at once, shared by every part it works on. A freed lane goes to the part whose next
+ * check's domain comes first (by name; the part that came first among equals), and every part walks its
+ * domains in that same order: the parts of a list that run at once then ask each domain at about the same
+ * time, so its addresses from every part share the mail server's conversation (one connection and one
+ * greeting for the domain, as when the list was checked in one piece) instead of each part opening its own a
+ * while later. The queue holds parts, not checks: a handful of entries, whatever the lanes.
  */
 export class Lanes {
   private free: number;
   private seq = 0;
-  private readonly waiting = new TinyQueue<Waiter>([], (a, b) =>
-    a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : a.seq - b.seq,
-  );
-
+  private readonly queue = new TinyQueue<Feeding>([], nextDomainFirst);
   private isDrainScheduled = false;
 
   constructor(readonly size: number) {
     this.free = size;
   }
 
-  async run<T>(domain: string, task: () => Promise<T>): Promise<T> {
-    // Even a free lane is handed out in order: the checks asked for in the same turn of the event loop (the
-    // first checks of parts that start together) go by domain, not by which part came first.
-    await new Promise<void>((start) => {
-      this.waiting.push({ domain, seq: this.seq++, start });
+  /** Runs a part's checks in the node's lanes; settles when the feed has nothing more and its checks are done. */
+  feed(feed: LaneFeed): Promise<void> {
+    return new Promise((done) => {
+      const feeding: Feeding = { feed, domain: '', seq: this.seq++, running: 0, done };
+      if (!this.enqueue(feeding)) return done();
+      // Even free lanes are handed out in order: the parts that start in the same turn of the event loop (a
+      // list's parts, gathered) go by domain, not by which part came first.
       if (!this.isDrainScheduled) {
         this.isDrainScheduled = true;
         setImmediate(() => {
@@ -81,18 +95,35 @@ export class Lanes {
         });
       }
     });
-    try {
-      return await task();
-    } finally {
-      this.free++;
-      this.drain();
-    }
+  }
+
+  /** Queues a part at its next check's domain; false when it has none. */
+  private enqueue(feeding: Feeding): boolean {
+    const domain = feeding.feed.next();
+    if (domain === undefined) return false;
+    feeding.domain = domain;
+    this.queue.push(feeding);
+    return true;
   }
 
   private drain(): void {
-    while (this.free > 0 && this.waiting.length > 0) {
+    while (this.free > 0 && this.queue.length > 0) {
+      const feeding = this.queue.pop()!;
+      // Its next check may have gone meanwhile (the part's slice ended, the node stops).
+      if (feeding.feed.next() === undefined) {
+        if (feeding.running === 0) feeding.done();
+        continue;
+      }
       this.free--;
-      this.waiting.pop()!.start();
+      feeding.running++;
+      void feeding.feed.take().finally(() => {
+        this.free++;
+        feeding.running--;
+        if (!this.queue.data.includes(feeding) && !this.enqueue(feeding) && feeding.running === 0)
+          feeding.done();
+        this.drain();
+      });
+      this.enqueue(feeding);
     }
   }
 }
@@ -128,9 +159,9 @@ export async function runPartOnline(
   const known = await backend.journal(listId, settings.level, addresses);
 
   // Grouped by domain, the domains by name: the order every part of every list walks (see Lanes).
+  const domains = addresses.map(domainOf);
   const byDomain = new Map<string, number[]>();
-  addresses.forEach((address, index) => {
-    const domain = domainOf(address);
+  domains.forEach((domain, index) => {
     let group = byDomain.get(domain);
     if (!group) byDomain.set(domain, (group = []));
     group.push(index);
@@ -162,7 +193,7 @@ export async function runPartOnline(
     if (entry.c === 5) causes.add(entry.u, rowCounts[index] ?? 0);
   };
   const answered = (index: number) => {
-    const domain = domainOf(addresses[index]);
+    const domain = domains[index];
     const count = (left.get(domain) ?? 1) - 1;
     left.set(domain, count);
     if (count === 0) state.domains_done++;
@@ -269,17 +300,15 @@ export async function runPartOnline(
     };
     let next = 0;
     const unasked: number[] = [];
-    const lane = async () => {
-      while (next < batch.length && !context.stopping.aborted && Date.now() < deadline) {
-        const index = batch[next++];
-        await context.lanes.run(domainOf(addresses[index]), () => check(index));
-      }
-    };
-    // As many lanes as the node has: the node's Lanes bound what runs at once across its parts.
+    // The node's Lanes bound what runs at once across its parts, and choose which part's check goes next.
     try {
-      await Promise.all(
-        Array.from({ length: Math.max(1, Math.min(context.lanes.size, batch.length)) }, lane),
-      );
+      await context.lanes.feed({
+        next: () =>
+          next < batch.length && !context.stopping.aborted && Date.now() < deadline
+            ? domains[batch[next]]
+            : undefined,
+        take: () => check(batch[next++]),
+      });
     } finally {
       clearTimeout(timer);
       context.stopping.removeEventListener('abort', onStop);
