@@ -56,7 +56,10 @@ interface Feeding {
   domain: string;
   readonly seq: number;
   running: number;
+  /** A check of the part failed (its journal could not be saved): no more of its checks start. */
+  isFailed: boolean;
   done(): void;
+  fail(error: unknown): void;
 }
 
 const nextDomainFirst = (a: Feeding, b: Feeding) =>
@@ -80,10 +83,13 @@ export class Lanes {
     this.free = size;
   }
 
-  /** Runs a part's checks in the node's lanes; settles when the feed has nothing more and its checks are done. */
+  /**
+   * Runs a part's checks in the node's lanes; settles when the feed has nothing more and its checks are done,
+   * or fails with the first check that fails (the part's job then fails, and is taken again).
+   */
   feed(feed: LaneFeed): Promise<void> {
-    return new Promise((done) => {
-      const feeding: Feeding = { feed, domain: '', seq: this.seq++, running: 0, done };
+    return new Promise((done, fail) => {
+      const feeding: Feeding = { feed, domain: '', seq: this.seq++, running: 0, isFailed: false, done, fail };
       if (!this.enqueue(feeding)) return done();
       // Even free lanes are handed out in order: the parts that start in the same turn of the event loop (a
       // list's parts, gathered) go by domain, not by which part came first.
@@ -99,7 +105,7 @@ export class Lanes {
 
   /** Queues a part at its next check's domain; false when it has none. */
   private enqueue(feeding: Feeding): boolean {
-    const domain = feeding.feed.next();
+    const domain = feeding.isFailed ? undefined : feeding.feed.next();
     if (domain === undefined) return false;
     feeding.domain = domain;
     this.queue.push(feeding);
@@ -109,19 +115,24 @@ export class Lanes {
   private drain(): void {
     while (this.free > 0 && this.queue.length > 0) {
       const feeding = this.queue.pop()!;
-      // Its next check may have gone meanwhile (the part's slice ended, the node stops).
-      if (feeding.feed.next() === undefined) {
+      // Its next check may have gone meanwhile (the part's slice ended, the node stops, a check failed).
+      if (feeding.isFailed || feeding.feed.next() === undefined) {
         if (feeding.running === 0) feeding.done();
         continue;
       }
       this.free--;
       feeding.running++;
-      void feeding.feed.take().finally(() => {
+      const ended = () => {
         this.free++;
         feeding.running--;
         if (!this.queue.data.includes(feeding) && !this.enqueue(feeding) && feeding.running === 0)
           feeding.done();
         this.drain();
+      };
+      feeding.feed.take().then(ended, (error: unknown) => {
+        feeding.isFailed = true;
+        feeding.fail(error);
+        ended();
       });
       this.enqueue(feeding);
     }
