@@ -630,22 +630,34 @@ export class LocalListBackend implements ListBackend {
     gathering.open();
   }
 
-  private start(job: Job, handlers: ListJobHandlers): void {
-    let holdsSlot = job.kind === 'part';
-    if (holdsSlot) this.runningParts++;
-    const runKey = `${job.listId}:${job.kind === 'part' ? job.run : 0}`;
-    const part = job.kind === 'part' ? job.part : 0;
+  /**
+   * A part's place among the parts at once: given back when the part only waits on mail servers (`slot`) or
+   * when its job ends (`end`), whichever comes first; either way the part has arrived for its run's gathering.
+   */
+  private takePartSlot(listId: number, run: number, part: number): { slot: PartSlot; end(): void } {
+    this.runningParts++;
+    const key = `${listId}:${run}`;
+    let isHeld = true;
+    const end = () => {
+      if (!isHeld) return;
+      isHeld = false;
+      this.runningParts--;
+      this.arrive(key, part);
+    };
     const slot: PartSlot = {
       release: () => {
-        if (holdsSlot) {
-          holdsSlot = false;
-          this.runningParts--;
-          this.arrive(runKey, part);
+        if (isHeld) {
+          end();
           this.pump();
         }
-        return this.gatherings.get(runKey)?.ready ?? Promise.resolve();
+        return this.gatherings.get(key)?.ready ?? Promise.resolve();
       },
     };
+    return { slot, end };
+  }
+
+  private start(job: Job, handlers: ListJobHandlers): void {
+    const place = job.kind === 'part' ? this.takePartSlot(job.listId, job.run, job.part) : undefined;
     const task = (async () => {
       try {
         if (job.kind === 'plan') {
@@ -654,7 +666,7 @@ export class LocalListBackend implements ListBackend {
           const list = getList(this.db, job.listId);
           if (!list || list.run !== job.run || list.status !== 'Processing' || !list.plan)
             this.release(`${job.listId}:${job.run}`);
-        } else if (job.kind === 'part') await handlers.part(job.listId, job.run, job.part, slot);
+        } else if (job.kind === 'part') await handlers.part(job.listId, job.run, job.part, place?.slot);
         else if (job.kind === 'finish') await handlers.finish(job.listId, job.run);
         else await handlers.callback(job.listId);
       } catch (error) {
@@ -666,11 +678,8 @@ export class LocalListBackend implements ListBackend {
           await handlers.failed(job.listId, job.run, reason).catch(() => undefined);
         }
       } finally {
-        if (holdsSlot) {
-          this.runningParts--;
-          // A part that ended without checking (done before, nothing to check, failed) is not waited for.
-          this.arrive(runKey, part);
-        }
+        // A part that ended without checking (done before, nothing to check, failed) is not waited for.
+        place?.end();
       }
     })();
     this.running.add(task);
