@@ -55,6 +55,8 @@ interface Feeding {
   /** The domain of its next check, while it waits in the queue. */
   domain: string;
   readonly seq: number;
+  /** Whether it waits in the queue now. */
+  isQueued: boolean;
   running: number;
   /** A check of the part failed (its journal could not be saved): no more of its checks start. */
   isFailed: boolean;
@@ -89,7 +91,16 @@ export class Lanes {
    */
   feed(feed: LaneFeed): Promise<void> {
     return new Promise((done, fail) => {
-      const feeding: Feeding = { feed, domain: '', seq: this.seq++, running: 0, isFailed: false, done, fail };
+      const feeding: Feeding = {
+        feed,
+        domain: '',
+        seq: this.seq++,
+        isQueued: false,
+        running: 0,
+        isFailed: false,
+        done,
+        fail,
+      };
       if (!this.enqueue(feeding)) return done();
       // Even free lanes are handed out in order: the parts that start in the same turn of the event loop (a
       // list's parts, gathered) go by domain, not by which part came first.
@@ -108,6 +119,7 @@ export class Lanes {
     const domain = feeding.isFailed ? undefined : feeding.feed.next();
     if (domain === undefined) return false;
     feeding.domain = domain;
+    feeding.isQueued = true;
     this.queue.push(feeding);
     return true;
   }
@@ -115,6 +127,7 @@ export class Lanes {
   private drain(): void {
     while (this.free > 0 && this.queue.length > 0) {
       const feeding = this.queue.pop()!;
+      feeding.isQueued = false;
       // Its next check may have gone meanwhile (the part's slice ended, the node stops, a check failed).
       if (feeding.isFailed || feeding.feed.next() === undefined) {
         if (feeding.running === 0) feeding.done();
@@ -125,8 +138,7 @@ export class Lanes {
       const ended = () => {
         this.free++;
         feeding.running--;
-        if (!this.queue.data.includes(feeding) && !this.enqueue(feeding) && feeding.running === 0)
-          feeding.done();
+        if (!feeding.isQueued && !this.enqueue(feeding) && feeding.running === 0) feeding.done();
         this.drain();
       };
       feeding.feed.take().then(ended, (error: unknown) => {
