@@ -6,6 +6,7 @@
 // A key with a quota is charged atomically, and only if the whole charge fits: a list larger than what is left
 // is refused at submission, never cut in the middle. A key without a quota is counted too (for `keys usage`),
 // in memory and written every second, so that its calls cost the request path no write.
+import type { KeyQuotaInfo } from '../../shared/api/listServices.js';
 import type { ServiceDb } from './db.js';
 import type { KeyQuota, KeyRecord } from './keys.js';
 
@@ -17,14 +18,29 @@ export function periodOf(period: KeyQuota['period'], at: Date = new Date()): str
   return 'total';
 }
 
+/** When the current period of a quota ends and the next begins (undefined: never, a quota in all). */
+export function renewsAt(period: KeyQuota['period'], at: Date = new Date()): Date | undefined {
+  if (period === 'total') return undefined;
+  return period === 'day'
+    ? new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1))
+    : new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+}
+
 /** When the current period of a quota ends (undefined: never), ISO date. */
 function renewsOn(period: KeyQuota['period'], at: Date = new Date()): string | undefined {
-  if (period === 'total') return undefined;
-  const next =
-    period === 'day'
-      ? new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1))
-      : new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
-  return next.toISOString().slice(0, 10);
+  return renewsAt(period, at)?.toISOString().slice(0, 10);
+}
+
+/** A key's quota as `GET /v5/key` tells it, from its use in the current period (the usage port's count). */
+export function quotaInfo(quota: KeyQuota, used: number, at: Date = new Date()): KeyQuotaInfo {
+  return {
+    limit: quota.limit,
+    used,
+    left: Math.max(0, quota.limit - used),
+    period: quota.period,
+    renews_at: renewsAt(quota.period, at)?.toISOString() ?? null,
+    trial: quota.isTrial,
+  };
 }
 
 const count = (n: number) => n.toLocaleString('en-US');

@@ -4,6 +4,7 @@
 // rules in words; this module is the one place their names live, so the service, the CLI and the desktop
 // agree.
 import { z } from 'zod';
+import { VERIFICATION_MODES } from './codes.js';
 import { INTELLIGENCE_FIELDS, INTEREST_NAMES, type IntelligenceField } from './intelligence.js';
 import { LIST_SERVICE_KEYS, LIST_SERVICE_NEEDS, type ListServiceKey } from './listServiceNames.js';
 
@@ -106,15 +107,39 @@ export const PURCHASE_SECTION_NAMES = ['eam', 'postal_address', 'month_last_open
 // ---------------------------------------------------------------------------------------------------------
 // GET /v5/key (a Mailsieve extension): what the calling key may have
 
+/** The periods of a key's quota: a UTC day, a UTC calendar month, or all time. */
+export const QUOTA_PERIODS = ['day', 'month', 'total'] as const;
+export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
+
+/**
+ * A key's quota of billable queries (E1 calls, list records, E5 calls, E6 records) as `GET /v5/key` tells it:
+ * the limit, what is used and left in the current period, the period, and when it renews (the next period's
+ * start, ISO 8601 in UTC; null for a quota in all, which never renews). `trial`: a trial key (100 in all).
+ */
+export const keyQuotaSchema = z.object({
+  limit: z.number().int().min(0),
+  used: z.number().int().min(0),
+  left: z.number().int().min(0),
+  period: z.enum(QUOTA_PERIODS),
+  renews_at: z.string().nullable(),
+  trial: z.boolean(),
+});
+export type KeyQuotaInfo = z.infer<typeof keyQuotaSchema>;
+
 /**
  * What our service tells a key about itself (`GET /v5/key`, key in the `api_key` header): its services, the
- * list services they give, its fields (`month_last_open` among them when enabled) and its alternate email
- * maximum. The provider has no such endpoint (404): the desktop then asks the user what their account has.
+ * list services they give, its fields (`month_last_open` among them when enabled), its alternate email
+ * maximum, the verification mode it answers in, and its quota (absent for a key without one). Asking is not
+ * billable, so the desktop's connection test uses it. The provider has no such endpoint (404): the desktop
+ * then asks the user what their account has, and tests the connection with an E1 call.
  */
 export const keyInfoSchema = z.looseObject({
   services: z.array(z.string()),
   list_services: z.array(z.string()),
   fields: z.array(z.string()),
   alternate_max: z.number().int().min(1),
+  // Optional for a service of ours from before they were told.
+  mode: z.enum(VERIFICATION_MODES).optional(),
+  quota: keyQuotaSchema.optional(),
 });
 export type KeyInfo = z.infer<typeof keyInfoSchema>;

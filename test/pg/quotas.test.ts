@@ -4,6 +4,7 @@
 // trial key stops at 100. A list larger than what is left is refused at submission with 403, never cut. The
 // 429 rate limit is shared by the nodes too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyInfoSchema } from '../../shared/api/listServices.js';
 import { runCli } from '../helpers/cli.js';
 import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
 import { submit } from '../service/lists/helpers.js';
@@ -82,6 +83,48 @@ describe('quotas of a team server', () => {
     expect(fits.status).toBe(202);
     // Nothing left now: the next query is refused.
     expect((await ev(apis[0].url, key, 'one@example.com')).status).toBe(403);
+  });
+
+  it('tells a key its quota through GET /v5/key on any API node, as PostgreSQL counts it, without charging it', async () => {
+    const keyInfo = async (base: string, key: string) => {
+      const response = await fetch(`${base}/v5/key`, { headers: { api_key: key } });
+      expect(response.status).toBe(200);
+      return keyInfoSchema.parse(await response.json());
+    };
+    const now = new Date();
+    const tomorrow = new Date(
+      Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1),
+    ).toISOString();
+    const key = await team.key(['--quota', '20', '--quota-period', 'day']);
+    expect((await keyInfo(apis[1].url, key)).quota).toEqual({
+      limit: 20,
+      used: 0,
+      left: 20,
+      period: 'day',
+      renews_at: tomorrow,
+      trial: false,
+    });
+    // Queries on one node are seen on the other; asking is not billable.
+    for (let i = 0; i < 3; i++) expect((await ev(apis[0].url, key, `k${i}@example.com`)).status).toBe(200);
+    for (const api of apis) await keyInfo(api.url, key);
+    expect((await keyInfo(apis[1].url, key)).quota).toMatchObject({ used: 3, left: 17 });
+    const rows = ['email', ...Array.from({ length: 5 }, (_, i) => `l${i}@example.com`)].join('\n');
+    const list = await submit(apis[1].url, key, rows, { query: { header: 'true' }, as: 'text' });
+    expect(list.status).toBe(202);
+    expect((await keyInfo(apis[0].url, key)).quota).toMatchObject({ used: 8, left: 12 });
+
+    const trial = await keyInfo(apis[0].url, await team.key(['--trial']));
+    expect(trial.quota).toEqual({
+      limit: 100,
+      used: 0,
+      left: 100,
+      period: 'total',
+      renews_at: null,
+      trial: true,
+    });
+    const free = await keyInfo(apis[0].url, await team.key());
+    expect(free.mode).toBe('safe_to_send');
+    expect(free).not.toHaveProperty('quota');
   });
 
   it('shares the per-key rate limit (429) between the API nodes', async () => {

@@ -260,6 +260,7 @@ describe('which services run', () => {
       list_services: ['email_validation', 'email_intelligence', 'alternate_email_append'],
       fields: ['age'],
       alternate_max: 4,
+      mode: 'safe_to_send',
     });
     const bad = await fetch(`${service.url}/v5/key`, { headers: { api_key: 'nope' } });
     expect(bad.status).toBe(401);

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodOf, quotaExceededMessage } from '../../../service/store/usage.js';
 import { TRIAL_QUOTA } from '../../../service/store/keys.js';
+import { keyInfoSchema } from '../../../shared/api/listServices.js';
 import { runCli } from '../../helpers/cli.js';
 import { startListService, submit, waitForList, type ListService } from '../lists/helpers.js';
 
@@ -70,6 +71,49 @@ describe('quotas of the single-node service', () => {
       .map((line) => JSON.parse(line) as { key: string; used: number; period: string; left: number | null })
       .find((entry) => key.endsWith(entry.key.slice(1)));
     expect(row).toMatchObject({ used: 10, left: 0, period: periodOf('day') });
+  });
+
+  it('tells a key its quota through GET /v5/key (limit, used, left, period, renewal), without charging it', async () => {
+    const keyInfo = async (key: string) => {
+      const response = await fetch(`${svc.url}/v5/key`, { headers: { api_key: key } });
+      expect(response.status).toBe(200);
+      return keyInfoSchema.parse(await response.json());
+    };
+    const now = new Date();
+    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
+    const key = svc.key({ quota: { limit: 12, period: 'month', isTrial: false } });
+    expect((await keyInfo(key)).quota).toEqual({
+      limit: 12,
+      used: 0,
+      left: 12,
+      period: 'month',
+      renews_at: nextMonth,
+      trial: false,
+    });
+    // Asking is not billable; E1 calls and a list's records are.
+    for (let i = 0; i < 3; i++) await keyInfo(key);
+    for (let i = 0; i < 2; i++) expect((await ev(key, `q${i}@example.com`)).status).toBe(200);
+    expect((await keyInfo(key)).quota).toMatchObject({ used: 2, left: 10 });
+    const list = await submit(svc.url, key, rows(7), { query: { header: 'true' }, as: 'text' });
+    expect(list.status).toBe(202);
+    expect((await keyInfo(key)).quota).toMatchObject({ used: 9, left: 3 });
+    // A trial key: 100 in all, never renewed; the mode the key answers in is told as well.
+    const trial = await keyInfo(svc.key({ quota: TRIAL_QUOTA, mode: 'email_validation' }));
+    expect(trial.mode).toBe('email_validation');
+    expect(trial.quota).toEqual({
+      limit: 100,
+      used: 0,
+      left: 100,
+      period: 'total',
+      renews_at: null,
+      trial: true,
+    });
+    // A key without a quota: nothing about one, though its calls are counted.
+    const free = svc.key();
+    expect((await ev(free, 'f@example.com')).status).toBe(200);
+    const info = await keyInfo(free);
+    expect(info.mode).toBe('safe_to_send');
+    expect(info).not.toHaveProperty('quota');
   });
 
   it('creates quota and trial keys from the command line, and says what is wrong in one line', async () => {
