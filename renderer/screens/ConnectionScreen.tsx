@@ -4,6 +4,7 @@ import { LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import { isLoopbackUrl } from '../../shared/api/loopback.js';
 import type { ConnectionInput } from '../../shared/desktop/contract.js';
 import { ChecksSetting } from '../components/ChecksSetting.js';
+import { keyQuotaWords } from '../quotaWords.js';
 import { useAppStore } from '../store/index.js';
 
 /**
@@ -93,6 +94,25 @@ function ProviderServices({ isProviderInUse }: Readonly<{ isProviderInUse: boole
         them.
       </p>
     </fieldset>
+  );
+}
+
+/**
+ * What is left of the saved key's quota, as its service tells it (our own service does; the provider does
+ * not, and nothing is shown). Asked again each time the screen opens.
+ */
+function SavedKeyQuota() {
+  const quota = useAppStore((s) => s.keyQuota);
+  const loadKeyQuota = useAppStore((s) => s.loadKeyQuota);
+  useEffect(() => {
+    void loadKeyQuota();
+  }, [loadKeyQuota]);
+  const words = quota.status === 'ready' ? keyQuotaWords(quota.value) : undefined;
+  if (!words) return null;
+  return (
+    <p role="status" aria-label="Queries left" className="small">
+      {words}
+    </p>
   );
 }
 
@@ -236,6 +256,7 @@ export function ConnectionScreen() {
                 </button>
               </p>
             ) : null}
+            {connection.kind === 'provider' && connection.provider?.keyMask ? <SavedKeyQuota /> : null}
           </fieldset>
         ) : null}
         <div aria-live="polite">
@@ -248,6 +269,9 @@ export function ConnectionScreen() {
             <p className="success" role="status">
               The test call worked ({action.value.latencyMs} ms; the key answers in{' '}
               {action.value.mode === 'safe_to_send' ? 'safe-to-send' : 'legacy validation'} mode).
+              {kind === 'provider' && keyQuotaWords(action.value.quota)
+                ? ` ${keyQuotaWords(action.value.quota)}`
+                : null}
             </p>
           ) : null}
           {action.status === 'saved' ? (

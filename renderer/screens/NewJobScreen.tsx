@@ -1,4 +1,4 @@
-import { useRef, useState, type DragEvent } from 'react';
+import { useEffect, useRef, useState, type DragEvent } from 'react';
 import { LIST_SERVICE_KEYS, type ListServiceKey } from '../../shared/api/listServiceNames.js';
 import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../../shared/api/listServiceNames.js';
 import {
@@ -13,6 +13,7 @@ import { servicesLackingInputs } from '../../shared/desktop/listServices.js';
 import { rowLimitWarning } from '../../shared/desktop/rowLimit.js';
 import { OPEN_LIST_COMMAND } from '../commands.js';
 import { countOf, describeDelimiterName, formatBytes, formatCount, formatDate } from '../format.js';
+import { quotaShortfallWords } from '../quotaWords.js';
 import { useAppStore } from '../store/index.js';
 import type { FileProgress, NewJobState } from '../store/types.js';
 
@@ -529,9 +530,27 @@ function Options({ state }: Readonly<{ state: MappingState }>) {
   );
 }
 
+/**
+ * When the list has more rows than the key has queries left (the service refuses such a list at submission):
+ * by how many, said beside Start cleaning. From the exact count once known, else the sample's estimate.
+ */
+function useQuotaShortfall(state: MappingState): string | undefined {
+  const quota = useAppStore((s) => s.keyQuota);
+  const loadKeyQuota = useAppStore((s) => s.loadKeyQuota);
+  // Asked again for each file: other jobs (and other people's, on a team server) spend the same key.
+  useEffect(() => {
+    void loadKeyQuota();
+  }, [loadKeyQuota, state.file.fileId]);
+  if (quota.status !== 'ready' || quota.value.status !== 'limited') return undefined;
+  const exact = exactRowsToSend(state);
+  const { rows, isEstimate } = exact === null ? rowsOf(state) : { rows: exact, isEstimate: false };
+  return quotaShortfallWords(rows, isEstimate, quota.value);
+}
+
 function MappingView({ state }: Readonly<{ state: MappingState }>) {
   const startCleaning = useAppStore((s) => s.startCleaning);
   const resetNewJob = useAppStore((s) => s.resetNewJob);
+  const quotaShortfall = useQuotaShortfall(state);
   const emailColumns = state.roles.filter((role) => role === 'email').length;
   const isStarting = state.start.status === 'starting';
   const canRun =
@@ -560,6 +579,11 @@ function MappingView({ state }: Readonly<{ state: MappingState }>) {
       <div className="action-bar">
         <div className="action-summary">
           <ActionSummary state={state} />
+          {quotaShortfall ? (
+            <p id="quota-shortfall" className="warning">
+              {quotaShortfall}
+            </p>
+          ) : null}
           {state.start.status === 'failed' ? (
             <p className="error" role="alert">
               {state.start.error}
@@ -570,6 +594,7 @@ function MappingView({ state }: Readonly<{ state: MappingState }>) {
           type="button"
           className="primary large"
           disabled={!canRun || isStarting || state.isReinspecting}
+          aria-describedby={quotaShortfall ? 'quota-shortfall' : undefined}
           onClick={() => void startCleaning()}
         >
           {isStarting ? 'Starting…' : 'Start cleaning'}

@@ -19,6 +19,16 @@ export const createConnectionSlice: StateCreator<AppState, [], [], ConnectionSli
     // A service no longer allowed is dropped from a mapping in progress.
     if (reply.ok) get().keepAllowedServices(reply.value.services);
   },
+  keyQuota: { status: 'idle' },
+  async loadKeyQuota() {
+    if (get().keyQuota.status !== 'ready') set({ keyQuota: { status: 'loading' } });
+    const reply = await app.getKeyQuota();
+    set({
+      keyQuota: reply.ok
+        ? { status: 'ready', value: reply.value }
+        : { status: 'failed', error: reply.error.message },
+    });
+  },
   async setChosenServices(services) {
     const reply = await app.setChosenServices({ services: [...services] });
     if (!reply.ok) return get().notify(reply.error.message, 'error');
@@ -34,8 +44,10 @@ export const createConnectionSlice: StateCreator<AppState, [], [], ConnectionSli
       (previous.kind !== info.kind ||
         previous.provider?.baseUrl !== info.provider?.baseUrl ||
         previous.provider?.keyMask !== info.provider?.keyMask)
-    )
+    ) {
       void get().loadAllowedServices();
+      void get().loadKeyQuota();
+    }
   },
   async testConnection(input) {
     set({ connectionAction: { status: 'working', what: 'test' } });
@@ -52,6 +64,7 @@ export const createConnectionSlice: StateCreator<AppState, [], [], ConnectionSli
     if (!reply.ok) return set({ connectionAction: { status: 'failed', error: reply.error.message } });
     get().setConnectionInfo(reply.value);
     set({ connectionAction: { status: 'saved' } });
+    void get().loadKeyQuota();
     get().notify(
       input.kind === 'embedded' ? 'Using the local service.' : 'Connected to the provider’s service.',
     );

@@ -12,6 +12,7 @@ import type {
   ConnectionInput,
   ConnectionTest,
   ExportInfo,
+  KeyQuota,
   ExportChoice,
   Inspection,
   JobDetail,
@@ -81,6 +82,9 @@ export interface ConnectionSlice {
   /** The list services new jobs may run on the connection in use. */
   readonly allowedServices: Loadable<AllowedServices>;
   readonly loadAllowedServices: () => Promise<void>;
+  /** The quota of the saved connection's key (numbers only: the key stays in the core). */
+  readonly keyQuota: Loadable<KeyQuota>;
+  readonly loadKeyQuota: () => Promise<void>;
   /** What the user says their provider key has (when the service cannot say). */
   readonly setChosenServices: (services: readonly ListServiceKey[]) => Promise<void>;
   readonly setConnectionInfo: (info: ConnectionInfo) => void;

@@ -12,7 +12,7 @@ import { EXPORT_RECORD_KINDS } from '../exports.js';
 import { REPORT_CSVS } from '../reportCsv.js';
 import { z } from 'zod';
 import { emailValidationReportingSchema, LIST_SERVICE_KEYS, listResourceSchema } from '../api/list.js';
-import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES } from '../api/listServices.js';
+import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES, QUOTA_PERIODS } from '../api/listServices.js';
 import {
   COLUMN_ROLES,
   ENCODINGS,
@@ -119,11 +119,34 @@ export const connectionInputSchema = z.discriminatedUnion('kind', [
 ]);
 export type ConnectionInput = z.infer<typeof connectionInputSchema>;
 
+/**
+ * The quota of a key, in numbers only (the key itself never crosses to the renderer), as our service tells it
+ * (`GET /v5/key`): `limited` with what is used and left in the current period and when it renews (ISO 8601,
+ * UTC; null for a quota in all); `unlimited` when the service says the key has none (the local service's);
+ * `unknown` when the service does not say (the provider has no `GET /v5/key`) or could not be asked.
+ */
+export const keyQuotaSchema = z.discriminatedUnion('status', [
+  z.object({
+    status: z.literal('limited'),
+    limit: z.number().int().min(0),
+    used: z.number().int().min(0),
+    left: z.number().int().min(0),
+    period: z.enum(QUOTA_PERIODS),
+    renewsAt: z.string().nullable(),
+    isTrial: z.boolean(),
+  }),
+  z.object({ status: z.literal('unlimited') }),
+  z.object({ status: z.literal('unknown') }),
+]);
+export type KeyQuota = z.infer<typeof keyQuotaSchema>;
+
 export const connectionTestSchema = z.object({
   /** The verification mode the key answers in. */
   mode: z.enum(['safe_to_send', 'email_validation']),
   latencyMs: z.number(),
   baseUrl: z.string(),
+  /** The tested key's quota (told by our own service, whose `GET /v5/key` the test calls instead of E1). */
+  quota: keyQuotaSchema,
 });
 export type ConnectionTest = z.infer<typeof connectionTestSchema>;
 
@@ -720,6 +743,8 @@ export const CHANNELS = {
   'connection:set': { input: connectionInputSchema, output: connectionInfoSchema },
   'keys:clear': { input: none, output: connectionInfoSchema },
   'connection:get-services': { input: none, output: allowedServicesSchema },
+  /** The quota of the saved connection's key, as its service tells it (issue #29). */
+  'connection:get-quota': { input: none, output: keyQuotaSchema },
   'connection:set-services': {
     input: z.object({ services: z.array(listServiceSchema).min(1, 'Choose at least one service') }),
     output: allowedServicesSchema,

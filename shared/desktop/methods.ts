@@ -8,6 +8,7 @@ export const METHOD_OF_CHANNEL = {
   'connection:set': 'setConnection',
   'keys:clear': 'clearKey',
   'connection:get-services': 'getAllowedServices',
+  'connection:get-quota': 'getKeyQuota',
   'connection:set-services': 'setChosenServices',
   'checks:get': 'getChecks',
   'checks:set': 'setChecks',

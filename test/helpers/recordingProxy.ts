@@ -20,6 +20,11 @@ export interface RecordingProxy {
   onRequest?: (request: IncomingMessage) => void;
   /** Answering true holds the rest of that answer back (the client waits, mid-download). */
   onAnswerChunk?: (request: RecordedRequest, sentBytes: number) => boolean | void;
+  /**
+   * Answers a request itself instead of forwarding it, when this gives an answer: a provider without one of
+   * our extensions (`GET /v5/key` → 404) in front of our service.
+   */
+  answer?: (request: RecordedRequest) => { status: number; body: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -36,6 +41,12 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     const recorded = { method: req.method ?? '', path: (req.url ?? '').split('?')[0] };
     proxy.requests.push(recorded);
     proxy.onRequest?.(req);
+    const own = proxy.answer?.(recorded);
+    if (own) {
+      req.resume();
+      res.writeHead(own.status, { 'content-type': 'text/plain' }).end(own.body);
+      return;
+    }
     const forward = httpRequest(
       {
         host: upstream.hostname,

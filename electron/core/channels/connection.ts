@@ -1,12 +1,14 @@
 // Connection: the embedded service (started when first needed), the provider's address and key, the client
 // every other domain calls the service with, and which list services new jobs may run.
-import { createClient, type Client } from '../../../shared/api/client.js';
+import { createClient, type ApiError, type Client } from '../../../shared/api/client.js';
 import { LIST_SERVICE_KEYS, type ListServiceKey } from '../../../shared/api/list.js';
 import {
   INTELLIGENCE_CHOICES,
   type AllowedServices,
   type ConnectionInfo,
   type ConnectionInput,
+  type ConnectionTest,
+  type KeyQuota,
 } from '../../../shared/desktop/contract.js';
 import { ACTIVE_JOB_STATUSES } from '../../../shared/desktop/constants.js';
 import type { ChecksDecision } from '../checks/level.js';
@@ -16,6 +18,7 @@ import { jobsWithStatus } from '../history/db.js';
 import { getSetting, setSetting } from '../history/db.js';
 import { serviceDataDir } from '../home.js';
 import { connectionErrorWords } from '../connection/failureWords.js';
+import { keyQuotaFrom, keyQuotaOf, needsE1Test } from '../connection/keyQuota.js';
 import { maskSecret } from '../secrets.js';
 import { checkProviderAddress, providerKeyFor } from '../connection/keyOrigin.js';
 import { PROVIDER_KEY, saveProviderKey, savedProviderKey } from '../connection/savedKey.js';
@@ -49,9 +52,9 @@ export interface Connection {
     baseUrl: string | null;
   }>;
   readonly allowedServices: () => Promise<AllowedServices>;
-  readonly testConnection: (
-    input: ConnectionInput,
-  ) => Promise<{ mode: 'safe_to_send' | 'email_validation'; latencyMs: number; baseUrl: string }>;
+  readonly testConnection: (input: ConnectionInput) => Promise<ConnectionTest>;
+  /** The quota of the saved connection's key, as its service tells it. */
+  readonly keyQuota: () => Promise<KeyQuota>;
   /** The embedded service's key, once it runs (replies never show it). */
   readonly embeddedApiKey: () => string | undefined;
   /** The embedded service, started if need be. */
@@ -281,22 +284,58 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     };
   }
 
+  /**
+   * The quota of the saved connection's key: the local service's key has none; another service's is what its
+   * `GET /v5/key` says (unknown for the provider, which has no such endpoint).
+   */
+  async function keyQuota(): Promise<KeyQuota> {
+    const stored = storedConnection();
+    if (stored.kind === 'embedded') return { status: 'unlimited' };
+    let client: Client;
+    try {
+      client = await clientFor('provider', stored.baseUrl);
+    } catch {
+      return { status: 'unknown' }; // no key stored for this address
+    }
+    return keyQuotaFrom(await client.keyInfo({ timeoutMs: 5000, retries: 0 }));
+  }
+
+  /**
+   * One call that shows the address and key work. On our own service it is `GET /v5/key`, which costs no
+   * query (testing a trial key leaves its 100 queries whole) and tells the key's quota; a service without it
+   * (the provider: 404) gets an E1 call on a harmless address, as always.
+   */
   async function testConnection(input: ConnectionInput) {
     const started = Date.now();
     const client =
       input.kind === 'embedded'
         ? await clientFor('embedded')
         : await clientFor('provider', input.baseUrl, input.apiKey, input.allowPlainHttp ?? false);
-    const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
-    if (!result.ok)
-      throw new ReplyFailure(
+    const failure = (error: ApiError) =>
+      new ReplyFailure(
         'connection-failed',
-        `${connectionErrorWords(result.error, client.baseUrl)} Nothing was saved.`,
+        `${connectionErrorWords(error, client.baseUrl)} Nothing was saved.`,
       );
+    const info = await client.keyInfo({ retries: 0, timeoutMs: 15_000 });
+    if (info.ok && info.value.mode !== undefined) {
+      // As the E1 call would answer 403 for a key without verification.
+      if (!info.value.services.includes('validation'))
+        throw failure({ kind: 'http', status: 403, message: 'validation not enabled' });
+      return {
+        mode: info.value.mode,
+        latencyMs: Date.now() - started,
+        baseUrl: client.baseUrl,
+        quota: keyQuotaOf(info.value),
+      };
+    }
+    if (!info.ok && !needsE1Test(info.error)) throw failure(info.error);
+    const result = await client.verify(TEST_ADDRESS, { timeout: 5, retries: 0, timeoutMs: 15_000 });
+    if (!result.ok) throw failure(result.error);
     return {
       mode: 'safe_to_send' in result.value ? ('safe_to_send' as const) : ('email_validation' as const),
       latencyMs: Date.now() - started,
       baseUrl: client.baseUrl,
+      quota: keyQuotaFrom(info),
     };
   }
 
@@ -307,6 +346,7 @@ export function createConnection({ options, home, db, emit }: CoreBase): Connect
     currentClient,
     allowedServices,
     testConnection,
+    keyQuota,
     ensureEmbedded,
     checks,
     runningChecks: () => runningChecks,
@@ -341,6 +381,7 @@ export type ConnectionChannel =
   | 'checks:set'
   | 'checks:preflight'
   | 'connection:get-services'
+  | 'connection:get-quota'
   | 'connection:set-services';
 
 export function connectionHandlers(ctx: CoreContext): Handlers<ConnectionChannel> {
@@ -407,6 +448,7 @@ export function connectionHandlers(ctx: CoreContext): Handlers<ConnectionChannel
       );
     },
     'connection:get-services': () => allowedServices(),
+    'connection:get-quota': () => ctx.connection.keyQuota(),
     'connection:set-services': async (input) => {
       setSetting(
         db,

@@ -138,6 +138,7 @@ describe('stored keys stay in the core', () => {
       'people:import-cancel': {},
       'jobs:cancel': { jobId },
       'connection:get-services': {},
+      'connection:get-quota': {},
       'connection:set-services': { services: ['email_validation', 'email_intelligence'] },
       'checks:get': {},
       'checks:set': { choice: 'offline' },
