@@ -115,7 +115,10 @@ describe('the key’s quota in the desktop core', () => {
     });
     expect(wrong).toMatchObject({
       ok: false,
-      error: { code: 'connection-failed', message: expect.stringContaining('refused the API key (401)') },
+      error: {
+        code: 'connection-failed',
+        message: expect.stringContaining('refused the API key (401)') as string,
+      },
     });
     const noValidation = await core.handle('connection:test', {
       kind: 'provider',
