@@ -9,20 +9,22 @@ function renewal(quota: LimitedQuota): string {
   return quota.renewsAt ? `; it renews on ${formatDate(quota.renewsAt)}` : '';
 }
 
-/** `4,990 of 5,000 queries left this month; it renews on 12/01/2026, 01:00 AM.` */
+/**
+ * `This key has 4,990 of its 5,000 queries left this month; it renews on 12/01/2026, 01:00 AM.` (the renewal
+ * in local time), or `This trial key has 100 of its 100 queries left.`
+ */
 export function quotaWords(quota: LimitedQuota): string {
-  const of = quota.isTrial
-    ? `of this trial key’s ${formatCount(quota.limit)} queries left`
-    : `of ${countOf(quota.limit, 'query', 'queries')} left`;
   const period = quota.period === 'day' ? ' today' : quota.period === 'month' ? ' this month' : '';
-  return `${formatCount(quota.left)} ${of}${period}${renewal(quota)}.`;
+  return (
+    `This ${quota.isTrial ? 'trial key' : 'key'} has ${formatCount(quota.left)} of its ` +
+    `${countOf(quota.limit, 'query', 'queries')} left${period}${renewal(quota)}.`
+  );
 }
 
 /** What the Connection screen says of a key's quota; undefined when the service does not say. */
 export function keyQuotaWords(quota: KeyQuota): string | undefined {
-  if (quota.status === 'limited')
-    return quota.isTrial ? `Trial key: ${quotaWords(quota)}` : quotaWords(quota);
-  if (quota.status === 'unlimited') return 'The key has no query limit.';
+  if (quota.status === 'limited') return quotaWords(quota);
+  if (quota.status === 'unlimited') return 'This key has no query limit.';
   return undefined;
 }
 

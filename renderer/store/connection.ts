@@ -46,6 +46,8 @@ export const createConnectionSlice: StateCreator<AppState, [], [], ConnectionSli
         previous.provider?.keyMask !== info.provider?.keyMask)
     ) {
       void get().loadAllowedServices();
+      // Another key's quota: the last one's numbers are not shown meanwhile.
+      set({ keyQuota: { status: 'idle' } });
       void get().loadKeyQuota();
     }
   },

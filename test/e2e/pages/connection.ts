@@ -1,6 +1,6 @@
 // The Connection screen's Checks setting (issue #11): the radio group named Checks, the network check beside
 // it, the mailbox check settings and the SOCKS5 proxy; and the provider's fields, with "Allow plain HTTP on
-// my network" (issue #14).
+// my network" (issue #14); the test call and what is left of the saved key's quota (issue #29).
 import type { Locator, Page } from 'playwright-core';
 
 export type ChecksTitle = 'Automatic' | 'Offline only' | 'Domains (DNS)' | 'Mailboxes (SMTP)';
@@ -8,10 +8,12 @@ export type ChecksTitle = 'Automatic' | 'Offline only' | 'Domains (DNS)' | 'Mail
 export class ConnectionPage {
   constructor(readonly page: Page) {}
 
-  async open(): Promise<void> {
+  /** Opens the screen; the Checks setting shows when the local service is the one chosen (the default). */
+  async open(options: { isProviderSaved?: boolean } = {}): Promise<void> {
     await this.page.keyboard.press('Control+k');
     await this.page.getByRole('heading', { name: 'Connection', level: 1 }).waitFor();
-    await this.checksGroup().waitFor();
+    if (options.isProviderSaved) await this.page.getByLabel('Service address').waitFor();
+    else await this.checksGroup().waitFor();
   }
 
   checksGroup(): Locator {
@@ -65,6 +67,21 @@ export class ConnectionPage {
     await saved.or(alert).first().waitFor();
     if (await saved.isVisible()) return { ok: true };
     return { ok: false, message: (await alert.textContent()) ?? '' };
+  }
+
+  /** "Test connection": the status in words once the call worked, or the alert when it did not. */
+  async test(): Promise<{ ok: true; status: string } | { ok: false; message: string }> {
+    await this.page.getByRole('button', { name: 'Test connection' }).click();
+    const worked = this.page.getByRole('status').filter({ hasText: 'The test call worked' });
+    const alert = this.page.getByRole('alert');
+    await worked.or(alert).first().waitFor();
+    if (await worked.isVisible()) return { ok: true, status: (await worked.textContent()) ?? '' };
+    return { ok: false, message: (await alert.textContent()) ?? '' };
+  }
+
+  /** What is left of the saved key's quota (issue #29), shown when its service tells it. */
+  savedQuota(): Locator {
+    return this.page.getByRole('status', { name: 'Queries left' });
   }
 
   networkCheck(): Locator {

@@ -123,6 +123,23 @@ export class NewJobPage {
     return this.page.getByRole('checkbox', { name: /^Report only/ });
   }
 
+  startButton(): Locator {
+    return this.page.getByRole('button', { name: 'Start cleaning' });
+  }
+
+  /**
+   * What Start cleaning is described by (its aria-describedby): the words of a list with more rows than the
+   * key has queries left (issue #29); null when nothing describes it.
+   */
+  async startDescription(): Promise<string | null> {
+    const ids = await this.startButton().getAttribute('aria-describedby');
+    if (!ids) return null;
+    const texts = await Promise.all(
+      ids.split(/\s+/).map((id) => this.page.locator(`[id="${id}"]`).textContent()),
+    );
+    return texts.join(' ');
+  }
+
   async startCleaning(): Promise<void> {
     await this.page.getByRole('button', { name: 'Start cleaning' }).click();
   }
