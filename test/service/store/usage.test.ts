@@ -2,6 +2,8 @@
 // rules as the team server's (test/pg/quotas.test.ts). Billable queries — E1 calls, E5 calls, E6 records and
 // list records — are charged all or none; past the quota 403 in words; a list larger than what is left is
 // refused at submission; a list found invalid gives its records back; `keys usage` reports each key's use.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodOf, quotaExceededMessage } from '../../../service/store/usage.js';
 import { TRIAL_QUOTA } from '../../../service/store/keys.js';
@@ -114,6 +116,21 @@ describe('quotas of the single-node service', () => {
     const info = await keyInfo(free);
     expect(info.mode).toBe('safe_to_send');
     expect(info).not.toHaveProperty('quota');
+  });
+
+  it('answers GET /v5/key as docs/team-server.md shows it', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../../docs/team-server.md'), 'utf8');
+    const block = /```json\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf('GET /v5/key')));
+    const example = keyInfoSchema.parse(JSON.parse(block![1]));
+    expect(Object.keys(example.quota!).sort()).toEqual([
+      'left',
+      'limit',
+      'period',
+      'renews_at',
+      'trial',
+      'used',
+    ]);
+    expect(example.quota!.left).toBe(example.quota!.limit - example.quota!.used);
   });
 
   it('creates quota and trial keys from the command line, and says what is wrong in one line', async () => {
