@@ -97,6 +97,16 @@ describe('the key’s quota in the app', () => {
       expect(await page.getByText(/more than the \d+ queries left/).count()).toBe(0);
       expect(await usedBy(key)).toBe(30);
       expect(await page.content()).not.toContain(key);
+
+      // A key with a monthly quota: what is left this month, and when it renews (in local time).
+      const monthly = service.key({ quota: { limit: 5000, period: 'month', isTrial: false } });
+      await connection.open({ isProviderSaved: true });
+      await page.getByLabel('API key').fill(monthly);
+      const monthlyTest = await connection.test();
+      expect(monthlyTest.ok && monthlyTest.status).toMatch(
+        /This key has 5,000 of its 5,000 queries left this month; it renews on \S.*\.$/,
+      );
+      expect(await usedBy(monthly)).toBe(0);
     } finally {
       await app.stop();
       home.remove();
