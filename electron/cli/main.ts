@@ -173,7 +173,7 @@ export function buildProgram(): Command {
     program
       .command('doctor')
       .description(
-        'Tell whether DNS answers, mail servers (port 25) can be reached from here, and take this machine’s HELO name and sender, for online checks.',
+        'Tell whether DNS answers, mail servers (port 25) can be reached from here, and take this machine’s HELO name and sender, for online checks; with --source-address, whether that address has reverse DNS matching the HELO name and is on DNS block lists.',
       )
       .addOption(dataDirOption())
       .option('--probe-domain <domain>', 'domain whose mail server is tried', 'gmail.com')
