@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
 import { runCli } from '../helpers/cli.js';
 import { submit } from '../service/lists/helpers.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
+import { startDnsServer, startSilentDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
 import { SERVERS, zones } from '../service/engine/online/fixture.js';
 import { readTeamStatus, type TeamStatus } from '../../service/pg/status.js';
@@ -179,6 +179,41 @@ describe('mailsieve status', () => {
     expect(parsed.nodes).toHaveLength(3);
     expect(parsed.lists_in_flight[0]).toMatchObject({ label: 'Client A', lists: 1 });
   }, 120_000);
+
+  it('starts a worker at once when its DNS does not answer: the block lists could not be checked, not listed', async () => {
+    const silent = await startSilentDnsServer();
+    try {
+      const started = Date.now();
+      // The default block lists (zen.spamhaus.org, …), asked of a resolver that never answers.
+      const args = online(4).filter((arg) => !['--dnsbl', 'bl.mailsieve.test'].includes(arg));
+      args[args.indexOf(dns.address)] = silent.address;
+      const worker = await team.worker('127.0.0.4', args);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      const status = await until(
+        'its self-check done',
+        (s) => workerAt(s, '127.0.0.4')?.self_check != null,
+        30_000,
+      );
+      expect(workerAt(status, '127.0.0.4')?.self_check).toMatchObject({
+        is_listed: false,
+        ptr: { status: 'unchecked' },
+        block_lists: [
+          { zone: 'zen.spamhaus.org', status: 'unchecked' },
+          { zone: 'bl.spamcop.net', status: 'unchecked' },
+          { zone: 'b.barracudacentral.org', status: 'unchecked' },
+        ],
+      });
+      expect(worker.output()).toMatch(
+        /Self-check: source address 127\.0\.0\.4 has 4 problem\(s\), and is not listed\./,
+      );
+      expect(worker.output()).toMatch(
+        /Block list zen\.spamhaus\.org: could not check \(.*did not answer in time\)/,
+      );
+      await worker.stop();
+    } finally {
+      await silent.close();
+    }
+  }, 60_000);
 
   it('drops a worker killed outright once its lease runs out, and one stopped at once', async () => {
     const [, listed] = workers;
