@@ -4,7 +4,7 @@ import type { ListServiceOptions } from './lists/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
 import type { TeamNode, TeamOptions } from './pg/team.js';
 import type { NodeRegistration } from './pg/nodes.js';
-import { startNodeSelfCheck, type AddressSelfCheck } from './engine/online/selfCheck.js';
+import type { AddressSelfCheck } from './engine/online/selfCheck.js';
 import type { AddressCheck } from './engine/online/addressCheck.js';
 
 export type TlsOption =
@@ -35,7 +35,7 @@ export interface StartOptions {
    */
   readonly selfCheck?: {
     readonly dnsbl?: readonly string[];
-    onCheck?(check: AddressCheck): void;
+    readonly onCheck?: (check: AddressCheck) => void;
   };
 }
 
@@ -133,34 +133,18 @@ export async function startService(options: StartOptions): Promise<RunningServic
   let registration: NodeRegistration | undefined;
   let selfCheck: AddressSelfCheck | undefined;
   if (team) {
-    const isWorker = options.team?.workers !== false;
-    registration = await team.register({
-      role: isWorker ? 'api+worker' : 'api',
-      ...(isWorker
-        ? { sourceAddress: options.online?.sourceAddress, heloName: service.online.settings.heloName }
-        : {}),
-    });
-    const lists = service.lists;
-    registration.watch({
-      ...(lists ? { partsInHand: () => lists.partsInHand } : {}),
-      ...(isWorker ? { activity: () => service.online.stats } : {}),
-    });
-    if (isWorker) {
-      const node = registration;
-      selfCheck = startNodeSelfCheck(
-        {
-          sourceAddress: options.online?.sourceAddress,
-          heloName: service.online.settings.heloName,
-          dnsServers: options.online?.dnsServers,
-          dnsbl: options.selfCheck?.dnsbl,
-          level: options.online?.checks ?? 'smtp',
-        },
-        (check) => {
-          void node.setSelfCheck(check);
-          options.selfCheck?.onCheck?.(check);
-        },
-      );
-    }
+    const { startNodePresence } = await import('./pg/nodes.js');
+    const onCheck = options.selfCheck?.onCheck;
+    ({ registration, selfCheck } = await startNodePresence((identity) => team.register(identity), {
+      role: options.team?.workers !== false ? 'api+worker' : 'api',
+      sourceAddress: options.online?.sourceAddress,
+      verifier: service.online,
+      processor: service.lists,
+      dnsServers: options.online?.dnsServers,
+      level: options.online?.checks ?? 'smtp',
+      dnsbl: options.selfCheck?.dnsbl,
+      ...(onCheck ? { onSelfCheck: onCheck } : {}),
+    }));
   }
   const address = service.app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);

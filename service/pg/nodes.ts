@@ -6,7 +6,13 @@
 // address (conversations, refusals by kind, unknown answers by cause): one statement, however busy the node.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { OnlineStats } from '../engine/online/index.js';
+import type { OnlineStats, OnlineVerifier } from '../engine/online/index.js';
+import type { AddressCheck } from '../engine/online/addressCheck.js';
+import {
+  AddressSelfCheck,
+  startNodeSelfCheck,
+  type NodeSelfCheckSettings,
+} from '../engine/online/selfCheck.js';
 import { mailsieveVersion } from '../version.js';
 import type { PgPool, Queryable } from './db.js';
 
@@ -159,4 +165,54 @@ async function addActivity(
   );
   // Older than the hour `status` shows (and a margin): swept by the node that writes, cheaply, by minute.
   await db.query(`DELETE FROM source_activity WHERE minute < now() - interval '2 hours'`);
+}
+
+export interface NodePresenceOptions extends NodeIdentity {
+  /** The node's verifier: its counts are this node's activity, its settings its HELO name. */
+  readonly verifier: Pick<OnlineVerifier, 'stats' | 'settings'>;
+  /** The node's list work, when it takes any. */
+  readonly processor?: { readonly partsInHand: number } | undefined;
+  /** The verifier's DNS servers, for the self-check. */
+  readonly dnsServers?: NodeSelfCheckSettings['dnsServers'];
+  /** The node's highest checks level (a node that checks offline only has no address to check). */
+  readonly level: NodeSelfCheckSettings['level'];
+  readonly dnsbl?: readonly string[] | undefined;
+  readonly onSelfCheck?: (check: AddressCheck) => void;
+}
+
+/**
+ * A team node's presence: its row in `nodes` kept alive, its activity counted, and — a node that works on lists —
+ * the check of its own source address, its result written to its row and told to `onSelfCheck`.
+ */
+export async function startNodePresence(
+  register: (identity: NodeIdentity) => Promise<NodeRegistration>,
+  options: NodePresenceOptions,
+): Promise<{ readonly registration: NodeRegistration; readonly selfCheck: AddressSelfCheck }> {
+  const heloName = options.verifier.settings.heloName;
+  const registration = await register({
+    role: options.role,
+    sourceAddress: options.sourceAddress,
+    ...(options.role === 'api' ? {} : { heloName }),
+  });
+  const processor = options.processor;
+  registration.watch({
+    ...(processor ? { partsInHand: () => processor.partsInHand } : {}),
+    activity: () => options.verifier.stats,
+  });
+  if (options.role === 'api')
+    return { registration, selfCheck: new AddressSelfCheck(undefined, 'an API node works on no lists') };
+  const selfCheck = startNodeSelfCheck(
+    {
+      sourceAddress: options.sourceAddress,
+      heloName,
+      dnsServers: options.dnsServers,
+      dnsbl: options.dnsbl,
+      level: options.level,
+    },
+    (check) => {
+      void registration.setSelfCheck(check);
+      options.onSelfCheck?.(check);
+    },
+  );
+  return { registration, selfCheck };
 }

@@ -8,8 +8,8 @@ import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
 import { openServiceDb, SERVICE_DB_FILE } from '../store/db.js';
 import { knownBouncersFor } from '../identity/bounces.list.js';
 import { openTeamNode, type TeamOptions } from './team.js';
-import type { NodeRegistration } from './nodes.js';
-import { startNodeSelfCheck, type AddressSelfCheck } from '../engine/online/selfCheck.js';
+import { startNodePresence, type NodeRegistration } from './nodes.js';
+import type { AddressSelfCheck } from '../engine/online/selfCheck.js';
 import type { AddressCheck } from '../engine/online/addressCheck.js';
 
 export interface WorkerNodeOptions extends TeamOptions {
@@ -22,7 +22,7 @@ export interface WorkerNodeOptions extends TeamOptions {
   /** The self-check of the node's source address: block lists asked (default DEFAULT_DNSBL_ZONES). */
   readonly dnsbl?: readonly string[];
   /** Hears each result of the self-check (the node's log). */
-  onSelfCheck?(check: AddressCheck): void;
+  readonly onSelfCheck?: (check: AddressCheck) => void;
 }
 
 export interface WorkerNode {
@@ -57,25 +57,16 @@ export async function startWorkerNode(options: WorkerNodeOptions): Promise<Worke
     { verifier, ceiling: options.ceiling ?? 'smtp' },
   );
   await processor.start();
-  const registration = await team.register({
+  const { registration, selfCheck } = await startNodePresence((identity) => team.register(identity), {
     role: 'worker',
     sourceAddress: options.online?.sourceAddress,
-    heloName: verifier.settings.heloName,
+    verifier,
+    processor,
+    dnsServers: options.online?.dnsServers,
+    level: options.ceiling ?? 'smtp',
+    dnsbl: options.dnsbl,
+    ...(options.onSelfCheck ? { onSelfCheck: options.onSelfCheck } : {}),
   });
-  registration.watch({ partsInHand: () => processor.partsInHand, activity: () => verifier.stats });
-  const selfCheck = startNodeSelfCheck(
-    {
-      sourceAddress: options.online?.sourceAddress,
-      heloName: verifier.settings.heloName,
-      dnsServers: options.online?.dnsServers,
-      dnsbl: options.dnsbl,
-      level: options.ceiling ?? 'smtp',
-    },
-    (check) => {
-      void registration.setSelfCheck(check);
-      options.onSelfCheck?.(check);
-    },
-  );
   return {
     registration,
     heloName: verifier.settings.heloName,
