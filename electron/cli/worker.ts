@@ -60,6 +60,8 @@ export async function worker(options: WorkerOptions): Promise<void> {
     `Mailsieve worker taking list work from ${describeDatabase(url)}` +
       `${node.sourceAddress ? `, leaving from ${node.sourceAddress}` : ''} (data: ${options.dataDir})\n`,
   );
+  const selfCheck = running.selfCheck.state;
+  if (selfCheck.status === 'not-run') process.stdout.write(`Self-check: not run: ${selfCheck.reason}.\n`);
   const stop = () => {
     process.stdout.write('Stopping: work in flight goes back to the queue…\n');
     running.close().then(
