@@ -3,6 +3,9 @@ import { buildService, type OnlineServiceOptions, type Service } from './http/ap
 import type { ListServiceOptions } from './lists/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
 import type { TeamNode, TeamOptions } from './pg/team.js';
+import type { NodeRegistration } from './pg/nodes.js';
+import type { AddressSelfCheck } from './engine/online/selfCheck.js';
+import type { AddressCheck } from './engine/online/addressCheck.js';
 
 export type TlsOption =
   | { readonly kind: 'none' }
@@ -26,6 +29,14 @@ export interface StartOptions {
    * and whether this node also works on lists (`--workers 0`: it serves the API only).
    */
   readonly team?: Omit<TeamOptions, 'dataDir'> & { readonly url: string; readonly workers: boolean };
+  /**
+   * A team node that works on lists checks its source address (service/engine/online/selfCheck.ts): the block
+   * lists asked (default DEFAULT_DNSBL_ZONES), and who hears each result (the node's log).
+   */
+  readonly selfCheck?: {
+    readonly dnsbl?: readonly string[];
+    readonly onCheck?: (check: AddressCheck) => void;
+  };
 }
 
 export interface RunningService extends Service {
@@ -34,6 +45,10 @@ export interface RunningService extends Service {
   readonly url: string;
   /** PEM certificate when serving TLS (self-signed or given), for clients that must trust it. */
   readonly certificate?: string;
+  /** A team server's node: its row in `nodes` (what `mailsieve status` shows of it). */
+  readonly registration?: NodeRegistration;
+  /** A team server's node that works on lists: the check of its source address (for readiness). */
+  readonly selfCheck?: AddressSelfCheck;
   close(): Promise<void>;
 }
 
@@ -115,6 +130,22 @@ export async function startService(options: StartOptions): Promise<RunningServic
   }
   // List work begins: lists that were waiting or running when the service last stopped are taken up again.
   await service.lists?.start();
+  let registration: NodeRegistration | undefined;
+  let selfCheck: AddressSelfCheck | undefined;
+  if (team) {
+    const { startNodePresence } = await import('./pg/nodes.js');
+    const onCheck = options.selfCheck?.onCheck;
+    ({ registration, selfCheck } = await startNodePresence((identity) => team.register(identity), {
+      role: options.team?.workers !== false ? 'api+worker' : 'api',
+      sourceAddress: options.online?.sourceAddress,
+      verifier: service.online,
+      processor: service.lists,
+      dnsServers: options.online?.dnsServers,
+      level: options.online?.checks ?? 'smtp',
+      dnsbl: options.selfCheck?.dnsbl,
+      ...(onCheck ? { onSelfCheck: onCheck } : {}),
+    }));
+  }
   const address = service.app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   const hostPart = isIP(host) === 6 ? `[${host.replace(/^\[|\]$/g, '')}]` : host;
@@ -123,7 +154,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
     db,
     url: `${tls ? 'https' : 'http'}://${hostPart}:${port}`,
     ...(tls ? { certificate: String(tls.cert) } : {}),
+    ...(registration ? { registration } : {}),
+    ...(selfCheck ? { selfCheck } : {}),
     async close() {
+      await selfCheck?.close();
       // Fastify waits for requests still in flight; a client that stopped halfway would hold the shutdown
       // until the headers timeout (a minute). Give them a short grace, then close every connection.
       const grace = setTimeout(() => service.app.server.closeAllConnections(), CLOSE_GRACE_MS);

@@ -3,14 +3,34 @@
 // this machine's identity: a real conversation (EHLO with the HELO name, MAIL FROM the sender, RCPT TO its
 // postmaster, RSET, QUIT) that says which step was refused and which option to set. It answers within a few
 // seconds whatever the network does, and says what the user will see: online checks that end as unknown (5)
-// when the network or the identity does not allow them.
+// when the network or the identity does not allow them. With --source-address it checks that address as mail
+// servers will (its reverse DNS, the HELO name, the block lists of --dnsbl) and leaves from it; a listed address
+// makes it exit non-zero.
 import { createOnlineVerifier, describeProblems, type Preflight } from '../../service/engine/online/index.js';
 import { CLI_OPTION_WORDS } from '../../shared/unknownCauses.js';
+import { checkSourceAddress, type AddressCheck } from '../../service/engine/online/addressCheck.js';
 import { CliError } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
+import { dnsblFrom, selfCheckLines, type SelfCheckCliOptions } from './selfCheck.js';
+import { nodeOptionsFrom } from './teamOptions.js';
 
-export interface DoctorOptions extends OnlineCliOptions {
+export interface DoctorOptions extends OnlineCliOptions, SelfCheckCliOptions {
   json?: boolean;
+  sourceAddress?: string;
+}
+
+/** The address lines: the verdict, then what was found and each problem with what to do. */
+export function formatAddressCheck(check: AddressCheck): string {
+  const status = check.is_listed ? 'FAIL' : check.ok ? 'ok  ' : 'WARN';
+  const verdict = check.is_listed
+    ? `${check.address} is on a DNS block list: mail servers that use it refuse this machine.`
+    : check.ok
+      ? `${check.address}: reverse DNS confirmed${check.helo?.matches ? ' and the HELO name matches' : ''}; not listed.`
+      : `${check.address} is not listed, but mail servers may distrust it (see below).`;
+  return [
+    `${'Address'.padEnd(8)} ${status}  ${verdict}`,
+    ...selfCheckLines(check).map((line) => `         ${line}`),
+  ].join('\n');
 }
 
 /** The identity line's words: each problem with the option that changes it. */
@@ -45,12 +65,44 @@ export function formatPreflight(preflight: Preflight): string {
 /** Exits 0 when DNS, SMTP and the identity all work, 1 otherwise (the report on stdout says which and why). */
 export async function doctor(options: DoctorOptions): Promise<void> {
   const { checks: _checks, ...settings } = onlineOptionsFrom(options, 'smtp');
-  const verifier = createOnlineVerifier({ ...settings, dnsQueryTimeoutMs: 3000 });
+  const { sourceAddress } = nodeOptionsFrom({
+    ...(options.sourceAddress !== undefined ? { sourceAddress: options.sourceAddress } : {}),
+  });
+  const dnsbl = dnsblFrom(options);
+  const verifier = createOnlineVerifier({
+    ...settings,
+    ...(sourceAddress ? { sourceAddress } : {}),
+    dnsQueryTimeoutMs: 3000,
+  });
   try {
-    const preflight = await verifier.preflight({ fresh: true });
+    const [preflight, address] = await Promise.all([
+      verifier.preflight({ fresh: true }),
+      sourceAddress
+        ? checkSourceAddress({
+            address: sourceAddress,
+            heloName: verifier.settings.heloName,
+            dnsServers: settings.dnsServers,
+            dnsbl,
+          })
+        : undefined,
+    ]);
     const { transcript: _transcript, ...identity } = preflight.identity;
-    const json = { dns: preflight.dns, smtp: preflight.smtp, identity, checked_at: preflight.checkedAt };
-    process.stdout.write(`${options.json ? JSON.stringify(json) : formatPreflight(preflight)}\n`);
+    const json = {
+      dns: preflight.dns,
+      smtp: preflight.smtp,
+      identity,
+      ...(address ? { address } : {}),
+      checked_at: preflight.checkedAt,
+    };
+    const text = [formatPreflight(preflight), ...(address ? [formatAddressCheck(address)] : [])].join('\n');
+    process.stdout.write(`${options.json ? JSON.stringify(json) : text}\n`);
+    if (address?.is_listed)
+      throw new CliError(
+        `the source address ${address.address} is listed on ${address.block_lists
+          .filter((list) => list.status === 'listed')
+          .map((list) => list.zone)
+          .join(', ')}: use another address or ask for its removal (see above).`,
+      );
     if (!preflight.dns.ok) throw new CliError('online checks cannot run here (see above).');
     if (!preflight.smtp.ok) throw new CliError('SMTP checks cannot run here (see above).');
     if (!preflight.identity.ok)

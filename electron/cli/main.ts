@@ -6,7 +6,9 @@ import { CliError } from './errors.js';
 import { serve } from './serve.js';
 import { createKeyCommand, keysUsageCommand, listKeysCommand, revokeKeyCommand } from './keys.js';
 import { worker } from './worker.js';
-import { addDatabaseOption, addNodeOptions } from './teamOptions.js';
+import { addDatabaseOption, addNodeOptions, addWorkOptions, sourceAddressOption } from './teamOptions.js';
+import { dnsblOption } from './selfCheck.js';
+import { status } from './status.js';
 import { verify } from './verify.js';
 import { doctor } from './doctor.js';
 import { clean, collect } from './clean.js';
@@ -52,11 +54,10 @@ export function buildProgram(): Command {
       '--workers <n>',
       'with --database: 1 runs a verifier node in this process, 0 serves the API only',
       '1',
-    )
-    .option('--lease-seconds <n>', 'with --database: how long a node holds list work before another takes it')
-    .option('--part-rows <n>', 'rows per part of the lists this service plans (default 10000)');
+    );
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);
+  addWorkOptions(serveCommand).addOption(dnsblOption());
   addCheckOptions(
     serveCommand,
     'smtp',
@@ -66,19 +67,25 @@ export function buildProgram(): Command {
   const workerCommand = program
     .command('worker')
     .description('Run a verifier node of a team server: it takes list work from the database’s queue.')
-    .addOption(dataDirOption())
-    .option('--parts <n>', 'parts of lists worked on at once (default 8)')
-    .option('--part-rows <n>', 'rows per part of the lists this node plans (default 10000)')
-    .option('--lease-seconds <n>', 'how long this node holds list work before another takes it (default 180)')
-    .option('--retry-delay <seconds>', 'first wait before temporary failures are asked again (default 300)')
-    .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)');
+    .addOption(dataDirOption());
   addDatabaseOption(workerCommand, 'the team server’s database');
   addNodeOptions(workerCommand);
+  addWorkOptions(workerCommand).addOption(dnsblOption());
   addCheckOptions(
     workerCommand,
     'smtp',
     'highest checks level this node runs lists at: offline, dns or smtp (each key has its own level)',
   ).action(worker);
+
+  addDatabaseOption(
+    program
+      .command('status')
+      .description(
+        'A team server at a glance: the nodes alive, the queue of list work, the lists in flight per key, each source address’s last hour.',
+      )
+      .option('--json', 'print the status as one JSON object'),
+    'the team server’s database',
+  ).action(status);
 
   const keys = program
     .command('keys')
@@ -166,7 +173,7 @@ export function buildProgram(): Command {
     program
       .command('doctor')
       .description(
-        'Tell whether DNS answers, mail servers (port 25) can be reached from here, and take this machine’s HELO name and sender, for online checks.',
+        'Tell whether DNS answers, mail servers (port 25) can be reached from here, and take this machine’s HELO name and sender, for online checks; with --source-address, whether that address has reverse DNS matching the HELO name and is on DNS block lists.',
       )
       .addOption(dataDirOption())
       .option('--probe-domain <domain>', 'domain whose mail server is tried', 'gmail.com')
@@ -175,6 +182,8 @@ export function buildProgram(): Command {
         'name given in EHLO (default: this machine’s name); use one whose DNS matches your IP',
       )
       .option('--mail-from <address>', 'envelope sender of the probes (default postmaster@<helo name>)')
+      .addOption(sourceAddressOption())
+      .addOption(dnsblOption())
       .option('--json', 'print the result as one JSON object'),
   ).action(doctor);
 

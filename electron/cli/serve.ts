@@ -3,14 +3,18 @@ import { startService, UnsafeBindError, type TlsOption } from '../../service/ser
 import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
+import { dnsblFrom, logSelfCheck, type SelfCheckCliOptions } from './selfCheck.js';
 import {
   databaseUrlOf,
   nodeOptionsFrom,
+  workOptionsFrom,
   type DatabaseCliOptions,
   type NodeCliOptions,
+  type WorkCliOptions,
 } from './teamOptions.js';
 
-export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions {
+export interface ServeOptions
+  extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions, WorkCliOptions, SelfCheckCliOptions {
   host: string;
   port: string;
   dataDir: string;
@@ -20,8 +24,6 @@ export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, Node
   allowPrivateCallbacks?: boolean;
   retainDays: string;
   workers: string;
-  leaseSeconds?: string;
-  partRows?: string;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -46,6 +48,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const port = intOption('--port', options.port, 0, 65535);
   const tls = tlsFrom(options);
   const node = nodeOptionsFrom(options);
+  const work = workOptionsFrom(options);
+  const dnsbl = dnsblFrom(options);
   const online = {
     ...onlineOptionsFrom(options, 'smtp'),
     ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
@@ -55,9 +59,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     retainDays: intOption('--retain-days', options.retainDays, 1, 36_500),
     callback: { allowPrivateTargets: options.allowPrivateCallbacks === true },
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
-    ...(options.partRows !== undefined
-      ? { partRows: intOption('--part-rows', options.partRows, 100, 1_000_000) }
-      : {}),
+    // The in-process verifier node of `serve --database` works as `worker` does, with the same options.
+    ...work.lists,
   };
   const url = databaseUrlOf(options);
   const workers = intOption('--workers', options.workers, 0, 1);
@@ -70,9 +73,8 @@ export async function serve(options: ServeOptions): Promise<void> {
         url,
         workers: workers === 1,
         retainDays: lists.retainDays,
-        ...(options.leaseSeconds !== undefined
-          ? { leaseSeconds: intOption('--lease-seconds', options.leaseSeconds, 5, 3600) }
-          : {}),
+        ...(work.leaseSeconds !== undefined ? { leaseSeconds: work.leaseSeconds } : {}),
+        ...(work.heartbeatSeconds !== undefined ? { heartbeatSeconds: work.heartbeatSeconds } : {}),
       }
     : undefined;
   let running;
@@ -84,7 +86,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       tls,
       online,
       lists,
-      ...(team ? { team } : {}),
+      ...(team ? { team, selfCheck: { ...(dnsbl ? { dnsbl } : {}), onCheck: logSelfCheck } } : {}),
     });
   } catch (error) {
     if (error instanceof UnsafeBindError) throw new CliError(error.message);

@@ -39,13 +39,17 @@ export interface NodeCliOptions {
   smtpProxy?: string;
 }
 
+/** `--source-address`: the node's address (also what `doctor` checks). */
+export const sourceAddressOption = (): Option =>
+  new Option(
+    '--source-address <ip>',
+    'the local address DNS and SMTP connections leave from (mail servers count per source address)',
+  );
+
 /** What makes a verifier node itself: the address it leaves from, its checks at once, its proxy. */
 export function addNodeOptions(command: Command): Command {
   return command
-    .option(
-      '--source-address <ip>',
-      'the local address DNS and SMTP connections leave from (mail servers count per source address)',
-    )
+    .addOption(sourceAddressOption())
     .option('--concurrency <n>', 'addresses checked at once by this node (default 500)')
     .option(
       '--smtp-proxy <url>',
@@ -81,4 +85,71 @@ export function nodeOptionsFrom(options: NodeCliOptions): {
     out.concurrency = intOption('--concurrency', options.concurrency, 1, 10_000);
   if (options.smtpProxy !== undefined) out.smtpProxy = smtpProxyOption(options.smtpProxy);
   return out;
+}
+
+export interface WorkCliOptions {
+  parts?: string;
+  partRows?: string;
+  leaseSeconds?: string;
+  retryDelay?: string;
+  maxWait?: string;
+  heartbeatSeconds?: string;
+}
+
+/**
+ * How a node works on lists: `worker` and `serve` (whose in-process verifier node is a worker like any other)
+ * take the same options, defined here once.
+ */
+export function addWorkOptions(command: Command): Command {
+  return command
+    .option('--parts <n>', 'parts of lists worked on at once (default 8)')
+    .option('--part-rows <n>', 'rows per part of the lists this node plans (default 10000)')
+    .option(
+      '--lease-seconds <n>',
+      'with --database: how long this node holds list work before another takes it (default 180)',
+    )
+    .option(
+      '--retry-delay <seconds>',
+      'first wait before temporary failures (greylisting, timeouts) are asked again (default 300)',
+    )
+    .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)')
+    .option(
+      '--heartbeat-seconds <n>',
+      'with --database: how often this node tells the database it is alive; silent for 3 of them, `status` drops it (default 10)',
+    );
+}
+
+export interface WorkSettings {
+  readonly lists: {
+    readonly parts?: number;
+    readonly partRows?: number;
+    readonly retryDelayMs?: number;
+    readonly maxWaitMs?: number;
+  };
+  readonly leaseSeconds?: number;
+  readonly heartbeatSeconds?: number;
+}
+
+/** The settings of addWorkOptions' options, each checked (a CliError names the bad one). */
+export function workOptionsFrom(options: WorkCliOptions): WorkSettings {
+  return {
+    lists: {
+      ...(options.parts !== undefined ? { parts: intOption('--parts', options.parts, 1, 64) } : {}),
+      ...(options.partRows !== undefined
+        ? { partRows: intOption('--part-rows', options.partRows, 100, 1_000_000) }
+        : {}),
+      ...(options.retryDelay !== undefined
+        ? { retryDelayMs: intOption('--retry-delay', options.retryDelay, 1, 24 * 3600) * 1000 }
+        : {}),
+      ...(options.maxWait !== undefined
+        ? { maxWaitMs: intOption('--max-wait', options.maxWait, 0, 7 * 24 * 3600) * 1000 }
+        : {}),
+    },
+    ...(options.leaseSeconds !== undefined
+      ? { leaseSeconds: intOption('--lease-seconds', options.leaseSeconds, 5, 3600) }
+      : {}),
+    ...(options.heartbeatSeconds !== undefined
+      ? { heartbeatSeconds: intOption('--heartbeat-seconds', options.heartbeatSeconds, 1, 600) }
+      : {}),
+  };
 }

@@ -2,22 +2,21 @@
 // from the queue in PostgreSQL and checks addresses online from its own source address, with its own HELO name
 // and sender; it serves no HTTP. Stopped by Ctrl+C or SIGTERM: its work in flight goes back to the queue.
 import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
-import { CliError, intOption } from './errors.js';
+import { CliError } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
+import { dnsblFrom, logSelfCheck, type SelfCheckCliOptions } from './selfCheck.js';
 import {
   databaseUrlOf,
   nodeOptionsFrom,
+  workOptionsFrom,
   type DatabaseCliOptions,
   type NodeCliOptions,
+  type WorkCliOptions,
 } from './teamOptions.js';
 
-export interface WorkerOptions extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions {
+export interface WorkerOptions
+  extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions, WorkCliOptions, SelfCheckCliOptions {
   dataDir: string;
-  parts?: string;
-  partRows?: string;
-  leaseSeconds?: string;
-  retryDelay?: string;
-  maxWait?: string;
 }
 
 export async function worker(options: WorkerOptions): Promise<void> {
@@ -28,18 +27,11 @@ export async function worker(options: WorkerOptions): Promise<void> {
     );
   const { checks, ...online } = onlineOptionsFrom(options, 'smtp');
   const node = nodeOptionsFrom(options);
+  const work = workOptionsFrom(options);
+  const dnsbl = dnsblFrom(options);
   const lists = {
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
-    ...(options.parts !== undefined ? { parts: intOption('--parts', options.parts, 1, 64) } : {}),
-    ...(options.partRows !== undefined
-      ? { partRows: intOption('--part-rows', options.partRows, 100, 1_000_000) }
-      : {}),
-    ...(options.retryDelay !== undefined
-      ? { retryDelayMs: intOption('--retry-delay', options.retryDelay, 1, 24 * 3600) * 1000 }
-      : {}),
-    ...(options.maxWait !== undefined
-      ? { maxWaitMs: intOption('--max-wait', options.maxWait, 0, 7 * 24 * 3600) * 1000 }
-      : {}),
+    ...work.lists,
   };
   // The team server's modules (pg, pg-boss) are loaded by the commands that use them, not by every command.
   const { startWorkerNode } = await import('../../service/pg/workerNode.js');
@@ -55,9 +47,10 @@ export async function worker(options: WorkerOptions): Promise<void> {
       },
       ...(checks ? { ceiling: checks } : {}),
       lists,
-      ...(options.leaseSeconds !== undefined
-        ? { leaseSeconds: intOption('--lease-seconds', options.leaseSeconds, 5, 3600) }
-        : {}),
+      ...(work.leaseSeconds !== undefined ? { leaseSeconds: work.leaseSeconds } : {}),
+      ...(work.heartbeatSeconds !== undefined ? { heartbeatSeconds: work.heartbeatSeconds } : {}),
+      ...(dnsbl ? { dnsbl } : {}),
+      onSelfCheck: logSelfCheck,
     });
   } catch (error) {
     if (error instanceof TeamDatabaseError) throw new CliError(error.message);
@@ -67,6 +60,8 @@ export async function worker(options: WorkerOptions): Promise<void> {
     `Mailsieve worker taking list work from ${describeDatabase(url)}` +
       `${node.sourceAddress ? `, leaving from ${node.sourceAddress}` : ''} (data: ${options.dataDir})\n`,
   );
+  const selfCheck = running.selfCheck.state;
+  if (selfCheck.status === 'not-run') process.stdout.write(`Self-check: not run: ${selfCheck.reason}.\n`);
   const stop = () => {
     process.stdout.write('Stopping: work in flight goes back to the queue…\n');
     running.close().then(

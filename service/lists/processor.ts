@@ -104,6 +104,7 @@ export class ListProcessor {
   private readonly stopping = new AbortController();
   private readonly deliveries = new Set<Promise<unknown>>();
   private isClosed = false;
+  private inHand = 0;
 
   constructor(
     private readonly backend: ListBackend,
@@ -125,11 +126,23 @@ export class ListProcessor {
     return this.options.callback?.allowPrivateTargets ?? true;
   }
 
+  /** Parts of lists this node is working on now (`mailsieve status`). */
+  get partsInHand(): number {
+    return this.inHand;
+  }
+
   /** Takes the queue's list work on this node. */
   start(): Promise<void> {
     const handlers: ListJobHandlers = {
       plan: (listId, run) => this.plan(listId, run),
-      part: (listId, run, part, slot) => this.part(listId, run, part, slot),
+      part: async (listId, run, part, slot) => {
+        this.inHand++;
+        try {
+          await this.part(listId, run, part, slot);
+        } finally {
+          this.inHand--;
+        }
+      },
       finish: (listId, run) => this.finish(listId, run),
       callback: (listId) => this.callback(listId),
       failed: (listId, run, reason) =>

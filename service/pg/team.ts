@@ -12,6 +12,7 @@ import { PgListBackend } from './listBackend.js';
 import { sweepPgLists } from './retention.js';
 import { addUsage, PgUsageMeter } from './usage.js';
 import { RETENTION_SWEEP_MS } from '../lists/retention.js';
+import { NodeRegistration, type NodeIdentity } from './nodes.js';
 
 export interface TeamOptions {
   /** This node's data folder: reference data for E2–E6 and the services of lists, temporary files. */
@@ -29,6 +30,8 @@ export interface TeamOptions {
    * a node without it (a worker) leaves deleting to them.
    */
   readonly retainDays?: number;
+  /** How often the node renews its row in `nodes` (default 10 s); its lease is three of them. */
+  readonly heartbeatSeconds?: number;
 }
 
 export interface TeamNode {
@@ -38,6 +41,8 @@ export interface TeamNode {
   readonly usage: PgUsageMeter;
   readonly knowledge: PgSharedKnowledge;
   keyById(id: number): Promise<KeyRecord | undefined>;
+  /** Writes this node's row in `nodes` and keeps it alive until close (`mailsieve status` lists it). */
+  register(identity: NodeIdentity): Promise<NodeRegistration>;
   close(): Promise<void>;
 }
 
@@ -83,6 +88,7 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
       console.error(`Could not delete old lists: ${error.message}`),
     );
   let retention: NodeJS.Timeout | undefined;
+  let registration: NodeRegistration | undefined;
   if (retainDays !== undefined) {
     sweep(retainDays);
     retention = setInterval(() => sweep(retainDays), RETENTION_SWEEP_MS);
@@ -95,8 +101,15 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
     usage,
     knowledge: new PgSharedKnowledge(pool, closing.signal),
     keyById: (id) => getPgKeyById(pool, id),
+    async register(identity) {
+      const made = new NodeRegistration(pool, identity, options.heartbeatSeconds);
+      await made.start();
+      registration = made;
+      return made;
+    },
     async close() {
       clearInterval(retention);
+      await registration?.close();
       closing.abort();
       await usage.close().catch(() => undefined);
       await lists.close();

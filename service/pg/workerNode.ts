@@ -8,6 +8,9 @@ import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
 import { openServiceDb, SERVICE_DB_FILE } from '../store/db.js';
 import { knownBouncersFor } from '../identity/bounces.list.js';
 import { openTeamNode, type TeamOptions } from './team.js';
+import { startNodePresence, type NodeRegistration } from './nodes.js';
+import type { AddressSelfCheck } from '../engine/online/selfCheck.js';
+import type { AddressCheck } from '../engine/online/addressCheck.js';
 
 export interface WorkerNodeOptions extends TeamOptions {
   readonly url: string;
@@ -16,9 +19,19 @@ export interface WorkerNodeOptions extends TeamOptions {
   /** The highest checks level this node runs lists at (default smtp: as far as each key allows). */
   readonly ceiling?: ChecksLevel;
   readonly lists?: ListServiceOptions;
+  /** The self-check of the node's source address: block lists asked (default DEFAULT_DNSBL_ZONES). */
+  readonly dnsbl?: readonly string[];
+  /** Hears each result of the self-check (the node's log). */
+  readonly onSelfCheck?: (check: AddressCheck) => void;
 }
 
 export interface WorkerNode {
+  /** The node's row in `nodes` (what `mailsieve status` shows of it). */
+  readonly registration: NodeRegistration;
+  /** The node's verifier's settings (its HELO name, given or the default). */
+  readonly heloName: string;
+  /** The node's check of its own source address (its state for readiness and `status`). */
+  readonly selfCheck: AddressSelfCheck;
   close(): Promise<void>;
 }
 
@@ -44,8 +57,22 @@ export async function startWorkerNode(options: WorkerNodeOptions): Promise<Worke
     { verifier, ceiling: options.ceiling ?? 'smtp' },
   );
   await processor.start();
+  const { registration, selfCheck } = await startNodePresence((identity) => team.register(identity), {
+    role: 'worker',
+    sourceAddress: options.online?.sourceAddress,
+    verifier,
+    processor,
+    dnsServers: options.online?.dnsServers,
+    level: options.ceiling ?? 'smtp',
+    dnsbl: options.dnsbl,
+    ...(options.onSelfCheck ? { onSelfCheck: options.onSelfCheck } : {}),
+  });
   return {
+    registration,
+    heloName: verifier.settings.heloName,
+    selfCheck,
     async close() {
+      await selfCheck.close();
       // Checks in flight end and their parts go back to the queue; then the queue stops, then the rest.
       processor.stop();
       await team.lists.close();

@@ -16,6 +16,10 @@ export interface TestZone {
   readonly mx?: readonly (readonly [number, string])[];
   readonly a?: readonly string[];
   readonly aaaa?: readonly string[];
+  /** PTR records (reverse DNS: the zone is named `4.3.2.1.in-addr.arpa`): the names the address has. */
+  readonly ptr?: readonly string[];
+  /** TXT records, one string each (a block list's reason for a listed address). */
+  readonly txt?: readonly string[];
   /** Answer SERVFAIL for every question about this name. */
   readonly servfail?: boolean;
   /** Never answer questions about this name. */
@@ -53,7 +57,16 @@ export interface TestDnsServer {
   close(): Promise<void>;
 }
 
-const TYPE_NAMES: Record<number, string> = { 1: 'A', 2: 'NS', 5: 'CNAME', 6: 'SOA', 15: 'MX', 28: 'AAAA' };
+const TYPE_NAMES: Record<number, string> = {
+  1: 'A',
+  2: 'NS',
+  5: 'CNAME',
+  6: 'SOA',
+  12: 'PTR',
+  15: 'MX',
+  16: 'TXT',
+  28: 'AAAA',
+};
 
 export async function startDnsServer(
   zones: Record<string, TestZone>,
@@ -146,6 +159,12 @@ export async function startDnsServer(
         } else if (question.type === Packet.TYPE.AAAA) {
           for (const address of zone.aaaa ?? [])
             response.answers.push(rr({ ...base, type: Packet.TYPE.AAAA, address }));
+        } else if (question.type === Packet.TYPE.PTR) {
+          for (const domain of zone.ptr ?? [])
+            response.answers.push(rr({ ...base, type: Packet.TYPE.PTR, domain }));
+        } else if (question.type === Packet.TYPE.TXT) {
+          for (const data of zone.txt ?? [])
+            response.answers.push(rr({ ...base, type: Packet.TYPE.TXT, data }));
         }
         if (response.answers.length === 0) response.authorities.push(rr(soaFor(name)));
         void send(response);

@@ -122,3 +122,25 @@ export function refusalCause(host: string, reply: SmtpReply, stage: string): Unk
   if (RATE.test(text)) return causeOf('rate-limited', host);
   return causeOf('blocked', host);
 }
+
+/** The kinds of refusal of this verifier a mail server gives, as `status` and the metrics count them. */
+export const REFUSAL_KINDS = ['concurrency', 'rate', 'policy', 'block'] as const;
+export type RefusalKind = (typeof REFUSAL_KINDS)[number];
+
+const CONCURRENCY = /too many (connections|concurrent|sessions)|concurrent connections/;
+const BLOCK_LIST =
+  /block(ed|list|ing)?\b|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|listed/;
+
+/**
+ * Which limit a refusal of this verifier names: connections at once (`concurrency`), how often it connects or
+ * sends (`rate`), a block list or the address's reputation (`block`), or anything else about it — its HELO
+ * name, its sender, a policy (`policy`).
+ */
+export function refusalKind(reply: SmtpReply, stage: string): RefusalKind {
+  const text = replyText(reply).toLowerCase();
+  if (CONCURRENCY.test(text)) return 'concurrency';
+  if (RATE.test(text)) return 'rate';
+  const cause = refusalCause('', reply, stage).kind;
+  if (cause !== 'helo-refused' && cause !== 'sender-refused' && BLOCK_LIST.test(text)) return 'block';
+  return 'policy';
+}

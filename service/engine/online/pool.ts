@@ -11,7 +11,15 @@
 // that host's allowance; new connections to a host stay under `maxConnectsPerMinute`, and a host that says
 // "too many connections" (421) is left alone for `rateBackoffMs`, with fewer connections per minute after.
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
-import { classifyRcpt, isRateLimit, isRefusalOfUs, refusalCause, type RcptClass } from './classify.js';
+import {
+  classifyRcpt,
+  isRateLimit,
+  isRefusalOfUs,
+  refusalCause,
+  refusalKind,
+  type RcptClass,
+  type RefusalKind,
+} from './classify.js';
 import { formatReply, SmtpSession, type SessionConfig, type SessionFailure, type SmtpReply } from './smtp.js';
 
 export interface PoolOptions {
@@ -66,6 +74,8 @@ export interface PoolStats {
   rcpts: number;
   /** Most conversations open at once. */
   peakSessions: number;
+  /** Refusals of this verifier, by the limit they name (`status` and the metrics count them per source address). */
+  refusals: Record<RefusalKind, number>;
 }
 
 /**
@@ -96,7 +106,17 @@ function onAbort(signal: AbortSignal, callback: () => void): () => void {
 }
 
 export class SmtpPool {
-  readonly stats: PoolStats = { sessions: 0, rcpts: 0, peakSessions: 0 };
+  readonly stats: PoolStats = {
+    sessions: 0,
+    rcpts: 0,
+    peakSessions: 0,
+    refusals: { concurrency: 0, rate: 0, policy: 0, block: 0 },
+  };
+
+  /** @internal Counts a refusal of this verifier. */
+  noteRefusal(reply: SmtpReply, stage: string): void {
+    this.stats.refusals[refusalKind(reply, stage)]++;
+  }
   private readonly lanes = new Map<string, Lane>();
   private open = 0;
   private readonly waiting = new Set<Lane>();
@@ -410,6 +430,11 @@ class Lane {
     failure ??= { kind: 'unreachable', detail: `${this.host} has no address to connect to` };
     if (failure.kind === 'unreachable' && unreachable === this.ips.length)
       this.remember('down', failure.detail, causeOf('unreachable', this.host));
+    if (
+      (failure.kind === 'rejected' || failure.kind === 'deferred') &&
+      (isRateLimit(failure.reply) || failure.kind === 'rejected' || isRefusalOfUs(failure.reply))
+    )
+      this.pool.noteRefusal(failure.reply, failure.stage);
     if ((failure.kind === 'rejected' || failure.kind === 'deferred') && isRateLimit(failure.reply)) {
       // "421 Too many connections from your IP": back off, connect less often after, and ask again.
       this.backOff(`${failure.stage}: ${formatReply(failure.reply)}`);
@@ -525,6 +550,7 @@ class Lane {
       }
       const reply = result.reply;
       const kind = classifyRcpt(reply);
+      if (kind === 'rate-limited' || kind === 'blocked') this.pool.noteRefusal(reply, 'RCPT');
       if (kind === 'session-limit' && !job.retried) {
         job.retried = true;
         isSessionOver = true;

@@ -25,7 +25,7 @@ import {
 } from './dns.js';
 import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
-import { isRefusalOfUs, refusalCause } from './classify.js';
+import { isRefusalOfUs, refusalCause, type RefusalKind } from './classify.js';
 import { SmtpPool } from './pool.js';
 import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
 import {
@@ -177,6 +177,10 @@ export interface OnlineStats {
   readonly smtpRcpts: number;
   readonly catchAllProbes: number;
   readonly peakSmtpSessions: number;
+  /** Refusals of this verifier by mail servers, by the limit they name. */
+  readonly smtpRefusals: Readonly<Record<RefusalKind, number>>;
+  /** Checks that answered unknown (5), by cause (a row waiting for a retry counts at each try). */
+  readonly unknownAnswers: Readonly<Partial<Record<UnknownCause['kind'], number>>>;
 }
 
 export interface OnlineVerifier {
@@ -308,6 +312,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
   const catchAllTtlMs = options.catchAllTtlMs ?? 6 * 3_600_000;
   const probeBudgetMs = options.catchAllProbeBudgetMs ?? 5000;
   let catchAllProbes = 0;
+  const unknownAnswers: Partial<Record<UnknownCause['kind'], number>> = {};
   // The catch-all probe asks for the same made-up address of a domain each time (for a day), so that a retry
   // of a greylisted probe is the same (client, sender, recipient) triple the server has seen before.
   const probeAddresses = new TtlCache<string>(200_000);
@@ -543,8 +548,11 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     // The transcript is kept only when asked for: a list checks hundreds of thousands of addresses.
     const log: string[] = verifyOptions.explain ? [] : new DiscardedLog();
     const offline = verifyOffline(input, policy);
-    const finish = (verdict: Omit<OnlineVerdict, 'explain'>): OnlineVerdict =>
-      verifyOptions.explain ? { ...verdict, explain: log } : verdict;
+    const finish = (verdict: Omit<OnlineVerdict, 'explain'>): OnlineVerdict => {
+      if (verdict.code === ONLINE_CODE.unknown && verdict.cause && !verdict.cancelled)
+        unknownAnswers[verdict.cause.kind] = (unknownAnswers[verdict.cause.kind] ?? 0) + 1;
+      return verifyOptions.explain ? { ...verdict, explain: log } : verdict;
+    };
     const syntax = offline.code === CODE.syntaxOk ? checkSyntax(offline.address) : undefined;
     if (!syntax?.ok) {
       log.push(
@@ -815,6 +823,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         smtpRcpts: pool.stats.rcpts,
         catchAllProbes,
         peakSmtpSessions: pool.stats.peakSessions,
+        smtpRefusals: { ...pool.stats.refusals },
+        unknownAnswers: { ...unknownAnswers },
       };
     },
     settings: {
