@@ -20,7 +20,7 @@ export function describeDatabase(url: string): string {
     const colon = credentials.indexOf(':');
     rest = `${colon >= 0 ? `${credentials.slice(0, colon)}:***` : credentials}@${rest.slice(at + 1)}`;
   }
-  const shown = `${scheme}${rest}`.replace(/([?&]password=)[^&#]*/gi, '$1***').replace(/[\u0000-\u001f]/g, '?');
+  const shown = `${scheme}${rest}`.replace(/([?&]password=)[^&#]*/gi, '$1***');
   return shown.length > 120 ? `${shown.slice(0, 120)}…` : shown;
 }
 
@@ -47,7 +47,9 @@ export function checkDatabaseUrl(url: string): void {
     );
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw new DatabaseUrlProblem(`The database URL must start with postgres:// (got ${parsed.protocol}//): ${FORM}.`);
+    throw new DatabaseUrlProblem(
+      `The database URL must start with postgres:// (got ${parsed.protocol}//): ${FORM}.`,
+    );
 }
 
 /** PostgreSQL could not be used by a team node: the message says where and what to check, without the password. */

@@ -30,7 +30,7 @@ describe('the database URL in words', () => {
         expect((error as Error).message, url).not.toContain(SECRET);
       }
     }
-    expect(describeDatabase(URLS[0]!)).toBe('postgres://mailsieve:***@db.internal:5432/mailsieve');
+    expect(describeDatabase(URLS[0])).toBe('postgres://mailsieve:***@db.internal:5432/mailsieve');
   });
 
   it('refuses a password that is not percent-encoded, in words that keep it', () => {
