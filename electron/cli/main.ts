@@ -71,7 +71,11 @@ export function buildProgram(): Command {
     .option('--part-rows <n>', 'rows per part of the lists this node plans (default 10000)')
     .option('--lease-seconds <n>', 'how long this node holds list work before another takes it (default 180)')
     .option('--retry-delay <seconds>', 'first wait before temporary failures are asked again (default 300)')
-    .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)');
+    .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)')
+    .option(
+      '--allow-private-callbacks',
+      'let list callbacks go to this machine or a private network (refused by default)',
+    );
   addDatabaseOption(workerCommand, 'the team server’s database');
   addNodeOptions(workerCommand);
   addCheckOptions(

@@ -53,7 +53,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   };
   const lists = {
     retainDays: intOption('--retain-days', options.retainDays, 1, 36_500),
-    callback: { allowPrivateTargets: options.allowPrivateCallbacks === true },
+    callback: {
+      allowPrivateTargets: options.allowPrivateCallbacks === true,
+      ...(online.dnsServers ? { dnsServers: online.dnsServers } : {}),
+    },
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
     ...(options.partRows !== undefined
       ? { partRows: intOption('--part-rows', options.partRows, 100, 1_000_000) }

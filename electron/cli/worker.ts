@@ -18,6 +18,7 @@ export interface WorkerOptions extends OnlineCliOptions, DatabaseCliOptions, Nod
   leaseSeconds?: string;
   retryDelay?: string;
   maxWait?: string;
+  allowPrivateCallbacks?: boolean;
 }
 
 export async function worker(options: WorkerOptions): Promise<void> {
@@ -29,6 +30,11 @@ export async function worker(options: WorkerOptions): Promise<void> {
   const { checks, ...online } = onlineOptionsFrom(options, 'smtp');
   const node = nodeOptionsFrom(options);
   const lists = {
+    // This node delivers the callbacks of the lists it finishes: it checks their targets itself, as `serve` does.
+    callback: {
+      allowPrivateTargets: options.allowPrivateCallbacks === true,
+      ...(online.dnsServers ? { dnsServers: online.dnsServers } : {}),
+    },
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
     ...(options.parts !== undefined ? { parts: intOption('--parts', options.parts, 1, 64) } : {}),
     ...(options.partRows !== undefined
