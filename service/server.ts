@@ -17,7 +17,10 @@ export interface StartOptions {
   readonly tls?: TlsOption;
   /** An already-open database (the embedded service shares one); otherwise opened from dataDir. */
   readonly db?: ServiceDb;
-  /** DNS/SMTP checks: the service's ceiling level and the verifier's settings (DNS servers, SMTP port…). */
+  /**
+   * DNS/SMTP checks: the service's ceiling level and the verifier's settings (DNS servers, SMTP port…).
+   * `allowPrivateMx` defaults to whether the service listens on loopback.
+   */
   readonly online?: OnlineServiceOptions;
   /** List processing (E7–E10): limits, worker threads, callback retries. */
   readonly lists?: ListServiceOptions;
@@ -97,10 +100,13 @@ export async function startService(options: StartOptions): Promise<RunningServic
       throw error;
     }
   }
+  // A service that other machines reach checks no mailbox at this machine's or its network's addresses, unless
+  // told to (`serve --allow-private-mx`); on loopback it serves this machine's user, whose office server may be one.
+  const online = { ...options.online, allowPrivateMx: options.online?.allowPrivateMx ?? isLoopback(host) };
   const service = buildService({
     db,
     fastify: tls ? { https: tls } : {},
-    ...(options.online ? { online: options.online } : {}),
+    online,
     dataDir: options.dataDir,
     ...(options.lists ? { lists: options.lists } : {}),
     ...(team ? { team, listWorkers: options.team?.workers !== false } : {}),

@@ -49,6 +49,10 @@ export function buildProgram(): Command {
       'let list callbacks go to this machine or a private network (refused by default)',
     )
     .option(
+      '--allow-private-mx',
+      'check mailboxes at mail hosts on this machine or a private network (refused off loopback by default)',
+    )
+    .option(
       '--workers <n>',
       'with --database: 1 runs a verifier node in this process, 0 serves the API only',
       '1',
@@ -75,6 +79,10 @@ export function buildProgram(): Command {
     .option(
       '--allow-private-callbacks',
       'let list callbacks go to this machine or a private network (refused by default)',
+    )
+    .option(
+      '--allow-private-mx',
+      'check mailboxes at mail hosts on this machine or a private network (refused by default)',
     );
   addDatabaseOption(workerCommand, 'the team server’s database');
   addNodeOptions(workerCommand);

@@ -18,6 +18,7 @@ export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, Node
   tlsCert?: string;
   tlsKey?: string;
   allowPrivateCallbacks?: boolean;
+  allowPrivateMx?: boolean;
   retainDays: string;
   workers: string;
   leaseSeconds?: string;
@@ -50,6 +51,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...onlineOptionsFrom(options, 'smtp'),
     ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
     ...(node.smtpProxy ? { smtpProxy: node.smtpProxy } : {}),
+    // Off loopback, mail hosts at private addresses are refused unless allowed (service/server.ts).
+    ...(options.allowPrivateMx ? { allowPrivateMx: true } : {}),
   };
   const lists = {
     retainDays: intOption('--retain-days', options.retainDays, 1, 36_500),

@@ -19,6 +19,7 @@ export interface WorkerOptions extends OnlineCliOptions, DatabaseCliOptions, Nod
   retryDelay?: string;
   maxWait?: string;
   allowPrivateCallbacks?: boolean;
+  allowPrivateMx?: boolean;
 }
 
 export async function worker(options: WorkerOptions): Promise<void> {
@@ -58,6 +59,9 @@ export async function worker(options: WorkerOptions): Promise<void> {
         ...online,
         ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
         ...(node.smtpProxy ? { smtpProxy: node.smtpProxy } : {}),
+        // A worker checks its clients' lists: no mail host at this machine's or its network's addresses,
+        // unless allowed (an office's own server, a test's mail world on loopback).
+        allowPrivateMx: options.allowPrivateMx === true,
       },
       ...(checks ? { ceiling: checks } : {}),
       lists,

@@ -7,42 +7,12 @@
 // a name public at E7 may name 127.0.0.1 or 169.254.169.254 when the list ends). A node given DNS servers
 // (`--dns-servers`) resolves callback names with them, as it does mail domains.
 import { lookup, promises as dnsPromises } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import type { Agent } from 'undici';
 import { formatServer, type DnsServer } from '../engine/online/dns.js';
+import { isPrivateAddress } from '../engine/online/privateAddress.js';
 
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  PRIVATE.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  PRIVATE.addSubnet(network, prefix, 'ipv6');
-
-/** True for an address on this machine or a private, link-local or otherwise non-public network. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return PRIVATE.check(address, 'ipv4');
-  if (family !== 6) return true;
-  // An IPv4 address written as IPv6 (::ffff:127.0.0.1) is checked as the IPv4 address it is.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
-  return PRIVATE.check(address, 'ipv6');
-}
+export { isPrivateAddress };
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
 
