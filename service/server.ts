@@ -15,6 +15,12 @@ export interface StartOptions {
   /** 0 for an ephemeral port. */
   readonly port?: number;
   readonly tls?: TlsOption;
+  /**
+   * Addresses of the load balancers in front of this service (`serve --trust-proxy`, comma-separated IPs or
+   * CIDRs): a request from one of them is taken to come from the client its X-Forwarded-For names, for the
+   * per-address limit of failed authentications.
+   */
+  readonly trustProxy?: string;
   /** An already-open database (the embedded service shares one); otherwise opened from dataDir. */
   readonly db?: ServiceDb;
   /**
@@ -105,7 +111,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const online = { ...options.online, allowPrivateMx: options.online?.allowPrivateMx ?? isLoopback(host) };
   const service = buildService({
     db,
-    fastify: tls ? { https: tls } : {},
+    fastify: {
+      ...(tls ? { https: tls } : {}),
+      ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
+    },
     online,
     dataDir: options.dataDir,
     ...(options.lists ? { lists: options.lists } : {}),

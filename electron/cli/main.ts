@@ -53,6 +53,10 @@ export function buildProgram(): Command {
       'check mailboxes at mail hosts on this machine or a private network (refused off loopback by default)',
     )
     .option(
+      '--trust-proxy <list>',
+      'load balancers in front (IPs or CIDRs): a client is known by the X-Forwarded-For they send',
+    )
+    .option(
       '--workers <n>',
       'with --database: 1 runs a verifier node in this process, 0 serves the API only',
       '1',
