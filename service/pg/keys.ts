@@ -173,8 +173,9 @@ const MAX_MISSES = 10_000;
  * Key lookups for the request path of an API node: hits are answered from the cache, which is dropped when
  * key_changes moves (checked at most every `recheckMs`, in the background), so a key revoked on any node
  * stops working everywhere within that time. A key that is not known is remembered as a miss for a few
- * seconds (or until key_changes moves: a key made meanwhile works within `recheckMs`), and the same key asked again
- * while its lookup runs waits for that lookup: each unknown key costs one query, however often it is tried.
+ * seconds (or until key_changes moves: a key made meanwhile works within `recheckMs`), and the same key asked
+ * again while its lookup runs waits for that lookup: each unknown key costs one query, however often it is
+ * tried.
  */
 export class PgKeyRegistry {
   private readonly cache = new Map<string, KeyRecord>();
