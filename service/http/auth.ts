@@ -14,8 +14,8 @@ export type KeyPlacement = 'query' | 'header';
  */
 export interface KeyLookup {
   lookup(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined>;
-  /** The key when it is in the cache, asking nothing (a team server's registry). */
-  peek?(key: string): KeyRecord | undefined;
+  /** Whether this node has found the key valid before: a lookup of it is no guess (a team server's registry). */
+  isKnown?(key: string): boolean;
   /** Forgets every cached key (they are read again on their next use). */
   invalidate(): void;
 }
@@ -60,10 +60,10 @@ export function authorise(
   const given = keyFrom(request, placement);
   const failures = context.failures;
   // Asked only while some address has failed lately: a request path with none pays one property read. An
-  // address past its limit may still use a key this node knows (in its cache); any other is not looked up.
+  // address past its limit may still use a key this node has found valid before; any other is not looked up.
   if (failures && !failures.isEmpty) {
     const wait = failures.retryAfterS(request.ip);
-    if (wait > 0 && !(typeof given === 'string' && context.keys.peek?.(given))) {
+    if (wait > 0 && !(typeof given === 'string' && context.keys.isKnown?.(given))) {
       reply.header('retry-after', String(wait));
       sendError(
         reply,

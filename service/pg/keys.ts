@@ -168,6 +168,8 @@ export async function revokePgKey(db: Queryable, keyOrId: string): Promise<boole
 export const KEY_MISS_TTL_MS = 5_000;
 /** Misses remembered at most. */
 const MAX_MISSES = 10_000;
+/** Keys remembered as found valid at most. */
+const MAX_KNOWN = 100_000;
 
 /**
  * Key lookups for the request path of an API node: hits are answered from the cache, which is dropped when
@@ -181,6 +183,8 @@ export class PgKeyRegistry {
   private readonly cache = new Map<string, KeyRecord>();
   private readonly misses = new Map<string, number>();
   private readonly pending = new Map<string, Promise<KeyRecord | undefined>>();
+  /** Keys found valid on this node, for the limit of failed authentications (isKnown). */
+  private readonly known = new Set<string>();
   private version = -1;
   private lastCheck = 0;
   private checking: Promise<void> | undefined;
@@ -205,8 +209,11 @@ export class PgKeyRegistry {
     if (asked) return asked;
     const lookup = findActivePgKey(this.pool, key)
       .then((record) => {
-        if (record) this.cache.set(key, record);
-        else this.rememberMiss(key);
+        if (record) {
+          this.cache.set(key, record);
+          if (this.known.size >= MAX_KNOWN) this.known.clear();
+          this.known.add(key);
+        } else this.rememberMiss(key);
         return record;
       })
       .finally(() => this.pending.delete(key));
@@ -214,8 +221,12 @@ export class PgKeyRegistry {
     return lookup;
   }
 
-  peek(key: string): KeyRecord | undefined {
-    return this.cache.get(key);
+  /**
+   * Whether this node has found the key valid before (kept when the cache is dropped, and never answers for
+   * the key itself: a revoked key is looked up, and refused, all the same).
+   */
+  isKnown(key: string): boolean {
+    return this.cache.has(key) || this.known.has(key);
   }
 
   invalidate(): void {

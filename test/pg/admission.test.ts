@@ -125,7 +125,12 @@ describe('keys that are not known', () => {
       dispatcher: trying,
     });
     expect(list.status).toBe(429);
-    // A key the node knows still works from that address; another address is not concerned.
+    // A key the node has found valid still works from that address, even once a change of keys (a key made
+    // on any node) has dropped the node's cache; another address is not concerned.
+    expect((await ev(good, trying)).status).toBe(200);
+    await team.key();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await ev('msk_guess-after', trying)).status).toBe(429);
     expect((await ev(good, trying)).status).toBe(200);
     expect((await ev('msk_guess0', elsewhere)).status).toBe(401);
     await trying.close();
