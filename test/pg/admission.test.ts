@@ -129,7 +129,9 @@ describe('keys that are not known', () => {
     // on any node) has dropped the node's cache; another address is not concerned.
     expect((await ev(good, trying)).status).toBe(200);
     await team.key();
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await ev(good, elsewhere); // the node sees the change (it looks every 250 ms, on requests)
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await ev('msk_guess-after', trying)).status).toBe(429);
     expect((await ev(good, trying)).status).toBe(200);
     expect((await ev('msk_guess0', elsewhere)).status).toBe(401);
