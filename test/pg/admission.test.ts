@@ -138,4 +138,19 @@ describe('keys that are not known', () => {
     await trying.close();
     await elsewhere.close();
   });
+
+  it('behind a balancer given to --trust-proxy, counts each client by its X-Forwarded-For', async () => {
+    const behind = await team.api(['--trust-proxy', '127.0.0.0/8']);
+    const guess = async (client: string, i: number) =>
+      (
+        await fetch(`${behind.url}/v5/ev?email=jane%40example.com&api_key=msk_guess${i}`, {
+          headers: { 'x-forwarded-for': client },
+        })
+      ).status;
+    for (let i = 0; i < AUTH_FAILURES_PER_WINDOW; i++) expect(await guess('198.51.100.7', i)).toBe(401);
+    expect(await guess('198.51.100.7', 999)).toBe(429);
+    // Another client behind the same balancer (the same address to the node) is not concerned.
+    expect(await guess('198.51.100.8', 0)).toBe(401);
+    await behind.stop();
+  });
 });
