@@ -18,9 +18,18 @@ export interface StartOptions {
   /** 0 for an ephemeral port. */
   readonly port?: number;
   readonly tls?: TlsOption;
+  /**
+   * Addresses of the load balancers in front of this service (`serve --trust-proxy`, comma-separated IPs or
+   * CIDRs): a request from one of them is taken to come from the client its X-Forwarded-For names, for the
+   * per-address limit of failed authentications.
+   */
+  readonly trustProxy?: string;
   /** An already-open database (the embedded service shares one); otherwise opened from dataDir. */
   readonly db?: ServiceDb;
-  /** DNS/SMTP checks: the service's ceiling level and the verifier's settings (DNS servers, SMTP port…). */
+  /**
+   * DNS/SMTP checks: the service's ceiling level and the verifier's settings (DNS servers, SMTP port…).
+   * `allowPrivateMx` defaults to whether the service listens on loopback.
+   */
   readonly online?: OnlineServiceOptions;
   /** List processing (E7–E10): limits, worker threads, callback retries. */
   readonly lists?: ListServiceOptions;
@@ -112,10 +121,16 @@ export async function startService(options: StartOptions): Promise<RunningServic
       throw error;
     }
   }
+  // A service that other machines reach checks no mailbox at this machine's or its network's addresses, unless
+  // told to (`serve --allow-private-mx`); on loopback it serves this machine's user, whose office server may be one.
+  const online = { ...options.online, allowPrivateMx: options.online?.allowPrivateMx ?? isLoopback(host) };
   const service = buildService({
     db,
-    fastify: tls ? { https: tls } : {},
-    ...(options.online ? { online: options.online } : {}),
+    fastify: {
+      ...(tls ? { https: tls } : {}),
+      ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
+    },
+    online,
     dataDir: options.dataDir,
     ...(options.lists ? { lists: options.lists } : {}),
     ...(team ? { team, listWorkers: options.team?.workers !== false } : {}),

@@ -24,6 +24,11 @@ export const UNKNOWN_CAUSE_KINDS = [
   'ambiguous',
   /** DNS did not answer. */
   'dns',
+  /**
+   * The mail host is at a loopback, private or link-local address, which a service reachable from other
+   * machines does not connect to unless its operator allows it (`--allow-private-mx`).
+   */
+  'private-address',
   /** Anything else (the verifier was stopping, a check failed). */
   'other',
 ] as const;
@@ -84,6 +89,8 @@ export function describeCause(cause: UnknownCause): string {
       return `${host} gave answers that do not say whether the mailbox exists`;
     case 'dns':
       return cause.host ? `DNS did not answer (${cause.host})` : 'DNS did not answer';
+    case 'private-address':
+      return `${host} is at a private address (this machine or a private network), which this service does not connect to`;
     case 'other':
       return 'other reasons (see the explanation of each row)';
   }

@@ -51,6 +51,14 @@ export function buildProgram(): Command {
       'let list callbacks go to this machine or a private network (refused by default)',
     )
     .option(
+      '--allow-private-mx',
+      'check mailboxes at mail hosts on this machine or a private network (refused off loopback by default)',
+    )
+    .option(
+      '--trust-proxy <list>',
+      'load balancers in front (IPs or CIDRs): a client is known by the X-Forwarded-For they send',
+    )
+    .option(
       '--workers <n>',
       'with --database: 1 runs a verifier node in this process, 0 serves the API only',
       '1',
@@ -67,7 +75,15 @@ export function buildProgram(): Command {
   const workerCommand = program
     .command('worker')
     .description('Run a verifier node of a team server: it takes list work from the database’s queue.')
-    .addOption(dataDirOption());
+    .addOption(dataDirOption())
+    .option(
+      '--allow-private-callbacks',
+      'let list callbacks go to this machine or a private network (refused by default)',
+    )
+    .option(
+      '--allow-private-mx',
+      'check mailboxes at mail hosts on this machine or a private network (refused by default)',
+    );
   addDatabaseOption(workerCommand, 'the team server’s database');
   addNodeOptions(workerCommand);
   addWorkOptions(workerCommand).addOption(dnsblOption());

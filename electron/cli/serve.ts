@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { startService, UnsafeBindError, type TlsOption } from '../../service/server.js';
 import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
 import { CliError, intOption } from './errors.js';
@@ -22,6 +23,8 @@ export interface ServeOptions
   tlsCert?: string;
   tlsKey?: string;
   allowPrivateCallbacks?: boolean;
+  allowPrivateMx?: boolean;
+  trustProxy?: string;
   retainDays: string;
   workers: string;
 }
@@ -44,6 +47,25 @@ function tlsFrom(options: ServeOptions): TlsOption {
   return { kind: 'none' };
 }
 
+/** `--trust-proxy`: the load balancers' addresses (IPs or CIDRs, comma-separated), checked. */
+function trustProxyOf(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [ip, bits, extra] = entry.split('/');
+    const family = isIP(ip ?? '');
+    const isPrefix = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !isPrefix || extra !== undefined)
+      throw new CliError(
+        `--trust-proxy takes IP addresses or CIDRs separated by commas; '${entry}' is not one.`,
+      );
+  }
+  return entries.length > 0 ? entries.join(',') : undefined;
+}
+
 export async function serve(options: ServeOptions): Promise<void> {
   const port = intOption('--port', options.port, 0, 65535);
   const tls = tlsFrom(options);
@@ -54,14 +76,20 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...onlineOptionsFrom(options, 'smtp'),
     ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
     ...(node.smtpProxy ? { smtpProxy: node.smtpProxy } : {}),
+    // Off loopback, mail hosts at private addresses are refused unless allowed (service/server.ts).
+    ...(options.allowPrivateMx ? { allowPrivateMx: true } : {}),
   };
   const lists = {
     retainDays: intOption('--retain-days', options.retainDays, 1, 36_500),
-    callback: { allowPrivateTargets: options.allowPrivateCallbacks === true },
+    callback: {
+      allowPrivateTargets: options.allowPrivateCallbacks === true,
+      ...(online.dnsServers ? { dnsServers: online.dnsServers } : {}),
+    },
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
     // The in-process verifier node of `serve --database` works as `worker` does, with the same options.
     ...work.lists,
   };
+  const trustProxy = trustProxyOf(options.trustProxy);
   const url = databaseUrlOf(options);
   const workers = intOption('--workers', options.workers, 0, 1);
   if (!url && workers !== 1)
@@ -84,6 +112,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       host: options.host,
       port,
       tls,
+      ...(trustProxy ? { trustProxy } : {}),
       online,
       lists,
       ...(team ? { team, selfCheck: { ...(dnsbl ? { dnsbl } : {}), onCheck: logSelfCheck } } : {}),

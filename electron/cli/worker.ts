@@ -17,6 +17,8 @@ import {
 export interface WorkerOptions
   extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions, WorkCliOptions, SelfCheckCliOptions {
   dataDir: string;
+  allowPrivateCallbacks?: boolean;
+  allowPrivateMx?: boolean;
 }
 
 export async function worker(options: WorkerOptions): Promise<void> {
@@ -30,6 +32,11 @@ export async function worker(options: WorkerOptions): Promise<void> {
   const work = workOptionsFrom(options);
   const dnsbl = dnsblFrom(options);
   const lists = {
+    // This node delivers the callbacks of the lists it finishes: it checks their targets itself, as `serve` does.
+    callback: {
+      allowPrivateTargets: options.allowPrivateCallbacks === true,
+      ...(online.dnsServers ? { dnsServers: online.dnsServers } : {}),
+    },
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
     ...work.lists,
   };
@@ -44,6 +51,9 @@ export async function worker(options: WorkerOptions): Promise<void> {
         ...online,
         ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
         ...(node.smtpProxy ? { smtpProxy: node.smtpProxy } : {}),
+        // A worker checks its clients' lists: no mail host at this machine's or its network's addresses,
+        // unless allowed (an office's own server, a test's mail world on loopback).
+        allowPrivateMx: options.allowPrivateMx === true,
       },
       ...(checks ? { ceiling: checks } : {}),
       lists,

@@ -7,6 +7,7 @@ import { SqliteUsageMeter } from '../store/usage.js';
 import type { TeamNode } from '../pg/team.js';
 import { HttpError, sendError } from './errors.js';
 import type { AuthContext, KeyLookup } from './auth.js';
+import { AuthFailureLimit } from './authFailures.js';
 import { queryEncodingProblem } from './params.js';
 import { methodsFor } from './routes.js';
 import { registerEv } from './routes/ev.js';
@@ -113,7 +114,12 @@ export function buildService(options: ServiceOptions): Service {
   const team = options.team;
   const localUsage = team ? undefined : new SqliteUsageMeter(options.db);
   const usage = team ? team.usage : localUsage!;
-  const auth: AuthContext = { keys: team ? team.keys : new KeyRegistry(options.db), usage };
+  const auth: AuthContext = {
+    keys: team ? team.keys : new KeyRegistry(options.db),
+    usage,
+    // A team server's unknown keys cost a query each: failed authentications are limited per address.
+    ...(team ? { failures: new AuthFailureLimit() } : {}),
+  };
   app.addHook('onClose', () => usage.close());
 
   app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {

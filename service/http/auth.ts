@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyRecord } from '../store/keys.js';
 import { quotaExceededMessage, type Charge, type UsageMeter } from '../store/usage.js';
 import type { ServiceName } from '../../shared/api/services.js';
+import type { AuthFailureLimit } from './authFailures.js';
 import { sendError, sendInvalidKey } from './errors.js';
 
 /** Where the spec puts the key: query parameter on E1–E6, header `api_key` on E7–E10. */
@@ -13,6 +14,8 @@ export type KeyPlacement = 'query' | 'header';
  */
 export interface KeyLookup {
   lookup(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined>;
+  /** Whether this node has found the key valid before: a lookup of it is no guess (a team server's registry). */
+  isKnown?(key: string): boolean;
   /** Forgets every cached key (they are read again on their next use). */
   invalidate(): void;
 }
@@ -21,6 +24,8 @@ export interface AuthContext {
   readonly keys: KeyLookup;
   /** Quotas and the rate limit (service/store/usage.ts). */
   readonly usage: UsageMeter;
+  /** Failed authentications per client address (a team server's API node): past the limit, 429. */
+  readonly failures?: AuthFailureLimit;
 }
 
 /** A value, or a promise of it: the single node answers at once, the team server after asking PostgreSQL. */
@@ -53,12 +58,28 @@ export function authorise(
   options: { rateLimited: boolean },
 ): Maybe<KeyRecord | undefined> {
   const given = keyFrom(request, placement);
+  const failures = context.failures;
+  // Asked only while some address has failed lately: a request path with none pays one property read. An
+  // address past its limit may still use a key this node has found valid before; any other is not looked up.
+  if (failures && !failures.isEmpty) {
+    const wait = failures.retryAfterS(request.ip);
+    if (wait > 0 && !(typeof given === 'string' && context.keys.isKnown?.(given))) {
+      reply.header('retry-after', String(wait));
+      sendError(
+        reply,
+        429,
+        `Too many requests: too many failed authentications from this address; try again in ${wait} s.`,
+      );
+      return undefined;
+    }
+  }
   if (typeof given !== 'string' || given === '') {
     sendInvalidKey(reply);
     return undefined;
   }
   return thenMaybe(context.keys.lookup(given), (key) => {
     if (!key) {
+      failures?.fail(request.ip);
       sendInvalidKey(reply);
       return undefined;
     }

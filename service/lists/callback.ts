@@ -2,9 +2,10 @@
 // when the list finishes or fails. Delivery never holds up processing: it runs on its own, retrying a failed
 // attempt (network error, timeout or a non-2xx answer) after growing delays, and gives up after the last
 // one, saying so on stderr. Redirects are not followed. Unless private targets are allowed, the target is
-// checked (callbackTarget.ts) and connections go only to public addresses.
+// checked (callbackTarget.ts) and connections go only to public addresses, checked when they are made.
 import type { ListResource } from '../../shared/api/list.js';
-import { callbackTargetProblem, publicOnlyDispatcher } from './callbackTarget.js';
+import type { DnsServer } from '../engine/online/dns.js';
+import { callbackDispatcher, callbackTargetProblem, type CallbackResolution } from './callbackTarget.js';
 
 export interface CallbackOptions {
   /**
@@ -12,6 +13,8 @@ export interface CallbackOptions {
    * loopback); `mailsieve serve` allows them only with --allow-private-callbacks.
    */
   readonly allowPrivateTargets?: boolean;
+  /** DNS servers that resolve callback names (the node's `--dns-servers`); default: the system's lookup. */
+  readonly dnsServers?: readonly DnsServer[];
   /** Where a failed delivery is reported; default stderr. */
   readonly log?: (line: string) => void;
   /** Waits before the 2nd, 3rd, … attempts. Default 1 s, 5 s, 25 s (four attempts in all). */
@@ -35,6 +38,14 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** How a node with these options resolves and checks callback targets. */
+export function callbackResolutionOf(options: CallbackOptions = {}): CallbackResolution {
+  return {
+    allowPrivate: options.allowPrivateTargets ?? true,
+    ...(options.dnsServers ? { dnsServers: options.dnsServers } : {}),
+  };
+}
+
 /** Delivers one callback; resolves whether it succeeded (it never rejects). */
 export async function deliverCallback(
   url: string,
@@ -44,7 +55,7 @@ export async function deliverCallback(
 ): Promise<boolean> {
   const delays = options.retryDelaysMs ?? DEFAULT_CALLBACK_DELAYS_MS;
   const body = JSON.stringify(document);
-  const allowPrivate = options.allowPrivateTargets ?? true;
+  const resolution = callbackResolutionOf(options);
   // The address without its query, which may carry the receiver's token.
   const shown = (() => {
     const parsed = new URL(url);
@@ -54,14 +65,14 @@ export async function deliverCallback(
     (options.log ?? ((line: string) => process.stderr.write(`${line}\n`)))(
       `List ${document.list_id}: the callback to ${shown} was not delivered: ${why}.`,
     );
-  const problem = await callbackTargetProblem(url, allowPrivate);
+  const problem = await callbackTargetProblem(url, resolution);
   if (problem !== undefined) {
     log(problem);
     return false;
   }
   // undici is loaded on the first callback: most runs deliver none, and loading it took 80 ms of every start.
   const { fetch } = await import('undici');
-  const dispatcher = allowPrivate ? undefined : await publicOnlyDispatcher();
+  const dispatcher = await callbackDispatcher(resolution);
   let lastFailure = 'no attempt was made';
   for (let attempt = 0; attempt <= delays.length; attempt++) {
     if (attempt > 0) await pause(delays[attempt - 1], signal);

@@ -1,52 +1,63 @@
 // Where a list's callback may go. A service reachable from other machines must not be made to POST to this
 // machine or its private network (loopback, private, link-local, unique-local, CGNAT, unspecified): unless
 // the service allows private callbacks (`serve --allow-private-callbacks`; the embedded service does), E7
-// refuses such a `callback_url` (the host name resolved, every address checked), and delivery connects only
-// to addresses that pass the same check, looked up again at connection time (DNS may change in between).
-import { lookup } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+// refuses such a `callback_url` (the host name resolved, every address checked), and the node that delivers
+// (an API node, or a team server's worker: `worker --allow-private-callbacks`) resolves the name again when it
+// connects, checks each address and connects to exactly the address it checked (DNS may change in between:
+// a name public at E7 may name 127.0.0.1 or 169.254.169.254 when the list ends). A node given DNS servers
+// (`--dns-servers`) resolves callback names with them, as it does mail domains.
+import { lookup, promises as dnsPromises } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 import type { Agent } from 'undici';
+import { formatServer, type DnsServer } from '../engine/online/dns.js';
+import { isPrivateAddress } from '../engine/online/privateAddress.js';
 
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  PRIVATE.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  PRIVATE.addSubnet(network, prefix, 'ipv6');
-
-/** True for an address on this machine or a private, link-local or otherwise non-public network. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return PRIVATE.check(address, 'ipv4');
-  if (family !== 6) return true;
-  // An IPv4 address written as IPv6 (::ffff:127.0.0.1) is checked as the IPv4 address it is.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
-  return PRIVATE.check(address, 'ipv6');
-}
+export { isPrivateAddress };
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
 
-function resolveAll(host: string): Promise<string[]> {
-  if (isIP(host)) return Promise.resolve([host]);
+interface Resolved {
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+/** Where callback names are resolved: the node's DNS servers when it has some, else the system's lookup. */
+export interface CallbackResolution {
+  readonly allowPrivate: boolean;
+  readonly dnsServers?: readonly DnsServer[] | undefined;
+}
+
+const resolvers = new Map<string, dnsPromises.Resolver>();
+
+function resolverFor(servers: readonly DnsServer[]): dnsPromises.Resolver {
+  const id = servers.map(formatServer).join(',');
+  let resolver = resolvers.get(id);
+  if (!resolver) {
+    resolver = new dnsPromises.Resolver({ timeout: 2000, tries: 2 });
+    resolver.setServers(servers.map(formatServer));
+    resolvers.set(id, resolver);
+  }
+  return resolver;
+}
+
+async function resolveAll(host: string, servers: readonly DnsServer[] | undefined): Promise<Resolved[]> {
+  const family = isIP(host);
+  if (family !== 0) return [{ address: host, family: family as 4 | 6 }];
+  if (servers && servers.length > 0) {
+    const resolver = resolverFor(servers);
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const found = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 as const })) : []),
+    ];
+    if (found.length === 0) throw Object.assign(new Error(`${host} does not resolve`), { code: 'ENOTFOUND' });
+    return found;
+  }
   return new Promise((resolve, reject) =>
     lookup(host, { all: true }, (error, addresses) =>
-      error ? reject(error) : resolve(addresses.map((a) => a.address)),
+      error
+        ? reject(error)
+        : resolve(addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))),
     ),
   );
 }
@@ -57,56 +68,82 @@ function resolveAll(host: string): Promise<string[]> {
  */
 export async function callbackTargetProblem(
   callbackUrl: string,
-  allowPrivate: boolean,
+  resolution: CallbackResolution,
 ): Promise<string | undefined> {
-  if (allowPrivate) return undefined;
+  if (resolution.allowPrivate) return undefined;
   const url = new URL(callbackUrl);
   const host = hostOf(url);
-  let addresses: string[];
+  let addresses: Resolved[];
   try {
-    addresses = await resolveAll(host);
+    addresses = await resolveAll(host, resolution.dnsServers);
   } catch {
     return `The callback URL's host '${host}' does not resolve.`;
   }
-  const blocked = addresses.find(isPrivateAddress);
+  const blocked = addresses.find((a) => isPrivateAddress(a.address));
   if (blocked !== undefined)
-    return `The callback URL's host '${host}' is on this machine or a private network (${blocked}); this service delivers callbacks to public addresses only.`;
+    return `The callback URL's host '${host}' is on this machine or a private network (${blocked.address}); this service delivers callbacks to public addresses only.`;
   return undefined;
 }
 
-/** A lookup that answers only public addresses, for the delivery's connections. */
-const publicLookup: LookupFunction = (hostname, options, callback) => {
-  lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '', 4);
-    const allowed = addresses.filter((a) => !isPrivateAddress(a.address));
-    if (allowed.length === 0)
-      return callback(
-        Object.assign(new Error(`${hostname} resolves only to private addresses`), { code: 'EPRIVATE' }),
-        '',
-        4,
-      );
-    if ((options as { all?: boolean }).all)
-      return (callback as (e: null, a: typeof allowed) => void)(null, allowed);
-    callback(null, allowed[0].address, allowed[0].family);
-  });
-};
+/**
+ * The lookup of a delivery's connections: the name resolved (as `resolution` says), every private address
+ * left out unless allowed; the connection goes to an address it answers, and to no other.
+ */
+function checkedLookup(resolution: CallbackResolution): LookupFunction {
+  return (hostname, options, callback) => {
+    resolveAll(hostname, resolution.dnsServers).then(
+      (addresses) => {
+        const allowed = resolution.allowPrivate
+          ? addresses
+          : addresses.filter((a) => !isPrivateAddress(a.address));
+        const wanted = options.family === 4 || options.family === 6 ? options.family : undefined;
+        const usable = wanted ? allowed.filter((a) => a.family === wanted) : allowed;
+        if (usable.length === 0)
+          return callback(
+            Object.assign(
+              new Error(
+                allowed.length === 0
+                  ? `${hostname} resolves only to addresses on this machine or a private network`
+                  : `${hostname} has no IPv${wanted} address`,
+              ),
+              { code: allowed.length === 0 ? 'EPRIVATE' : 'ENOTFOUND' },
+            ),
+            '',
+            4,
+          );
+        if ((options as { all?: boolean }).all)
+          return (callback as (e: null, a: Resolved[]) => void)(null, usable);
+        callback(null, usable[0].address, usable[0].family);
+      },
+      (error: Error) => callback(error as NodeJS.ErrnoException, '', 4),
+    );
+  };
+}
 
-let publicAgent: Agent | undefined;
+const agents = new Map<string, Agent>();
 
-/** The dispatcher callbacks are delivered with when private targets are not allowed. */
-export async function publicOnlyDispatcher(): Promise<Agent> {
-  if (!publicAgent) {
+/**
+ * The dispatcher callbacks are delivered with: undefined (undici's own) when private targets are allowed and
+ * the system resolves names; otherwise an agent whose connections go only where `checkedLookup` says.
+ */
+export async function callbackDispatcher(resolution: CallbackResolution): Promise<Agent | undefined> {
+  const servers = resolution.dnsServers ?? [];
+  if (resolution.allowPrivate && servers.length === 0) return undefined;
+  const id = `${resolution.allowPrivate}|${servers.map(formatServer).join(',')}`;
+  let agent = agents.get(id);
+  if (!agent) {
     const { Agent } = await import('undici');
-    publicAgent ??= new Agent({ connect: { lookup: publicLookup } });
+    agent = agents.get(id) ?? new Agent({ connect: { lookup: checkedLookup(resolution) } });
+    agents.set(id, agent);
   }
-  return publicAgent;
+  return agent;
 }
 
 /** E7's check of its `callback_url`, under the processor's setting: the problem in words, or undefined. */
 export function callbackProblemOf(
   params: { readonly callback_url?: string | undefined },
-  processor: { readonly allowsPrivateCallbacks: boolean },
+  processor: { readonly callbackResolution: CallbackResolution },
 ): Promise<string | undefined> {
   if (params.callback_url === undefined) return Promise.resolve(undefined);
-  return callbackTargetProblem(params.callback_url, processor.allowsPrivateCallbacks);
+  return callbackTargetProblem(params.callback_url, processor.callbackResolution);
 }

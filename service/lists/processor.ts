@@ -16,7 +16,8 @@ import { LIST_RECORD_LIMIT } from '../../shared/api/limits.js';
 import { minLevel, type ChecksLevel, type OnlineVerifier } from '../engine/online/index.js';
 import type { KeyRecord } from '../store/keys.js';
 import type { ListBackend, ListJobHandlers, PartResult, PartSlot, RunStart } from './backend.js';
-import { deliverCallback, type CallbackOptions } from './callback.js';
+import { callbackResolutionOf, deliverCallback, type CallbackOptions } from './callback.js';
+import type { CallbackResolution } from './callbackTarget.js';
 import { identityReporting, type IdentityReportState } from './identityPass.js';
 import { Lanes, runPartOnline, DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS } from './onlinePhase.js';
 import { EXPLAIN_HEADER } from './partWriter.js';
@@ -121,9 +122,9 @@ export class ListProcessor {
     this.lanes = new Lanes(options.onlineConcurrency ?? 500);
   }
 
-  /** Whether list callbacks may target this machine or a private network (CallbackOptions). */
-  get allowsPrivateCallbacks(): boolean {
-    return this.options.callback?.allowPrivateTargets ?? true;
+  /** How this node resolves and checks callback targets (E7's check, and its deliveries). */
+  get callbackResolution(): CallbackResolution {
+    return callbackResolutionOf(this.options.callback);
   }
 
   /** Parts of lists this node is working on now (`mailsieve status`). */

@@ -57,6 +57,26 @@ export async function openPostgres(url: string, options: OpenPgOptions = {}): Pr
   return pool;
 }
 
+/** Connections of a node's pool for uploads (openUploadPool). */
+export const DEFAULT_UPLOAD_CONNECTIONS = 4;
+
+/**
+ * The pool E7 stores uploads with, apart from the node's pool: an upload holds a connection for its whole
+ * insert (a list of 1 GiB takes a while), so twenty at once would otherwise take every connection and other
+ * clients' requests would wait for one. Uploads past `max` wait their turn here, for as long as it takes.
+ * The schema is the main pool's business (openPostgres): this one only connects.
+ */
+export function openUploadPool(url: string, max: number): PgPool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    application_name: 'mailsieve-uploads',
+    connectionTimeoutMillis: 0,
+  });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 /** Runs `work` in a transaction on one client, committed when it resolves, rolled back when it throws. */
 export async function inTransaction<T>(pool: PgPool, work: (client: PgClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

@@ -164,13 +164,27 @@ export async function revokePgKey(db: Queryable, keyOrId: string): Promise<boole
   return (rowCount ?? 0) > 0;
 }
 
+/** How long a key that is not known is remembered as such (a client retrying a wrong key asks nothing more). */
+export const KEY_MISS_TTL_MS = 5_000;
+/** Misses remembered at most. */
+const MAX_MISSES = 10_000;
+/** Keys remembered as found valid at most. */
+const MAX_KNOWN = 100_000;
+
 /**
  * Key lookups for the request path of an API node: hits are answered from the cache, which is dropped when
  * key_changes moves (checked at most every `recheckMs`, in the background), so a key revoked on any node
- * stops working everywhere within that time.
+ * stops working everywhere within that time. A key that is not known is remembered as a miss for a few
+ * seconds (or until key_changes moves: a key made meanwhile works within `recheckMs`), and the same key asked
+ * again while its lookup runs waits for that lookup: each unknown key costs one query, however often it is
+ * tried.
  */
 export class PgKeyRegistry {
   private readonly cache = new Map<string, KeyRecord>();
+  private readonly misses = new Map<string, number>();
+  private readonly pending = new Map<string, Promise<KeyRecord | undefined>>();
+  /** Keys found valid on this node, for the limit of failed authentications (isKnown). */
+  private readonly known = new Set<string>();
   private version = -1;
   private lastCheck = 0;
   private checking: Promise<void> | undefined;
@@ -186,14 +200,49 @@ export class PgKeyRegistry {
     // By the key as given (a hash of it on every request costs more than the rest of the lookup).
     const hit = this.cache.get(key);
     if (hit) return hit;
-    return findActivePgKey(this.pool, key).then((record) => {
-      if (record) this.cache.set(key, record);
-      return record;
-    });
+    const missed = this.misses.get(key);
+    if (missed !== undefined) {
+      if (Date.now() < missed) return undefined;
+      this.misses.delete(key);
+    }
+    const asked = this.pending.get(key);
+    if (asked) return asked;
+    const lookup = findActivePgKey(this.pool, key)
+      .then((record) => {
+        if (record) {
+          this.cache.set(key, record);
+          if (this.known.size >= MAX_KNOWN) this.known.clear();
+          this.known.add(key);
+        } else this.rememberMiss(key);
+        return record;
+      })
+      .finally(() => this.pending.delete(key));
+    this.pending.set(key, lookup);
+    return lookup;
+  }
+
+  /**
+   * Whether this node has found the key valid before (kept when the cache is dropped, and never answers for
+   * the key itself: a revoked key is looked up, and refused, all the same).
+   */
+  isKnown(key: string): boolean {
+    return this.cache.has(key) || this.known.has(key);
   }
 
   invalidate(): void {
     this.cache.clear();
+    this.misses.clear();
+  }
+
+  private rememberMiss(key: string): void {
+    if (this.misses.size >= MAX_MISSES) {
+      // The oldest go first (a Map iterates in insertion order).
+      const now = Date.now();
+      for (const [old, until] of this.misses)
+        if (until <= now || this.misses.size >= MAX_MISSES) this.misses.delete(old);
+        else break;
+    }
+    this.misses.set(key, Date.now() + KEY_MISS_TTL_MS);
   }
 
   private refreshIfDue(): void {
@@ -206,10 +255,10 @@ export class PgKeyRegistry {
         const version = rows[0]?.version ?? 0;
         if (version !== this.version) {
           this.version = version;
-          this.cache.clear();
+          this.invalidate();
         }
       })
-      .catch(() => this.cache.clear())
+      .catch(() => this.invalidate())
       .finally(() => (this.checking = undefined));
   }
 }

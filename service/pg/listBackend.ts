@@ -36,7 +36,14 @@ import {
   type ListWait,
   type ServiceState,
 } from '../lists/store.js';
-import { inTransaction, type PgClient, type PgPool, type Queryable } from './db.js';
+import {
+  DEFAULT_UPLOAD_CONNECTIONS,
+  inTransaction,
+  openUploadPool,
+  type PgClient,
+  type PgPool,
+  type Queryable,
+} from './db.js';
 
 /** Bytes per stored chunk of a list's input, text and assembled files. */
 export const CHUNK_BYTES = 1024 * 1024;
@@ -65,6 +72,12 @@ export interface PgListBackendOptions {
   readonly maintenanceSeconds?: number;
   /** How often an idle node asks the queue for work (default 1 s). */
   readonly pollingSeconds?: number;
+  /**
+   * Connections uploads are stored with (default 4), a pool of their own: an upload holds its connection for
+   * its whole insert, and uploads waiting for one wait their turn (without a time limit) instead of taking the
+   * connections every other request needs.
+   */
+  readonly uploadConnections?: number;
   readonly onRefund?: (db: Queryable, keyId: number, records: number) => Promise<void>;
   readonly onComplete?: (db: Queryable, keyId: number, extra: number) => Promise<void>;
 }
@@ -140,6 +153,7 @@ export class PgListBackend implements ListBackend {
   readonly kind = 'postgres' as const;
   readonly workRoot: string;
   private readonly boss: PgBoss;
+  private readonly uploads: PgPool;
   private isStarted = false;
   private isClosed = false;
   private readonly partWorkers: string[] = [];
@@ -154,6 +168,7 @@ export class PgListBackend implements ListBackend {
     this.workRoot = options.workRoot;
     this.leaseSeconds = options.leaseSeconds ?? 180;
     this.leaseMs = this.leaseSeconds * 1000;
+    this.uploads = openUploadPool(url, options.uploadConnections ?? DEFAULT_UPLOAD_CONNECTIONS);
     handleBossCompletions();
     this.boss = new PgBoss({
       connectionString: url,
@@ -221,7 +236,7 @@ export class PgListBackend implements ListBackend {
 
   async createList(list: NewList): Promise<number> {
     const source = createReadStream(list.uploadPath, { highWaterMark: CHUNK_BYTES });
-    return inTransaction(this.pool, async (client) => {
+    return inTransaction(this.uploads, async (client) => {
       const at = now();
       const { rows } = await client.query<{ id: number }>(
         `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
@@ -827,6 +842,7 @@ export class PgListBackend implements ListBackend {
     if (this.isClosed) return;
     this.isClosed = true;
     await this.boss.stop({ graceful: true, close: true, wait: true, timeout: 10_000 }).catch(() => undefined);
+    await this.uploads.end().catch(() => undefined);
   }
 }
 

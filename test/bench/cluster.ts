@@ -47,6 +47,8 @@ export async function benchCluster(options: {
       try {
         const api = await team.api();
         const online = [
+          // The mail world is on loopback: a team worker refuses private MX addresses unless allowed.
+          '--allow-private-mx',
           '--dns-servers',
           world.dns,
           '--smtp-port',

@@ -77,7 +77,7 @@ export async function startTeam(): Promise<TeamCluster> {
     api: (args = []) =>
       start(
         ['serve', '--database', database, '--port', '0', '--workers', '0', ...args],
-        /listening on (http:\/\/\S+)/,
+        /listening on (https?:\/\/\S+)/,
       ),
     worker: (sourceAddress, args = []) =>
       start(

@@ -25,6 +25,8 @@ const USERS = Array.from({ length: 1_200 }, (_, i) => `user${i}@users.example.ne
 const EXISTING = USERS.filter((_, i) => i % 20 !== 0);
 
 const workerArgs = () => [
+  // The mail world is on loopback: a team worker refuses private MX addresses unless allowed.
+  '--allow-private-mx',
   '--dns-servers',
   dns.address,
   '--smtp-port',

@@ -25,6 +25,7 @@ import {
 } from './dns.js';
 import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
+import { isPrivateAddress } from './privateAddress.js';
 import { isRefusalOfUs, refusalCause, type RefusalKind } from './classify.js';
 import { SmtpPool } from './pool.js';
 import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
@@ -114,6 +115,13 @@ export interface OnlineOptions {
    * one node for all of them (one probe per domain for the whole cluster).
    */
   readonly shared?: SharedKnowledge | undefined;
+  /**
+   * Whether mailbox checks may connect to mail hosts at loopback, private or link-local addresses (default
+   * true: the desktop and a loopback `serve`, an office's own server). A service that listens off loopback,
+   * and a team worker, refuse them unless started with `--allow-private-mx`: a client's domain could name any
+   * host of this machine's network as its MX.
+   */
+  readonly allowPrivateMx?: boolean;
 }
 
 export interface OnlineVerifyOptions {
@@ -287,6 +295,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
   const proxy = options.smtpProxy;
   const mailFrom = options.mailFrom ?? `postmaster@${heloName}`;
   const smtpPort = options.smtpPort ?? 25;
+  const allowPrivateMx = options.allowPrivateMx ?? true;
   const pool = new SmtpPool({
     session: {
       port: smtpPort,
@@ -340,6 +349,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       let temporary: { text: string; cause: UnknownCause } | undefined;
       const failures: string[] = [];
       let failureCause: UnknownCause | undefined;
+      let privateHosts = 0;
       for (const host of hosts) {
         if (Date.now() >= deadline) break;
         let ips = host.addresses;
@@ -353,6 +363,21 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           }
           ips = found.addresses;
           log.push(`DNS: ${host.name} → ${ips.join(', ')}`);
+        }
+        // The addresses the conversation may connect to, and no other (the pool connects to these IPs).
+        if (!allowPrivateMx) {
+          const refused = ips.filter(isPrivateAddress);
+          if (refused.length > 0) {
+            ips = ips.filter((ip) => !isPrivateAddress(ip));
+            const why = `${host.name} is at a private address (${refused.join(', ')}): not connected to`;
+            log.push(`SMTP: ${why}`);
+            if (ips.length === 0) {
+              failures.push(why);
+              failureCause ??= causeOf('private-address', host.name);
+              privateHosts++;
+              continue;
+            }
+          }
         }
         const outcome = await pool.rcpt(host.name, ips, rcpt, deadline, log, turnBudgetMs, isUrgent, signal);
         if (outcome.kind === 'cancelled') return outcome;
@@ -429,6 +454,12 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
             continue;
         }
       }
+      if (temporary === undefined && privateHosts === hosts.length)
+        return {
+          kind: 'unknown',
+          reason: `${failures.join('; ')} (this service checks mailboxes at public addresses only)`,
+          cause: causeOf('private-address', hosts[0]?.name),
+        };
       if (temporary === undefined)
         return {
           kind: 'unknown',

@@ -38,7 +38,7 @@ export interface ListsContext {
   /** Where uploads are received before they become lists (this node's disk). */
   readonly dataDir: string;
   /** The limits of uploads and files, and the pipeline worker to start while an upload arrives. */
-  readonly processor: Pick<ListProcessor, 'limits' | 'maxUploadBytes' | 'allowsPrivateCallbacks' | 'warm'>;
+  readonly processor: Pick<ListProcessor, 'limits' | 'maxUploadBytes' | 'callbackResolution' | 'warm'>;
   /** Quotas: a key's list is charged its records when it is accepted. */
   readonly usage: UsageMeter;
 }
