@@ -159,6 +159,12 @@ export class Lanes {
  * never waits for work.
  */
 export const DOMAIN_SHARE_ROWS = 20;
+/**
+ * After a node hands a part of a domain back, it leaves that domain's parts to the other nodes this long (longer
+ * than their part workers take to ask the queue again): the part goes to a node with room, not back to the
+ * fastest asker.
+ */
+export const DOMAIN_SHARE_YIELD_MS = 3_000;
 
 /**
  * The checks a team node holds, by domain, not yet answered: the parts of a list dominated by one domain are
@@ -167,8 +173,13 @@ export const DOMAIN_SHARE_ROWS = 20;
  */
 export class DomainShare {
   private readonly pending = new Map<string, number>();
+  /** Domains whose parts this node handed back, until when it leaves them to the others. */
+  private readonly yielding = new Map<string, number>();
 
-  constructor(readonly limit = DOMAIN_SHARE_ROWS) {}
+  constructor(
+    readonly limit = DOMAIN_SHARE_ROWS,
+    readonly yieldMs = DOMAIN_SHARE_YIELD_MS,
+  ) {}
 
   /** Checks of `domain` held here and not answered yet. */
   held(domain: string): number {
@@ -191,8 +202,15 @@ export class DomainShare {
         topCount = count;
       }
     }
-    if (topCount >= this.limit && topCount * 2 >= domains.length && this.held(top) >= this.limit)
-      return false;
+    if (topCount >= this.limit && topCount * 2 >= domains.length) {
+      const now = Date.now();
+      if (this.held(top) >= this.limit) {
+        this.yielding.set(top, now + this.yieldMs);
+        return false;
+      }
+      if ((this.yielding.get(top) ?? 0) > now) return false;
+      this.yielding.delete(top);
+    }
     for (const [domain, count] of counts) this.pending.set(domain, this.held(domain) + count);
     return true;
   }
