@@ -54,7 +54,10 @@ export function buildProgram(): Command {
       '1',
     )
     .option('--lease-seconds <n>', 'with --database: how long a node holds list work before another takes it')
-    .option('--part-rows <n>', 'rows per part of the lists this service plans (default 10000)');
+    .option(
+      '--part-rows <n>',
+      'rows per part of the lists this service plans (default 10000; on a team server with SMTP checks, at least 32 parts)',
+    );
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);
   addCheckOptions(
@@ -68,7 +71,10 @@ export function buildProgram(): Command {
     .description('Run a verifier node of a team server: it takes list work from the database’s queue.')
     .addOption(dataDirOption())
     .option('--parts <n>', 'parts of lists worked on at once (default 8)')
-    .option('--part-rows <n>', 'rows per part of the lists this node plans (default 10000)')
+    .option(
+      '--part-rows <n>',
+      'rows per part of the lists this node plans (default 10000; with SMTP checks, at least 32 parts)',
+    )
     .option('--lease-seconds <n>', 'how long this node holds list work before another takes it (default 180)')
     .option('--retry-delay <seconds>', 'first wait before temporary failures are asked again (default 300)')
     .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)');
