@@ -151,6 +151,78 @@ export class Lanes {
   }
 }
 
+/**
+ * Checks of one domain a team node may hold waiting before it hands a part of that domain back to the queue.
+ * A node's pace at a mail server is its own source address's allowance: a node that already has this many of
+ * a domain's checks to ask gains nothing from more of them, while another node, idle, would ask them at its
+ * own pace. Below it the next part is taken while the last ones of the part before are asked, so the node
+ * never waits for work.
+ */
+export const DOMAIN_SHARE_ROWS = 20;
+/**
+ * After a node hands a part of a domain back, it leaves that domain's parts to the other nodes this long (longer
+ * than their part workers take to ask the queue again): the part goes to a node with room, not back to the
+ * fastest asker.
+ */
+export const DOMAIN_SHARE_YIELD_MS = 3_000;
+
+/**
+ * The checks a team node holds, by domain, not yet answered: the parts of a list dominated by one domain are
+ * taken by the nodes that have room for them, rather than all by the first node to ask the queue (service/pg/
+ * listBackend.ts). Lists of many domains never meet it: no part of theirs is mostly one domain.
+ */
+export class DomainShare {
+  private readonly pending = new Map<string, number>();
+  /** Domains whose parts this node handed back, until when it leaves them to the others. */
+  private readonly yielding = new Map<string, number>();
+
+  constructor(
+    readonly limit = DOMAIN_SHARE_ROWS,
+    readonly yieldMs = DOMAIN_SHARE_YIELD_MS,
+  ) {}
+
+  /** Checks of `domain` held here and not answered yet. */
+  held(domain: string): number {
+    return this.pending.get(domain) ?? 0;
+  }
+
+  /**
+   * Takes a part's checks (their domains): false, taking nothing, when most of them are at one domain of
+   * which this node already holds `limit` checks or more.
+   */
+  take(domains: readonly string[]): boolean {
+    const counts = new Map<string, number>();
+    let top = '';
+    let topCount = 0;
+    for (const domain of domains) {
+      const count = (counts.get(domain) ?? 0) + 1;
+      counts.set(domain, count);
+      if (count > topCount) {
+        top = domain;
+        topCount = count;
+      }
+    }
+    if (topCount >= this.limit && topCount * 2 >= domains.length) {
+      const now = Date.now();
+      if (this.held(top) >= this.limit) {
+        this.yielding.set(top, now + this.yieldMs);
+        return false;
+      }
+      if ((this.yielding.get(top) ?? 0) > now) return false;
+      this.yielding.delete(top);
+    }
+    for (const [domain, count] of counts) this.pending.set(domain, this.held(domain) + count);
+    return true;
+  }
+
+  /** A check of `domain` taken here is answered (or given up). */
+  done(domain: string, count = 1): void {
+    const left = this.held(domain) - count;
+    if (left > 0) this.pending.set(domain, left);
+    else this.pending.delete(domain);
+  }
+}
+
 export interface OnlinePhaseContext {
   readonly verifier: OnlineVerifier;
   readonly lanes: Lanes;
@@ -160,13 +232,17 @@ export interface OnlinePhaseContext {
   readonly part: number;
   /** Aborted when the node stops: no new check starts, the part is asked for again. */
   readonly stopping: AbortSignal;
+  /** On a team node: a part mostly of a domain this node has enough of is handed back (DomainShare). */
+  readonly share?: DomainShare | undefined;
 }
 
 export type PartOnlineOutcome =
   /** Every address has its final verdict (or stays unknown, the wait being over). */
   | { readonly kind: 'done'; readonly verdicts: OnlineVerdicts }
   /** The part is asked for again at `at` (a retry), or at once (the rest of a slice, a stop). */
-  | { readonly kind: 'later'; readonly at?: Date };
+  | { readonly kind: 'later'; readonly at?: Date }
+  /** Nothing was asked: this node holds enough of the part's main domain; another node may take the part. */
+  | { readonly kind: 'handed-back' };
 
 const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
@@ -259,6 +335,11 @@ export async function runPartOnline(
     batch = order.filter((index) => waiting.has(index));
   }
 
+  // Taken (or handed back) at once, with no wait between the look and the taking: a node's part workers that
+  // took parts of one domain together see each other's.
+  const share = context.share;
+  const batchDomains = share && batch.length > 0 ? batch.map((index) => domains[index]) : undefined;
+  if (share && batchDomains && !share.take(batchDomains)) return { kind: 'handed-back' };
   if (batch.length > 0) {
     const deadline = Date.now() + settings.sliceMs;
     // At the slice's end, checks still waiting for their turn at a busy host stop waiting (unanswered, they
@@ -297,6 +378,7 @@ export async function runPartOnline(
         // Never claim more than was checked: a check that failed is unknown.
         verdict = { address, code: 5, checked: 'offline', why: 'the check failed; nothing was learnt' };
       }
+      share?.done(domains[index]);
       if (verdict.cancelled) {
         unasked.push(index);
         return;
@@ -335,6 +417,8 @@ export async function runPartOnline(
     } finally {
       clearTimeout(timer);
       context.stopping.removeEventListener('abort', onStop);
+      // What this job did not start is no longer held here.
+      if (share) for (let i = next; i < batch.length; i++) share.done(domains[batch[i]]);
     }
     await flush();
     // The rest of this part (a slice that ran out, or a stop): asked for again at once.

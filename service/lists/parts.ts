@@ -15,6 +15,21 @@ import type { ListPolicy } from './types.js';
 
 /** Rows in a part (the last part may hold fewer). */
 export const PART_ROWS = 10_000;
+/**
+ * A team server's list with SMTP checks is cut into at least SPREAD_PARTS parts (of at least SPREAD_MIN_ROWS
+ * rows): a node's pace at a mail server is its own source address's allowance, so a list dominated by one
+ * domain goes as fast as the nodes that share it, and they can share only parts.
+ */
+export const SPREAD_PARTS = 32;
+export const SPREAD_MIN_ROWS = 100;
+
+/** Rows per part of a list of `records` rows: `partRows` when given, else as `spreadParts` asks, else PART_ROWS. */
+export function rowsPerPart(records: number, partRows?: number, spreadParts?: number): number {
+  if (partRows !== undefined) return partRows;
+  if (spreadParts === undefined) return PART_ROWS;
+  return Math.min(PART_ROWS, Math.max(SPREAD_MIN_ROWS, Math.ceil(records / spreadParts)));
+}
+
 /** Input bytes after which a part ends early (a row is at most 1 MiB, so a part stays under 9 MiB). */
 export const PART_BYTES = 8 * 1024 * 1024;
 

@@ -40,7 +40,7 @@ import type { ListJob, ListPolicy } from './types.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
 import { withKnownBouncers } from '../identity/bounces.list.js';
 import type { VerifierPool } from './verifierPool.js';
-import { PART_BYTES, PART_ROWS, type PartBounds, type PartContext, type PartRows } from './parts.js';
+import { PART_BYTES, rowsPerPart, type PartBounds, type PartContext, type PartRows } from './parts.js';
 import { resultsHead } from './partWriter.js';
 import { extractZipEntry, inspectZip, ZipProblem } from './zip.js';
 
@@ -476,10 +476,11 @@ async function processList(
     const parts: PartBounds[] = [];
     {
       let firstRow = 0;
+      const partRows = rowsPerPart(records, job.partRows, job.spreadParts);
       let byteStart = layout.header ? headerStart + headerLength : bomLength;
       while (firstRow < records) {
         let last = firstRow;
-        const limit = Math.min(records, firstRow + (job.partRows ?? PART_ROWS));
+        const limit = Math.min(records, firstRow + partRows);
         while (last + 1 < limit && rows.start[last + 1] + rows.length[last + 1] - byteStart <= PART_BYTES)
           last++;
         const isLast = last === records - 1;

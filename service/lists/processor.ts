@@ -19,12 +19,19 @@ import type { ListBackend, ListJobHandlers, PartResult, PartSlot, RunStart } fro
 import { callbackResolutionOf, deliverCallback, type CallbackOptions } from './callback.js';
 import type { CallbackResolution } from './callbackTarget.js';
 import { identityReporting, type IdentityReportState } from './identityPass.js';
-import { Lanes, runPartOnline, DEFAULT_MAX_WAIT_MS, DEFAULT_RETRY_DELAY_MS } from './onlinePhase.js';
+import {
+  DomainShare,
+  Lanes,
+  runPartOnline,
+  DEFAULT_MAX_WAIT_MS,
+  DEFAULT_RETRY_DELAY_MS,
+} from './onlinePhase.js';
+import { sleep } from '../engine/online/cache.js';
 import { EXPLAIN_HEADER } from './partWriter.js';
 import { PipelineHost } from './pipelineHost.js';
 import { identityJobFor } from './purchase.js';
 import { ReportCounter } from './report.js';
-import { partAddresses, decodePartRows } from './parts.js';
+import { partAddresses, decodePartRows, SPREAD_PARTS } from './parts.js';
 import type { ListJob, ListLimits, ListPolicy } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
 import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
@@ -84,6 +91,12 @@ export const DEFAULT_LIST_LIMITS: ListLimits = {
   ...ZIP_LIMITS,
 };
 
+/**
+ * How long a team node's part worker that handed a part back rests before it asks the queue again: meanwhile
+ * the other nodes, which have room for the part, take it.
+ */
+const HAND_BACK_REST_MS = 2_000;
+
 /** A list interrupted this many times (the service stopped while it ran) is given up with Error. */
 export const MAX_ATTEMPTS = 3;
 
@@ -102,6 +115,8 @@ export class ListProcessor {
   readonly maxUploadBytes: number;
   private readonly host: PipelineHost;
   private readonly lanes: Lanes;
+  /** On a team server: the checks this node holds by domain, so that a heavy domain's parts go to every node. */
+  private readonly share: DomainShare | undefined;
   private readonly stopping = new AbortController();
   private readonly deliveries = new Set<Promise<unknown>>();
   private isClosed = false;
@@ -120,6 +135,7 @@ export class ListProcessor {
       ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     });
     this.lanes = new Lanes(options.onlineConcurrency ?? 500);
+    this.share = backend.kind === 'postgres' ? new DomainShare() : undefined;
   }
 
   /** How this node resolves and checks callback targets (E7's check, and its deliveries). */
@@ -231,6 +247,8 @@ export class ListProcessor {
       services: identity ? identity.services : list.services,
       servicesExplicit: list.servicesExplicit,
       ...(this.options.partRows !== undefined ? { partRows: this.options.partRows } : {}),
+      // A team server spreads a list's mailbox checks over its nodes: enough parts for each to take some.
+      ...(this.backend.kind === 'postgres' && level === 'smtp' ? { spreadParts: SPREAD_PARTS } : {}),
       ...(identity ? { identity: identity.job } : {}),
     };
     await this.backend.setChecks(listId, run, level);
@@ -315,8 +333,15 @@ export class ListProcessor {
             run,
             part: index,
             stopping: this.stopping.signal,
+            share: this.share,
           },
         );
+        if (outcome.kind === 'handed-back') {
+          // Another node takes it (this worker rests first, so as not to take it straight back).
+          await this.backend.requeuePart(listId, run, index);
+          await sleep(HAND_BACK_REST_MS, this.stopping.signal);
+          return;
+        }
         if (outcome.kind === 'later') {
           await this.backend.requeuePart(listId, run, index, outcome.at);
           return;

@@ -67,6 +67,11 @@ export interface ListJob {
   readonly explain?: boolean | undefined;
   /** Rows per part (default PART_ROWS). The results are the same bytes whatever the parts. */
   readonly partRows?: number | undefined;
+  /**
+   * Without `partRows`: cut the list into at least this many parts (of at least SPREAD_MIN_ROWS rows, at most
+   * PART_ROWS), so that several nodes share its online checks, even those of one domain (parts.ts).
+   */
+  readonly spreadParts?: number | undefined;
 }
 
 /**

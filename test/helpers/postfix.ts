@@ -44,6 +44,8 @@ export interface PostfixOptions {
   readonly domains: readonly PostfixDomain[];
   /** smtpd_client_connection_rate_limit: connections per client per minute (default 0: no limit). */
   readonly connectionRateLimit?: number;
+  /** smtpd_client_connection_count_limit: connections at once per client (default 50, Postfix's own). */
+  readonly connectionCountLimit?: number;
   /** postgrey's --delay in seconds (default 3). */
   readonly greylistDelayS?: number;
   /** More DNS zones (the verifier's sender domain, domains with no MX, …). */
@@ -167,6 +169,7 @@ smtpd_soft_error_limit = 10
 smtpd_hard_error_limit = 20
 smtpd_error_sleep_time = 1s
 smtpd_client_connection_rate_limit = ${options.connectionRateLimit ?? 0}
+smtpd_client_connection_count_limit = ${options.connectionCountLimit ?? 50}
 anvil_rate_time_unit = 60s
 smtpd_client_event_limit_exceptions =
 `;
