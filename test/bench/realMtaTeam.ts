@@ -45,6 +45,7 @@ export async function benchRealMtaTeam(options: {
             '--mail-from',
             'check@mailsieve.test',
             ...world.network,
+            '--allow-private-mx',
           ]),
         ),
       );

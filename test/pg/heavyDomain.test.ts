@@ -40,6 +40,7 @@ beforeAll(async () => {
         '--mail-from',
         'check@mailsieve.test',
         ...world.network,
+        '--allow-private-mx',
       ]),
     ),
   );
