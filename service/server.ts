@@ -3,6 +3,8 @@ import { buildService, type OnlineServiceOptions, type Service } from './http/ap
 import type { ListServiceOptions } from './lists/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
 import type { TeamNode, TeamOptions } from './pg/team.js';
+import type { Logger } from 'pino';
+import type { Metrics } from './ops/metrics.js';
 
 export type TlsOption =
   | { readonly kind: 'none' }
@@ -26,6 +28,10 @@ export interface StartOptions {
    * and whether this node also works on lists (`--workers 0`: it serves the API only).
    */
   readonly team?: Omit<TeamOptions, 'dataDir'> & { readonly url: string; readonly workers: boolean };
+  /** The node's log (docs/operations.md "Logs"); without it nothing is logged. */
+  readonly logger?: Logger;
+  /** Prometheus metrics, served at `GET /metrics`. */
+  readonly metrics?: Metrics;
 }
 
 export interface RunningService extends Service {
@@ -104,6 +110,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
     dataDir: options.dataDir,
     ...(options.lists ? { lists: options.lists } : {}),
     ...(team ? { team, listWorkers: options.team?.workers !== false } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   try {
     await service.app.listen({ host, port: options.port ?? 0 });

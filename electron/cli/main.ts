@@ -7,6 +7,7 @@ import { serve } from './serve.js';
 import { createKeyCommand, keysUsageCommand, listKeysCommand, revokeKeyCommand } from './keys.js';
 import { worker } from './worker.js';
 import { addDatabaseOption, addNodeOptions } from './teamOptions.js';
+import { addLogFormatOption } from './opsOptions.js';
 import { verify } from './verify.js';
 import { doctor } from './doctor.js';
 import { clean, collect } from './clean.js';
@@ -54,7 +55,9 @@ export function buildProgram(): Command {
       '1',
     )
     .option('--lease-seconds <n>', 'with --database: how long a node holds list work before another takes it')
-    .option('--part-rows <n>', 'rows per part of the lists this service plans (default 10000)');
+    .option('--part-rows <n>', 'rows per part of the lists this service plans (default 10000)')
+    .option('--metrics', 'serve Prometheus metrics at GET /metrics (off by default)');
+  addLogFormatOption(serveCommand);
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);
   addCheckOptions(
@@ -71,7 +74,10 @@ export function buildProgram(): Command {
     .option('--part-rows <n>', 'rows per part of the lists this node plans (default 10000)')
     .option('--lease-seconds <n>', 'how long this node holds list work before another takes it (default 180)')
     .option('--retry-delay <seconds>', 'first wait before temporary failures are asked again (default 300)')
-    .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)');
+    .option('--max-wait <seconds>', 'longest wait for retries of a list; 0: no retries (default 1800)')
+    .option('--http-port <n>', 'serve GET /healthz, /readyz and /metrics on this port (0: any free port)')
+    .option('--http-host <host>', 'the address --http-port binds', '127.0.0.1');
+  addLogFormatOption(workerCommand);
   addDatabaseOption(workerCommand, 'the team server’s database');
   addNodeOptions(workerCommand);
   addCheckOptions(

@@ -9,8 +9,9 @@ import {
   type DatabaseCliOptions,
   type NodeCliOptions,
 } from './teamOptions.js';
+import { nodeLoggerFrom, type LogCliOptions } from './opsOptions.js';
 
-export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions {
+export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions, LogCliOptions {
   host: string;
   port: string;
   dataDir: string;
@@ -22,6 +23,7 @@ export interface ServeOptions extends OnlineCliOptions, DatabaseCliOptions, Node
   workers: string;
   leaseSeconds?: string;
   partRows?: string;
+  metrics?: boolean;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -75,9 +77,16 @@ export async function serve(options: ServeOptions): Promise<void> {
           : {}),
       }
     : undefined;
+  const logger = await nodeLoggerFrom(options);
+  // prom-client is loaded only by a node that serves metrics.
+  const metrics = options.metrics
+    ? new (await import('../../service/ops/metrics.js')).Metrics()
+    : undefined;
   let running;
   try {
     running = await startService({
+      logger,
+      ...(metrics ? { metrics } : {}),
       dataDir: options.dataDir,
       host: options.host,
       port,
@@ -95,16 +104,15 @@ export async function serve(options: ServeOptions): Promise<void> {
       throw new CliError(`Cannot bind to ${options.host}: no such local address.`);
     throw error;
   }
-  process.stdout.write(
+  logger.info(
     `Mailsieve Email Data Service listening on ${running.url} (data: ${options.dataDir})` +
-      `${url ? `; team server on ${describeDatabase(url)}${workers === 0 ? ', API only' : ''}` : ''}\n`,
+      `${url ? `; team server on ${describeDatabase(url)}${workers === 0 ? ', API only' : ''}` : ''}` +
+      `${metrics ? `; metrics at ${running.url}/metrics` : ''}`,
   );
   if (tls.kind === 'self-signed')
-    process.stdout.write(
-      'Serving a self-signed certificate: clients must trust it (e.g. NODE_EXTRA_CA_CERTS).\n',
-    );
+    logger.info('Serving a self-signed certificate: clients must trust it (e.g. NODE_EXTRA_CA_CERTS).');
   const stop = () => {
-    process.stdout.write('Stopping…\n');
+    logger.info('Stopping…');
     running.close().then(
       () => process.exit(0),
       () => process.exit(1),

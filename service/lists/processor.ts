@@ -27,6 +27,7 @@ import { partAddresses, decodePartRows } from './parts.js';
 import type { ListJob, ListLimits, ListPolicy } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
 import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
+import { isObserved, publish, type OpsEvents } from '../ops/events.js';
 
 export interface ListServiceOptions {
   /** Lists start once this settles (the service's checks level being decided). */
@@ -104,6 +105,8 @@ export class ListProcessor {
   private readonly stopping = new AbortController();
   private readonly deliveries = new Set<Promise<unknown>>();
   private isClosed = false;
+  /** The key of each list this node works on (its log lines name it). */
+  private readonly keyIds = new Map<number, number>();
 
   constructor(
     private readonly backend: ListBackend,
@@ -133,7 +136,7 @@ export class ListProcessor {
       finish: (listId, run) => this.finish(listId, run),
       callback: (listId) => this.callback(listId),
       failed: (listId, run, reason) =>
-        this.backend.failRun(listId, run, 'Error', `Processing failed: ${reason}; submit the list again.`, 0),
+        this.failRun(listId, run, 'Error', `Processing failed: ${reason}; submit the list again.`, 0),
     };
     return this.backend.work(handlers, { parts: this.options.parts ?? 8 });
   }
@@ -164,7 +167,7 @@ export class ListProcessor {
     const { list, run } = start;
     const listId = list.id;
     if (list.attempts > MAX_ATTEMPTS) {
-      await this.backend.failRun(
+      await this.failRun(
         listId,
         run,
         'Error',
@@ -175,7 +178,7 @@ export class ListProcessor {
     }
     const key = await this.node.keyById(list.keyId);
     if (!key) {
-      await this.backend.failRun(
+      await this.failRun(
         listId,
         run,
         'Error',
@@ -192,7 +195,7 @@ export class ListProcessor {
       ? identityJobFor(list, key, this.node.serviceDbPath, this.options.nativeBinding)
       : undefined;
     if (identity && !identity.ok) {
-      await this.backend.failRun(listId, run, 'Error', identity.reason, 0);
+      await this.failRun(listId, run, 'Error', identity.reason, 0);
       return;
     }
     const knownBouncers = this.node.knownBouncers?.(key);
@@ -240,7 +243,7 @@ export class ListProcessor {
     await saving;
     if (outcome.kind !== 'planned') {
       this.host.forget(planKey);
-      await this.backend.failRun(
+      await this.failRun(
         listId,
         run,
         outcome.kind === 'invalid' ? 'Invalid' : 'Error',
@@ -251,6 +254,13 @@ export class ListProcessor {
     }
     try {
       await this.backend.savePlan(listId, run, outcome.record);
+      this.announce({
+        event: 'planned',
+        listId,
+        keyId: list.keyId,
+        records: outcome.record.records,
+        parts: outcome.record.parts.length,
+      });
     } finally {
       // The team server's parts are written from what was stored: the plan is not kept here.
       if (this.backend.kind === 'postgres') this.host.forget(planKey);
@@ -272,6 +282,7 @@ export class ListProcessor {
       stored = { rows, text };
     }
     let verdicts;
+    let unknown: OpsEvents['rows']['unknown'] = [];
     if (context.check && this.online) {
       const { addresses, rowCounts } = stored
         ? partAddresses(decodePartRows(stored.rows))
@@ -308,6 +319,7 @@ export class ListProcessor {
           return;
         }
         verdicts = outcome.verdicts;
+        unknown = outcome.unknown;
       }
     }
     const outputPath = this.backend.partFile?.(listId, run, index);
@@ -318,6 +330,9 @@ export class ListProcessor {
       ...(verdicts ? { verdicts } : {}),
     });
     await this.backend.savePart(listId, run, index, result);
+    const rows = result.report.statuses.reduce((sum, n) => sum + n, 0);
+    publish('rows', { level: context.check?.level ?? 'offline', rows, unknown });
+    this.announce({ event: 'part done', listId, part: index, records: rows });
   }
 
   private async finish(listId: number, run: number): Promise<void> {
@@ -376,6 +391,13 @@ export class ListProcessor {
       isAwaitingPurchase: context.isReportOnly,
     });
     this.host.forget(`${listId}:${run}`);
+    this.announce({
+      event: 'finished',
+      listId,
+      keyId: list.keyId,
+      records: plan.records,
+      status: context.isReportOnly ? 'Processed' : 'Results',
+    });
   }
 
   /** The head and the parts' bytes in order, into a file (zipped as `zipEntry` when given). */
@@ -432,6 +454,45 @@ export class ListProcessor {
     );
     this.deliveries.add(delivery);
     await delivery.finally(() => this.deliveries.delete(delivery));
+  }
+
+  /** Gives a list up (Invalid or Error), and says so in the log. */
+  private async failRun(
+    listId: number,
+    run: number,
+    status: 'Invalid' | 'Error',
+    reason: string,
+    records: number,
+  ): Promise<void> {
+    await this.backend.failRun(listId, run, status, reason, records);
+    this.announce({ event: 'failed', listId, status, reason });
+  }
+
+  /**
+   * A step of a list, for the log, with its key's id (read once per list on this node, only when someone
+   * listens).
+   */
+  private announce(event: OpsEvents['list']): void {
+    if (!isObserved('list')) return;
+    if (event.keyId !== undefined) {
+      this.keyIds.set(event.listId, event.keyId);
+      if (event.event === 'finished' || event.event === 'failed') this.keyIds.delete(event.listId);
+      publish('list', event);
+      return;
+    }
+    const known = this.keyIds.get(event.listId);
+    if (known !== undefined || event.event === 'failed') {
+      if (event.event === 'failed') this.keyIds.delete(event.listId);
+      publish('list', known !== undefined ? { ...event, keyId: known } : event);
+      return;
+    }
+    void this.backend.getList(event.listId).then(
+      (list) => {
+        if (list) this.keyIds.set(event.listId, list.keyId);
+        publish('list', list ? { ...event, keyId: list.keyId } : event);
+      },
+      () => publish('list', event),
+    );
   }
 
   /** Stops taking work: checks in flight end, and their parts are handed back to the queue. */

@@ -1,13 +1,16 @@
 // A verifier node of a team server (`mailsieve worker`): it takes list work from the queue — plans, parts,
 // completions — and checks addresses online from its own source address, with its own HELO name and its own
 // politeness towards mail servers (they count per source address), sharing with the other nodes what can be
-// shared (a domain's MX answer and catch-all verdict, in PostgreSQL). It serves no HTTP.
+// shared (a domain's MX answer and catch-all verdict, in PostgreSQL). It serves no API: with
+// `--http-port`, only its health, readiness and metrics (service/ops/routes.ts).
 import { join } from 'node:path';
 import { createOnlineVerifier, type ChecksLevel, type OnlineOptions } from '../engine/online/index.js';
 import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
 import { openServiceDb, SERVICE_DB_FILE } from '../store/db.js';
 import { knownBouncersFor } from '../identity/bounces.list.js';
 import { openTeamNode, type TeamOptions } from './team.js';
+import { Readiness } from '../ops/readiness.js';
+import type { Metrics } from '../ops/metrics.js';
 
 export interface WorkerNodeOptions extends TeamOptions {
   readonly url: string;
@@ -16,9 +19,13 @@ export interface WorkerNodeOptions extends TeamOptions {
   /** The highest checks level this node runs lists at (default smtp: as far as each key allows). */
   readonly ceiling?: ChecksLevel;
   readonly lists?: ListServiceOptions;
+  /** Metrics of this node (its `--http-port`): the lists and queue are read from PostgreSQL when scraped. */
+  readonly metrics?: Metrics;
 }
 
 export interface WorkerNode {
+  /** What this node needs to be ready (`GET /readyz` on its `--http-port`); other parts register theirs here. */
+  readonly readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -44,7 +51,11 @@ export async function startWorkerNode(options: WorkerNodeOptions): Promise<Worke
     { verifier, ceiling: options.ceiling ?? 'smtp' },
   );
   await processor.start();
+  const readiness = new Readiness();
+  team.registerReadiness(readiness);
+  options.metrics?.setGauges(team.gauges);
   return {
+    readiness,
     async close() {
       // Checks in flight end and their parts go back to the queue; then the queue stops, then the rest.
       processor.stop();

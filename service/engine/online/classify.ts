@@ -8,6 +8,7 @@
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import type { SmtpReply } from './smtp.js';
 import { replyText } from './smtp.js';
+import type { RefusalKind } from '../../ops/events.js';
 
 export type RcptClass =
   /** 250/251: the server takes mail for the address. */
@@ -121,4 +122,21 @@ export function refusalCause(host: string, reply: SmtpReply, stage: string): Unk
     return causeOf('sender-refused', host);
   if (RATE.test(text)) return causeOf('rate-limited', host);
   return causeOf('blocked', host);
+}
+
+// Words of a refusal that names a block list or this machine's reputation (not only a policy).
+const LISTED =
+  /block ?list|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|\blisted\b|reputation|banned|\[(bl|ts|tss)\d+\]/;
+
+/**
+ * The kind of a refusal of this machine, for the operator's metrics and log: too many conversations at once
+ * (`concurrency`), connecting too often (`rate`), listed or of bad reputation (`block`), or another policy
+ * refusal — its HELO name, its sender, a rule of the server (`policy`).
+ */
+export function refusalKind(reply: SmtpReply): RefusalKind {
+  const text = replyText(reply).toLowerCase();
+  if (/too many (connections|concurrent|sessions)/.test(text)) return 'concurrency';
+  if (RATE.test(text)) return 'rate';
+  if (LISTED.test(text)) return 'block';
+  return 'policy';
 }

@@ -11,7 +11,15 @@
 // that host's allowance; new connections to a host stay under `maxConnectsPerMinute`, and a host that says
 // "too many connections" (421) is left alone for `rateBackoffMs`, with fewer connections per minute after.
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
-import { classifyRcpt, isRateLimit, isRefusalOfUs, refusalCause, type RcptClass } from './classify.js';
+import {
+  classifyRcpt,
+  isRateLimit,
+  isRefusalOfUs,
+  refusalCause,
+  refusalKind,
+  type RcptClass,
+} from './classify.js';
+import { publish, type ConversationOutcome } from '../../ops/events.js';
 import { formatReply, SmtpSession, type SessionConfig, type SessionFailure, type SmtpReply } from './smtp.js';
 
 export interface PoolOptions {
@@ -47,6 +55,14 @@ export type LaneOutcome =
       readonly detail: string;
       readonly cause: UnknownCause;
     };
+
+/** A conversation that could not be opened, by why (the operator's metrics). */
+const CONVERSATION_OUTCOMES: Partial<Record<SessionFailure['kind'], ConversationOutcome>> = {
+  rejected: 'refused',
+  deferred: 'deferred',
+  unreachable: 'unreachable',
+  timeout: 'timeout',
+};
 
 interface Job {
   readonly address: string;
@@ -220,6 +236,8 @@ class Lane {
   private pausedUntil = 0;
   private pauseDetail = '';
   private readonly live = new Set<SmtpSession>();
+  /** This host refused this machine, and has not held a conversation since (the operator's log). */
+  private isRefusing = false;
 
   constructor(
     readonly host: string,
@@ -392,6 +410,7 @@ class Lane {
           job.deadline,
         );
       }
+      this.observe(opened.ok ? 'ok' : undefined);
       if (opened.ok) {
         if (this.pool.closed) {
           opened.session.destroy();
@@ -408,6 +427,8 @@ class Lane {
     this.sessions--;
     this.pool.release();
     failure ??= { kind: 'unreachable', detail: `${this.host} has no address to connect to` };
+    this.observe(CONVERSATION_OUTCOMES[failure.kind] ?? 'failed');
+    if (failure.kind === 'rejected' || failure.kind === 'deferred') this.refused(failure.reply, failure.stage);
     if (failure.kind === 'unreachable' && unreachable === this.ips.length)
       this.remember('down', failure.detail, causeOf('unreachable', this.host));
     if ((failure.kind === 'rejected' || failure.kind === 'deferred') && isRateLimit(failure.reply)) {
@@ -429,6 +450,30 @@ class Lane {
       );
     job.resolve({ kind: 'failure', failure });
     this.pump();
+  }
+
+  /** A conversation opened (or not): counted for the operator (ops/events.ts); a refusing host that talks again recovered. */
+  private observe(outcome: ConversationOutcome | undefined): void {
+    if (!outcome) return;
+    const sourceAddress = this.pool.options.session.sourceAddress ?? '';
+    publish('smtp.conversation', { sourceAddress, host: this.host, outcome });
+    if (outcome === 'ok' && this.isRefusing) {
+      this.isRefusing = false;
+      publish('smtp.recovered', { sourceAddress, host: this.host });
+    }
+  }
+
+  /** The host refused this machine (not a recipient): counted and logged for the operator. */
+  private refused(reply: SmtpReply, stage: string): void {
+    if (!isRateLimit(reply) && !isRefusalOfUs(reply) && stage !== 'RCPT') return;
+    publish('smtp.refusal', {
+      sourceAddress: this.pool.options.session.sourceAddress ?? '',
+      host: this.host,
+      kind: refusalKind(reply),
+      detail: `${stage}: ${formatReply(reply)}`,
+      isNew: !this.isRefusing,
+    });
+    this.isRefusing = true;
   }
 
   private remember(state: 'down' | 'blocked', detail: string, cause: UnknownCause): void {
@@ -534,6 +579,7 @@ class Lane {
         again.push(job);
         return;
       }
+      if (kind === 'rate-limited' || kind === 'blocked') this.refused(reply, 'RCPT');
       if (kind === 'rate-limited' && !job.retried) {
         job.retried = true;
         isSessionOver = true;
