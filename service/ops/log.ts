@@ -52,13 +52,13 @@ export function textLine(record: Record<string, unknown>): string {
   const level =
     typeof record.level === 'number'
       ? (LEVELS[record.level] ?? String(record.level))
-      : String(record.level ?? 'info').toUpperCase();
+      : (typeof record.level === 'string' ? record.level : 'info').toUpperCase();
   const keys = [
     ...TEXT_ORDER.filter((key) => key in record),
     ...Object.keys(record).filter((key) => !TEXT_ORDER.includes(key) && !NOT_PRINTED.has(key)),
   ];
   const fields = keys.map((key) => `${key}=${textValue(record[key])}`).join(' ');
-  return `${time} ${level.padEnd(5)} ${String(record.msg ?? '')}${fields ? ` ${fields}` : ''}\n`;
+  return `${time} ${level.padEnd(5)} ${typeof record.msg === 'string' ? record.msg : ''}${fields ? ` ${fields}` : ''}\n`;
 }
 
 /** A pino destination that writes each record as text to `out`. */

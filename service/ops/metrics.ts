@@ -55,15 +55,16 @@ export class Metrics {
       buckets: DURATION_BUCKETS,
       registers,
     });
-    const self = this;
+    const readGauges = () => this.gauges;
     new Gauge({
       name: 'mailsieve_lists',
       help: 'Lists kept by this service, by status',
       labelNames: ['status'],
       registers,
       async collect() {
-        if (!self.gauges) return;
-        const counts = await self.gauges.listsByStatus().catch(() => undefined);
+        const gauges = readGauges();
+        if (!gauges) return;
+        const counts = await gauges.listsByStatus().catch(() => undefined);
         if (!counts) return;
         this.reset();
         for (const status of LIST_STATUSES) this.set({ status }, 0);
@@ -76,9 +77,9 @@ export class Metrics {
       labelNames: ['kind', 'state'],
       registers,
       async collect() {
-        const read = self.gauges?.queueJobs;
-        if (!read) return;
-        const counts = await read.call(self.gauges).catch(() => undefined);
+        const gauges = readGauges();
+        if (!gauges?.queueJobs) return;
+        const counts = await gauges.queueJobs().catch(() => undefined);
         if (!counts) return;
         this.reset();
         for (const kind of ['plan', 'part', 'finish'])

@@ -52,10 +52,13 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
+/** pino's Logger as Fastify's logger type (the same object; their typings differ in generics only). */
+const asFastifyLogger = (logger: Logger): FastifyBaseLogger => logger;
+
 /** A worker's own HTTP server: the operator's endpoints and nothing else. */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    ...(options.logger ? { loggerInstance: asFastifyLogger(options.logger) } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
   });
   registerOpsRoutes(app, options);

@@ -157,8 +157,8 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
           [Object.keys(QUEUE_KINDS)],
         );
         return rows.map((row) => ({
-          kind: QUEUE_KINDS[row.name]!,
-          state: QUEUE_STATES[row.state]!,
+          kind: QUEUE_KINDS[row.name],
+          state: QUEUE_STATES[row.state],
           count: row.n,
         }));
       },
