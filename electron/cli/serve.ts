@@ -79,9 +79,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     : undefined;
   const logger = await nodeLoggerFrom(options);
   // prom-client is loaded only by a node that serves metrics.
-  const metrics = options.metrics
-    ? new (await import('../../service/ops/metrics.js')).Metrics()
-    : undefined;
+  const metrics = options.metrics ? new (await import('../../service/ops/metrics.js')).Metrics() : undefined;
   let running;
   try {
     running = await startService({

@@ -154,7 +154,13 @@ export function buildService(options: ServiceOptions): Service {
       metrics?.observeRequest(route, status, ms / 1000);
       if (logger && !QUIET_ROUTES.has(route))
         logger.info(
-          { reqId: request.id, route, status, ms: Math.round(ms * 100) / 100, keyId: request.keyId ?? undefined },
+          {
+            reqId: request.id,
+            route,
+            status,
+            ms: Math.round(ms * 100) / 100,
+            keyId: request.keyId ?? undefined,
+          },
           'request',
         );
       done();

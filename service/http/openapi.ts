@@ -88,7 +88,7 @@ const ERRORS = {
     description: 'Invalid API key',
     content: { 'text/plain': { schema: { type: 'string', const: 'Invalid API key.' } } },
   },
-  '403': json(REF('Error'), "The key lacks the service, or its quota is used up"),
+  '403': json(REF('Error'), 'The key lacks the service, or its quota is used up'),
   '429': json(REF('Error'), "Past the key's rate limit (Retry-After says when to try again)"),
 };
 
@@ -134,7 +134,9 @@ export function buildOpenApiDocument(version: string): JsonSchema {
     KeyInfo: schemaOf(keyInfoSchema, 'output'),
   };
   const notFound = json(REF('Error'), 'No such list for this key');
-  const eppendQuery = queryParameters(emailAppendQuerySchema.partial().extend({ email: z.string().optional() }));
+  const eppendQuery = queryParameters(
+    emailAppendQuerySchema.partial().extend({ email: z.string().optional() }),
+  );
   return {
     openapi: '3.1.0',
     info: {
@@ -153,14 +155,26 @@ export function buildOpenApiDocument(version: string): JsonSchema {
     },
     paths: {
       '/v5/ev': {
-        get: operation('verifyEmail', 'E1. Verify one email address', QUERY_KEY, queryParameters(verifyQuerySchema), {
-          '200': json(REF('VerifyResponse'), 'The verification, in the mode the key is configured for'),
-        }),
+        get: operation(
+          'verifyEmail',
+          'E1. Verify one email address',
+          QUERY_KEY,
+          queryParameters(verifyQuerySchema),
+          {
+            '200': json(REF('VerifyResponse'), 'The verification, in the mode the key is configured for'),
+          },
+        ),
       },
       '/ae': {
-        get: operation('alternateEmail', 'E2. Alternate email', QUERY_KEY, queryParameters(alternateEmailQuerySchema), {
-          '200': json(REF('AlternateEmailResponse'), 'Other addresses of the person, {} when none matched'),
-        }),
+        get: operation(
+          'alternateEmail',
+          'E2. Alternate email',
+          QUERY_KEY,
+          queryParameters(alternateEmailQuerySchema),
+          {
+            '200': json(REF('AlternateEmailResponse'), 'Other addresses of the person, {} when none matched'),
+          },
+        ),
       },
       '/v5/eppend': {
         get: operation(
@@ -187,7 +201,12 @@ export function buildOpenApiDocument(version: string): JsonSchema {
           'E5. Email intelligence and email activity metrics for one person',
           QUERY_KEY,
           queryParameters(intelligenceQuerySchema),
-          { '200': json(REF('IntelligenceResponse'), 'The fields enabled for the key that matched, {} when none') },
+          {
+            '200': json(
+              REF('IntelligenceResponse'),
+              'The fields enabled for the key that matched, {} when none',
+            ),
+          },
         ),
       },
       '/v5/ei/bulk': {
@@ -209,7 +228,9 @@ export function buildOpenApiDocument(version: string): JsonSchema {
           {
             '202': {
               ...json(REF('ListAccepted'), 'Accepted; Location names the list'),
-              headers: { Location: { schema: { type: 'string' }, description: '{base_url}/v5/list/<list_id>' } },
+              headers: {
+                Location: { schema: { type: 'string' }, description: '{base_url}/v5/list/<list_id>' },
+              },
             },
             '413': json(REF('Error'), 'The file is larger than this service takes'),
             '422': json(REF('Error'), 'The file cannot be read as a list'),
@@ -264,7 +285,12 @@ export function buildOpenApiDocument(version: string): JsonSchema {
           'What the calling key may have (a Mailsieve extension; key in the header or the query)',
           [...HEADER_KEY, ...QUERY_KEY],
           [],
-          { '200': json(REF('KeyInfo'), "The key's services, list services, fields and alternate email maximum") },
+          {
+            '200': json(
+              REF('KeyInfo'),
+              "The key's services, list services, fields and alternate email maximum",
+            ),
+          },
         ),
       },
     },

@@ -178,13 +178,7 @@ export class ListProcessor {
     }
     const key = await this.node.keyById(list.keyId);
     if (!key) {
-      await this.failRun(
-        listId,
-        run,
-        'Error',
-        'The key that submitted this list no longer exists.',
-        0,
-      );
+      await this.failRun(listId, run, 'Error', 'The key that submitted this list no longer exists.', 0);
       return;
     }
     // As E1: the key's checks level within the node's ceiling.
@@ -474,21 +468,14 @@ export class ListProcessor {
    */
   private announce(event: OpsEvents['list']): void {
     if (!isObserved('list')) return;
-    if (event.keyId !== undefined) {
-      this.keyIds.set(event.listId, event.keyId);
-      if (event.event === 'finished' || event.event === 'failed') this.keyIds.delete(event.listId);
-      publish('list', event);
-      return;
-    }
-    const known = this.keyIds.get(event.listId);
-    if (known !== undefined || event.event === 'failed') {
-      if (event.event === 'failed') this.keyIds.delete(event.listId);
-      publish('list', known !== undefined ? { ...event, keyId: known } : event);
-      return;
-    }
+    const isLast = event.event === 'finished' || event.event === 'failed';
+    const keyId = event.keyId ?? this.keyIds.get(event.listId);
+    if (isLast) this.keyIds.delete(event.listId);
+    else if (keyId !== undefined) this.keyIds.set(event.listId, keyId);
+    if (keyId !== undefined) return publish('list', { ...event, keyId });
     void this.backend.getList(event.listId).then(
       (list) => {
-        if (list) this.keyIds.set(event.listId, list.keyId);
+        if (list && !isLast) this.keyIds.set(event.listId, list.keyId);
         publish('list', list ? { ...event, keyId: list.keyId } : event);
       },
       () => publish('list', event),

@@ -71,7 +71,10 @@ export function isObserved(name: OpsEventName): boolean {
 }
 
 /** Subscribes to an event; gives the unsubscribe. */
-export function subscribe<K extends OpsEventName>(name: K, listener: (event: OpsEvents[K]) => void): () => void {
+export function subscribe<K extends OpsEventName>(
+  name: K,
+  listener: (event: OpsEvents[K]) => void,
+): () => void {
   const target = channelOf(name);
   const onMessage = (message: unknown) => listener(message as OpsEvents[K]);
   target.subscribe(onMessage);

@@ -103,10 +103,7 @@ export function createLogger(options: LoggerOptions): Logger {
   };
   if (options.format === 'text')
     return pino(settings, textDestination(options.destination ?? process.stdout));
-  return pino(
-    settings,
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
-  );
+  return pino(settings, options.destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
 /**
@@ -120,12 +117,14 @@ export function logNodeEvents(log: Logger): () => void {
       const { event: step, ...fields } = event;
       (step === 'failed' ? log.warn : log.info).call(log, { event: step, ...fields }, `list ${step}`);
     }),
-    subscribe('smtp.refusal', ({ sourceAddress, host, kind, detail, isNew }) =>
-      isNew &&
-      log.warn(
-        { event: 'host refusing', host, kind, sourceAddress: sourceAddress || undefined, reply: detail },
-        `${host} refused this machine (${kind})`,
-      ),
+    subscribe(
+      'smtp.refusal',
+      ({ sourceAddress, host, kind, detail, isNew }) =>
+        isNew &&
+        log.warn(
+          { event: 'host refusing', host, kind, sourceAddress: sourceAddress || undefined, reply: detail },
+          `${host} refused this machine (${kind})`,
+        ),
     ),
     subscribe('smtp.recovered', ({ sourceAddress, host }) =>
       log.info(

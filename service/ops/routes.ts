@@ -65,7 +65,11 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const metrics = options.metrics;
   if (metrics)
     app.addHook('onResponse', (request, reply, done) => {
-      metrics.observeRequest(request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      metrics.observeRequest(
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
       done();
     });
   app.setNotFoundHandler((request, reply) => {

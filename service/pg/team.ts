@@ -141,7 +141,9 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
           ? 'the database has no Mailsieve schema'
           : `the database's schema is version ${found}; this node's is ${latest}`;
       });
-      readiness.register('queue', () => (lists.isRunning ? undefined : 'the list queue (pg-boss) is not started'));
+      readiness.register('queue', () =>
+        lists.isRunning ? undefined : 'the list queue (pg-boss) is not started',
+      );
     },
     gauges: {
       async listsByStatus() {

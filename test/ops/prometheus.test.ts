@@ -108,7 +108,8 @@ async function eventually(expr: string, min = 0, timeoutMs = 30_000) {
   for (;;) {
     const result = await query(expr);
     if (result.some((series) => Number(series.value[1]) > min)) return result;
-    if (Date.now() > deadline) throw new Error(`no series of ${expr} above ${min}: ${JSON.stringify(result)}`);
+    if (Date.now() > deadline)
+      throw new Error(`no series of ${expr} above ${min}: ${JSON.stringify(result)}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -120,11 +121,9 @@ describe.skipIf(!existsSync(PROMETHEUS))('Prometheus scraping a team server (doc
     expect((await fetch(`${workerUrl}/healthz`)).status).toBe(200);
     const ready = await fetch(`${workerUrl}/readyz`);
     expect(ready.status, worker.output()).toBe(200);
-    expect(((await ready.json()) as { checks: { name: string }[] }).checks.map((c) => c.name).sort()).toEqual([
-      'postgres',
-      'queue',
-      'schema',
-    ]);
+    expect(((await ready.json()) as { checks: { name: string }[] }).checks.map((c) => c.name).sort()).toEqual(
+      ['postgres', 'queue', 'schema'],
+    );
     expect((await fetch(`${workerUrl}/v5/key`)).status).toBe(404);
     for (const api of apis) expect((await fetch(`${api.url}/readyz`)).status).toBe(200);
 

@@ -428,7 +428,8 @@ class Lane {
     this.pool.release();
     failure ??= { kind: 'unreachable', detail: `${this.host} has no address to connect to` };
     this.observe(CONVERSATION_OUTCOMES[failure.kind] ?? 'failed');
-    if (failure.kind === 'rejected' || failure.kind === 'deferred') this.refused(failure.reply, failure.stage);
+    if (failure.kind === 'rejected' || failure.kind === 'deferred')
+      this.refused(failure.reply, failure.stage);
     if (failure.kind === 'unreachable' && unreachable === this.ips.length)
       this.remember('down', failure.detail, causeOf('unreachable', this.host));
     if ((failure.kind === 'rejected' || failure.kind === 'deferred') && isRateLimit(failure.reply)) {
