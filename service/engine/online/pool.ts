@@ -453,15 +453,21 @@ class Lane {
     this.pump();
   }
 
-  /** A conversation opened (or not): counted for the operator (ops/events.ts); a refusing host that talks again recovered. */
+  /** A conversation opened (or not): counted for the operator (ops/events.ts). */
   private observe(outcome: ConversationOutcome | undefined): void {
     if (!outcome) return;
     const sourceAddress = this.pool.options.session.sourceAddress ?? '';
     publish('smtp.conversation', { sourceAddress, host: this.host, outcome });
-    if (outcome === 'ok' && this.isRefusing) {
-      this.isRefusing = false;
-      publish('smtp.recovered', { sourceAddress, host: this.host });
-    }
+  }
+
+  /** The host answered about a mailbox: one that refused this machine talks to it again (the operator's log). */
+  private answered(): void {
+    if (!this.isRefusing) return;
+    this.isRefusing = false;
+    publish('smtp.recovered', {
+      sourceAddress: this.pool.options.session.sourceAddress ?? '',
+      host: this.host,
+    });
   }
 
   /** The host refused this machine (not a recipient): counted and logged for the operator. */
@@ -581,6 +587,7 @@ class Lane {
         return;
       }
       if (kind === 'rate-limited' || kind === 'blocked') this.refused(reply, 'RCPT');
+      else this.answered();
       if (kind === 'rate-limited' && !job.retried) {
         job.retried = true;
         isSessionOver = true;
