@@ -160,6 +160,19 @@ describe.skipIf(!existsSync(PROMETHEUS))('Prometheus scraping a team server (doc
     );
     expect(burst).toContain(429);
 
+    // The worker said, in its log, that the blocking host refused it; no node's log holds a key.
+    const logged = Date.now() + 5_000;
+    while (!worker.output().includes('"host refusing"') && Date.now() < logged)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    const refusing = worker
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"host refusing"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(refusing[0]).toMatchObject({ level: 'warn', host: 'mx.bigmail.example.net', kind: 'block' });
+    for (const node of [...apis, worker])
+      for (const secret of [key, quotaKey, slowKey]) expect(node.output()).not.toContain(secret);
+
     // Prometheus with the docs' config: their targets replaced by this test's nodes.
     const [scrapeBlock, rulesBlock] = docBlocks();
     const config = yaml.load(scrapeBlock) as {
