@@ -6,6 +6,8 @@ import type { TeamNode, TeamOptions } from './pg/team.js';
 import type { NodeRegistration } from './pg/nodes.js';
 import type { AddressSelfCheck } from './engine/online/selfCheck.js';
 import type { AddressCheck } from './engine/online/addressCheck.js';
+import type { Logger } from 'pino';
+import type { Metrics } from './ops/metrics.js';
 
 export type TlsOption =
   | { readonly kind: 'none' }
@@ -46,6 +48,10 @@ export interface StartOptions {
     readonly dnsbl?: readonly string[];
     readonly onCheck?: (check: AddressCheck) => void;
   };
+  /** The node's log (docs/operations.md "Logs"); without it nothing is logged. */
+  readonly logger?: Logger;
+  /** Prometheus metrics, served at `GET /metrics`. */
+  readonly metrics?: Metrics;
 }
 
 export interface RunningService extends Service {
@@ -134,6 +140,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
     dataDir: options.dataDir,
     ...(options.lists ? { lists: options.lists } : {}),
     ...(team ? { team, listWorkers: options.team?.workers !== false } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   try {
     await service.app.listen({ host, port: options.port ?? 0 });
@@ -160,6 +168,12 @@ export async function startService(options: StartOptions): Promise<RunningServic
       dnsbl: options.selfCheck?.dnsbl,
       ...(onCheck ? { onSelfCheck: onCheck } : {}),
     }));
+    const check = selfCheck;
+    // A source address on a block list is not fit to check mailboxes from.
+    service.readiness.register('source-address', () => {
+      const fit = check.readiness();
+      return fit.ok ? undefined : fit.detail;
+    });
   }
   const address = service.app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);

@@ -13,9 +13,15 @@ import {
   type NodeCliOptions,
   type WorkCliOptions,
 } from './teamOptions.js';
+import { nodeLoggerFrom, type LogCliOptions } from './opsOptions.js';
 
 export interface ServeOptions
-  extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions, WorkCliOptions, SelfCheckCliOptions {
+  extends OnlineCliOptions,
+    DatabaseCliOptions,
+    NodeCliOptions,
+    WorkCliOptions,
+    SelfCheckCliOptions,
+    LogCliOptions {
   host: string;
   port: string;
   dataDir: string;
@@ -27,6 +33,7 @@ export interface ServeOptions
   trustProxy?: string;
   retainDays: string;
   workers: string;
+  metrics?: boolean;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -105,9 +112,14 @@ export async function serve(options: ServeOptions): Promise<void> {
         ...(work.heartbeatSeconds !== undefined ? { heartbeatSeconds: work.heartbeatSeconds } : {}),
       }
     : undefined;
+  const logger = await nodeLoggerFrom(options);
+  // prom-client is loaded only by a node that serves metrics.
+  const metrics = options.metrics ? new (await import('../../service/ops/metrics.js')).Metrics() : undefined;
   let running;
   try {
     running = await startService({
+      logger,
+      ...(metrics ? { metrics } : {}),
       dataDir: options.dataDir,
       host: options.host,
       port,
@@ -126,16 +138,15 @@ export async function serve(options: ServeOptions): Promise<void> {
       throw new CliError(`Cannot bind to ${options.host}: no such local address.`);
     throw error;
   }
-  process.stdout.write(
+  logger.info(
     `Mailsieve Email Data Service listening on ${running.url} (data: ${options.dataDir})` +
-      `${url ? `; team server on ${describeDatabase(url)}${workers === 0 ? ', API only' : ''}` : ''}\n`,
+      `${url ? `; team server on ${describeDatabase(url)}${workers === 0 ? ', API only' : ''}` : ''}` +
+      `${metrics ? `; metrics at ${running.url}/metrics` : ''}`,
   );
   if (tls.kind === 'self-signed')
-    process.stdout.write(
-      'Serving a self-signed certificate: clients must trust it (e.g. NODE_EXTRA_CA_CERTS).\n',
-    );
+    logger.info('Serving a self-signed certificate: clients must trust it (e.g. NODE_EXTRA_CA_CERTS).');
   const stop = () => {
-    process.stdout.write('Stopping…\n');
+    logger.info('Stopping…');
     running.close().then(
       () => process.exit(0),
       () => process.exit(1),

@@ -1,8 +1,9 @@
 // `mailsieve worker --database URL`: a verifier node of a team server (docs/team-server.md). It takes list work
 // from the queue in PostgreSQL and checks addresses online from its own source address, with its own HELO name
-// and sender; it serves no HTTP. Stopped by Ctrl+C or SIGTERM: its work in flight goes back to the queue.
+// and sender; it serves no API (with --http-port: its health, readiness and metrics). Stopped by Ctrl+C or
+// SIGTERM: its work in flight goes back to the queue.
 import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
-import { CliError } from './errors.js';
+import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 import { dnsblFrom, logSelfCheck, type SelfCheckCliOptions } from './selfCheck.js';
 import {
@@ -13,12 +14,21 @@ import {
   type NodeCliOptions,
   type WorkCliOptions,
 } from './teamOptions.js';
+import { nodeLoggerFrom, type LogCliOptions } from './opsOptions.js';
+import type { OpsServer } from '../../service/ops/routes.js';
 
 export interface WorkerOptions
-  extends OnlineCliOptions, DatabaseCliOptions, NodeCliOptions, WorkCliOptions, SelfCheckCliOptions {
+  extends OnlineCliOptions,
+    DatabaseCliOptions,
+    NodeCliOptions,
+    WorkCliOptions,
+    SelfCheckCliOptions,
+    LogCliOptions {
   dataDir: string;
   allowPrivateCallbacks?: boolean;
   allowPrivateMx?: boolean;
+  httpPort?: string;
+  httpHost: string;
 }
 
 export async function worker(options: WorkerOptions): Promise<void> {
@@ -40,11 +50,18 @@ export async function worker(options: WorkerOptions): Promise<void> {
     ...(node.concurrency !== undefined ? { onlineConcurrency: node.concurrency } : {}),
     ...work.lists,
   };
+  const httpPort =
+    options.httpPort !== undefined ? intOption('--http-port', options.httpPort, 0, 65535) : undefined;
+  const logger = await nodeLoggerFrom(options);
   // The team server's modules (pg, pg-boss) are loaded by the commands that use them, not by every command.
   const { startWorkerNode } = await import('../../service/pg/workerNode.js');
+  // A worker's metrics are always on its --http-port (it has no API to keep them off).
+  const metrics =
+    httpPort !== undefined ? new (await import('../../service/ops/metrics.js')).Metrics() : undefined;
   let running;
   try {
     running = await startWorkerNode({
+      ...(metrics ? { metrics } : {}),
       url,
       dataDir: options.dataDir,
       online: {
@@ -66,15 +83,37 @@ export async function worker(options: WorkerOptions): Promise<void> {
     if (error instanceof TeamDatabaseError) throw new CliError(error.message);
     throw error;
   }
-  process.stdout.write(
+  let http: OpsServer | undefined;
+  if (httpPort !== undefined) {
+    const { startOpsServer } = await import('../../service/ops/routes.js');
+    try {
+      http = await startOpsServer({
+        host: options.httpHost,
+        port: httpPort,
+        readiness: running.readiness,
+        ...(metrics ? { metrics } : {}),
+        logger,
+      });
+    } catch (error) {
+      await running.close();
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE')
+        throw new CliError(`Port ${httpPort} on ${options.httpHost} is already in use.`);
+      if (code === 'EADDRNOTAVAIL')
+        throw new CliError(`Cannot bind to ${options.httpHost}: no such local address.`);
+      throw error;
+    }
+  }
+  logger.info(
     `Mailsieve worker taking list work from ${describeDatabase(url)}` +
-      `${node.sourceAddress ? `, leaving from ${node.sourceAddress}` : ''} (data: ${options.dataDir})\n`,
+      `${node.sourceAddress ? `, leaving from ${node.sourceAddress}` : ''} (data: ${options.dataDir})` +
+      `${http ? `; health, readiness and metrics at ${http.url} (no key)` : ''}`,
   );
   const selfCheck = running.selfCheck.state;
-  if (selfCheck.status === 'not-run') process.stdout.write(`Self-check: not run: ${selfCheck.reason}.\n`);
+  if (selfCheck.status === 'not-run') logger.info(`Self-check: not run: ${selfCheck.reason}.`);
   const stop = () => {
-    process.stdout.write('Stopping: work in flight goes back to the queue…\n');
-    running.close().then(
+    logger.info('Stopping: work in flight goes back to the queue…');
+    Promise.all([http?.close(), running.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

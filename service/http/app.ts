@@ -1,4 +1,10 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { ServiceDb } from '../store/db.js';
@@ -22,6 +28,11 @@ import { SERVICE_DB_FILE } from '../store/db.js';
 import { join } from 'node:path';
 import { BounceLookup } from '../identity/bounces.js';
 import { knownBouncersFor } from '../identity/bounces.list.js';
+import type { Logger } from 'pino';
+import { Readiness } from '../ops/readiness.js';
+import type { Metrics } from '../ops/metrics.js';
+import { QUIET_ROUTES, registerOpsRoutes } from '../ops/routes.js';
+import { registerOpenApi } from './openapi.js';
 import {
   createOnlineVerifier,
   type ChecksLevel,
@@ -57,6 +68,12 @@ export interface ServiceOptions {
    */
   readonly team?: TeamNode;
   readonly listWorkers?: boolean;
+  /** The node's log (`serve`): one line a request, never its URL or key. Without it, nothing is logged. */
+  readonly logger?: Logger;
+  /** Prometheus metrics (`serve --metrics`): `GET /metrics`, and every request counted. */
+  readonly metrics?: Metrics;
+  /** Where the node's readiness checks are registered (`GET /readyz`); default: one of its own. */
+  readonly readiness?: Readiness;
 }
 
 export interface Service {
@@ -67,6 +84,8 @@ export interface Service {
   /** The list work of this node (E7–E10): `start()` once listening; it stops when the app closes. */
   readonly lists?: ListProcessor;
   readonly listBackend?: ListBackend;
+  /** The node's readiness checks (`GET /readyz`): other parts of the node register theirs here. */
+  readonly readiness: Readiness;
 }
 
 /** Headers larger than this are refused with 431; generous enough for any parameter we accept. */
@@ -86,9 +105,18 @@ const noRouteSchemas = () => () => {
 
 /** Builds the Email Data Service (not yet listening). */
 export function buildService(options: ServiceOptions): Service {
+  const logger = options.logger;
   const app = Fastify({
-    // No request logging: it would print URLs, and E1–E6 carry the key in the query string.
-    logger: false,
+    // Fastify's own request logging would print URLs, and E1–E6 carry the key in the query string: each
+    // request is logged once, by the onResponse hook below, by its route and key id.
+    ...(logger
+      ? {
+          loggerInstance: logger as FastifyBaseLogger,
+          logController: new LogController({ disableRequestLogging: true }),
+          // No child logger per request (an allocation on every E1 call): the request's line names its id.
+          childLoggerFactory: (parent: FastifyBaseLogger) => parent,
+        }
+      : { logger: false }),
     // `/v5/ev/` is `/v5/ev`: a trailing slash gets the endpoint's answer.
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
@@ -100,7 +128,7 @@ export function buildService(options: ServiceOptions): Service {
       else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') writeRawError(socket, 408, 'Request timed out.');
       else writeRawError(socket, 400, 'Malformed HTTP request.');
     },
-    frameworkErrors(error, _request, reply) {
+    frameworkErrors(error: Error, _request: unknown, reply: FastifyReply) {
       sendError(reply, 400, `Malformed request: ${error.message}`);
     },
     // Requests are checked with zod (shared/api), never with route JSON schemas: without these, Fastify
@@ -109,7 +137,7 @@ export function buildService(options: ServiceOptions): Service {
       compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas },
     },
     ...options.fastify,
-  } as FastifyServerOptions);
+  } as unknown as FastifyServerOptions);
 
   const team = options.team;
   const localUsage = team ? undefined : new SqliteUsageMeter(options.db);
@@ -121,6 +149,50 @@ export function buildService(options: ServiceOptions): Service {
     ...(team ? { failures: new AuthFailureLimit() } : {}),
   };
   app.addHook('onClose', () => usage.close());
+
+  app.decorateRequest('keyId', null);
+  const metrics = options.metrics;
+  if (logger || metrics)
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      const status = reply.statusCode;
+      const ms = reply.elapsedTime;
+      metrics?.observeRequest(route, status, ms / 1000);
+      if (logger && !QUIET_ROUTES.has(route))
+        logger.info(
+          {
+            reqId: request.id,
+            route,
+            status,
+            ms: Math.round(ms * 100) / 100,
+            keyId: request.keyId ?? undefined,
+          },
+          'request',
+        );
+      done();
+    });
+  const readiness = options.readiness ?? new Readiness();
+  readiness.register('store', () => {
+    if (!options.db.open) return 'the service database is closed';
+    options.db.prepare('SELECT 1').get();
+    return undefined;
+  });
+  team?.registerReadiness(readiness);
+  if (metrics)
+    metrics.setGauges(
+      team?.gauges ?? {
+        listsByStatus: () =>
+          Promise.resolve(
+            options.db
+              .prepare<[], { status: string; count: number }>(
+                'SELECT status, count(*) AS count FROM lists GROUP BY status',
+              )
+              .all(),
+          ),
+      },
+    );
+  registerOpsRoutes(app, { readiness, ...(metrics ? { metrics } : {}) });
+  registerOpenApi(app);
 
   app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
     if (error instanceof HttpError) return sendError(reply, error.status, error.message);
@@ -204,5 +276,6 @@ export function buildService(options: ServiceOptions): Service {
     online: online.verifier,
     ...(lists ? { lists } : {}),
     ...(listBackend ? { listBackend } : {}),
+    readiness,
   };
 }

@@ -4,6 +4,14 @@ import { quotaExceededMessage, type Charge, type UsageMeter } from '../store/usa
 import type { ServiceName } from '../../shared/api/services.js';
 import type { AuthFailureLimit } from './authFailures.js';
 import { sendError, sendInvalidKey } from './errors.js';
+import { publish } from '../ops/events.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The id of the request's key once it is known (the request's log line names it; never the key). */
+    keyId: number | null;
+  }
+}
 
 /** Where the spec puts the key: query parameter on E1–E6, header `api_key` on E7–E10. */
 export type KeyPlacement = 'query' | 'header';
@@ -83,8 +91,10 @@ export function authorise(
       sendInvalidKey(reply);
       return undefined;
     }
+    request.keyId = key.id;
     const admit = (isWithinRate: boolean): KeyRecord | undefined => {
       if (!isWithinRate) {
+        publish('rate.limited', { keyId: key.id });
         reply.header('retry-after', '1');
         sendError(reply, 429, `Too many requests: this key is limited to ${key.rateLimit} calls per second.`);
         return undefined;
@@ -112,6 +122,7 @@ export function chargeQueries(
 ): Maybe<boolean> {
   return thenMaybe(context.usage.charge(key, n), (charge: Charge) => {
     if (charge.ok) return true;
+    publish('quota.refused', { keyId: key.id });
     sendError(reply, 403, quotaExceededMessage(key.quota!, charge.used, n, what));
     return false;
   });

@@ -238,7 +238,12 @@ export interface OnlinePhaseContext {
 
 export type PartOnlineOutcome =
   /** Every address has its final verdict (or stays unknown, the wait being over). */
-  | { readonly kind: 'done'; readonly verdicts: OnlineVerdicts }
+  | {
+      readonly kind: 'done';
+      readonly verdicts: OnlineVerdicts;
+      /** The part's unknown rows by cause (kind), for the node's metrics. */
+      readonly unknown: readonly { readonly cause: string; readonly count: number }[];
+    }
   /** The part is asked for again at `at` (a retry), or at once (the rest of a slice, a stop). */
   | { readonly kind: 'later'; readonly at?: Date }
   /** Nothing was asked: this node holds enough of the part's main domain; another node may take the part. */
@@ -471,5 +476,8 @@ export async function runPartOnline(
   state.retry_rows = 0;
   state.retry_at = null;
   await save();
-  return { kind: 'done', verdicts };
+  const unknown = causes
+    .lines(Number.MAX_SAFE_INTEGER)
+    .map((line) => ({ cause: line.cause.kind, count: line.count }));
+  return { kind: 'done', verdicts, unknown };
 }

@@ -35,6 +35,7 @@ import { partAddresses, decodePartRows, SPREAD_PARTS } from './parts.js';
 import type { ListJob, ListLimits, ListPolicy } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
 import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
+import { isObserved, publish, type OpsEvents } from '../ops/events.js';
 
 export interface ListServiceOptions {
   /** Lists start once this settles (the service's checks level being decided). */
@@ -121,6 +122,8 @@ export class ListProcessor {
   private readonly deliveries = new Set<Promise<unknown>>();
   private isClosed = false;
   private inHand = 0;
+  /** The key of each list this node works on (its log lines name it). */
+  private readonly keyIds = new Map<number, number>();
 
   constructor(
     private readonly backend: ListBackend,
@@ -163,7 +166,7 @@ export class ListProcessor {
       finish: (listId, run) => this.finish(listId, run),
       callback: (listId) => this.callback(listId),
       failed: (listId, run, reason) =>
-        this.backend.failRun(listId, run, 'Error', `Processing failed: ${reason}; submit the list again.`, 0),
+        this.failRun(listId, run, 'Error', `Processing failed: ${reason}; submit the list again.`, 0),
     };
     return this.backend.work(handlers, { parts: this.options.parts ?? 8 });
   }
@@ -194,7 +197,7 @@ export class ListProcessor {
     const { list, run } = start;
     const listId = list.id;
     if (list.attempts > MAX_ATTEMPTS) {
-      await this.backend.failRun(
+      await this.failRun(
         listId,
         run,
         'Error',
@@ -205,13 +208,7 @@ export class ListProcessor {
     }
     const key = await this.node.keyById(list.keyId);
     if (!key) {
-      await this.backend.failRun(
-        listId,
-        run,
-        'Error',
-        'The key that submitted this list no longer exists.',
-        0,
-      );
+      await this.failRun(listId, run, 'Error', 'The key that submitted this list no longer exists.', 0);
       return;
     }
     // As E1: the key's checks level within the node's ceiling.
@@ -222,7 +219,7 @@ export class ListProcessor {
       ? identityJobFor(list, key, this.node.serviceDbPath, this.options.nativeBinding)
       : undefined;
     if (identity && !identity.ok) {
-      await this.backend.failRun(listId, run, 'Error', identity.reason, 0);
+      await this.failRun(listId, run, 'Error', identity.reason, 0);
       return;
     }
     const knownBouncers = this.node.knownBouncers?.(key);
@@ -272,7 +269,7 @@ export class ListProcessor {
     await saving;
     if (outcome.kind !== 'planned') {
       this.host.forget(planKey);
-      await this.backend.failRun(
+      await this.failRun(
         listId,
         run,
         outcome.kind === 'invalid' ? 'Invalid' : 'Error',
@@ -283,6 +280,13 @@ export class ListProcessor {
     }
     try {
       await this.backend.savePlan(listId, run, outcome.record);
+      this.announce({
+        event: 'planned',
+        listId,
+        keyId: list.keyId,
+        records: outcome.record.records,
+        parts: outcome.record.parts.length,
+      });
     } finally {
       // The team server's parts are written from what was stored: the plan is not kept here.
       if (this.backend.kind === 'postgres') this.host.forget(planKey);
@@ -304,6 +308,7 @@ export class ListProcessor {
       stored = { rows, text };
     }
     let verdicts;
+    let unknown: OpsEvents['rows']['unknown'] = [];
     if (context.check && this.online) {
       const { addresses, rowCounts } = stored
         ? partAddresses(decodePartRows(stored.rows))
@@ -347,6 +352,7 @@ export class ListProcessor {
           return;
         }
         verdicts = outcome.verdicts;
+        unknown = outcome.unknown;
       }
     }
     const outputPath = this.backend.partFile?.(listId, run, index);
@@ -357,6 +363,9 @@ export class ListProcessor {
       ...(verdicts ? { verdicts } : {}),
     });
     await this.backend.savePart(listId, run, index, result);
+    const rows = result.report.statuses.reduce((sum, n) => sum + n, 0);
+    publish('rows', { level: context.check?.level ?? 'offline', rows, unknown });
+    this.announce({ event: 'part done', listId, part: index, records: rows });
   }
 
   private async finish(listId: number, run: number): Promise<void> {
@@ -415,6 +424,13 @@ export class ListProcessor {
       isAwaitingPurchase: context.isReportOnly,
     });
     this.host.forget(`${listId}:${run}`);
+    this.announce({
+      event: 'finished',
+      listId,
+      keyId: list.keyId,
+      records: plan.records,
+      status: context.isReportOnly ? 'Processed' : 'Results',
+    });
   }
 
   /** The head and the parts' bytes in order, into a file (zipped as `zipEntry` when given). */
@@ -471,6 +487,38 @@ export class ListProcessor {
     );
     this.deliveries.add(delivery);
     await delivery.finally(() => this.deliveries.delete(delivery));
+  }
+
+  /** Gives a list up (Invalid or Error), and says so in the log. */
+  private async failRun(
+    listId: number,
+    run: number,
+    status: 'Invalid' | 'Error',
+    reason: string,
+    records: number,
+  ): Promise<void> {
+    await this.backend.failRun(listId, run, status, reason, records);
+    this.announce({ event: 'failed', listId, status, reason });
+  }
+
+  /**
+   * A step of a list, for the log, with its key's id (read once per list on this node, only when someone
+   * listens).
+   */
+  private announce(event: OpsEvents['list']): void {
+    if (!isObserved('list')) return;
+    const isLast = event.event === 'finished' || event.event === 'failed';
+    const keyId = event.keyId ?? this.keyIds.get(event.listId);
+    if (isLast) this.keyIds.delete(event.listId);
+    else if (keyId !== undefined) this.keyIds.set(event.listId, keyId);
+    if (keyId !== undefined) return publish('list', { ...event, keyId });
+    void this.backend.getList(event.listId).then(
+      (list) => {
+        if (list && !isLast) this.keyIds.set(event.listId, list.keyId);
+        publish('list', list ? { ...event, keyId: list.keyId } : event);
+      },
+      () => publish('list', event),
+    );
   }
 
   /** Stops taking work: checks in flight end, and their parts are handed back to the queue. */

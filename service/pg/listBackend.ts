@@ -212,6 +212,11 @@ export class PgListBackend implements ListBackend {
     this.isStarted = true;
   }
 
+  /** Whether the queue is started and not yet stopped (readiness). */
+  get isRunning(): boolean {
+    return this.isStarted && !this.isClosed;
+  }
+
   // Records.
 
   async getList(id: number): Promise<ListRecord | undefined> {

@@ -8,11 +8,15 @@ import { databaseProblem, openPostgres, type PgPool } from './db.js';
 import { TeamDatabaseError } from './url.js';
 import { getPgKeyById, PgKeyRegistry } from './keys.js';
 import { PgSharedKnowledge } from './knowledge.js';
-import { PgListBackend } from './listBackend.js';
+import { PgListBackend, QUEUES } from './listBackend.js';
 import { sweepPgLists } from './retention.js';
 import { addUsage, PgUsageMeter } from './usage.js';
 import { RETENTION_SWEEP_MS } from '../lists/retention.js';
 import { NodeRegistration, type NodeIdentity } from './nodes.js';
+import { queueJobs } from './status.js';
+import { PG_MIGRATIONS } from './migrations/index.js';
+import type { Readiness } from '../ops/readiness.js';
+import type { NodeGauges, QueueJobCount } from '../ops/metrics.js';
 
 export interface TeamOptions {
   /** This node's data folder: reference data for E2–E6 and the services of lists, temporary files. */
@@ -43,9 +47,14 @@ export interface TeamNode {
   keyById(id: number): Promise<KeyRecord | undefined>;
   /** Writes this node's row in `nodes` and keeps it alive until close (`mailsieve status` lists it). */
   register(identity: NodeIdentity): Promise<NodeRegistration>;
+  /** Registers what this node needs to be ready: PostgreSQL answers, its schema is this version's, the queue runs. */
+  registerReadiness(readiness: Readiness): void;
+  /** The lists by status and the queue's jobs by kind and state, read from PostgreSQL (metrics). */
+  readonly gauges: NodeGauges;
   close(): Promise<void>;
 }
 
+/** The queue states counted (pg-boss's names): waiting is pg-boss's `created`. */
 /** Opens this node's side of a team server. Throws TeamDatabaseError in words when PostgreSQL cannot be used. */
 export async function openTeamNode(url: string, options: TeamOptions): Promise<TeamNode> {
   let pool: PgPool;
@@ -106,6 +115,56 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
       await made.start();
       registration = made;
       return made;
+    },
+    registerReadiness(readiness) {
+      const latest = Math.max(...PG_MIGRATIONS.map((migration) => migration.version));
+      let schema: number | undefined;
+      readiness.register('postgres', async () => {
+        try {
+          const { rows } = await pool.query<{ version: number }>(
+            'SELECT version FROM mailsieve_schema WHERE id = 1',
+          );
+          schema = rows[0]?.version;
+          return undefined;
+        } catch (error) {
+          schema = undefined;
+          return databaseProblem(url, error);
+        }
+      });
+      // Read by the 'postgres' check, which runs at the same time: asked again here when it has not answered.
+      readiness.register('schema', async () => {
+        const found =
+          schema ??
+          (await pool
+            .query<{ version: number }>('SELECT version FROM mailsieve_schema WHERE id = 1')
+            .then(({ rows }) => rows[0]?.version));
+        if (found === latest) return undefined;
+        return found === undefined
+          ? 'the database has no Mailsieve schema'
+          : `the database's schema is version ${found}; this node's is ${latest}`;
+      });
+      readiness.register('queue', () =>
+        lists.isRunning ? undefined : 'the list queue (pg-boss) is not started',
+      );
+    },
+    gauges: {
+      async listsByStatus() {
+        const { rows } = await pool.query<{ status: string; n: number }>(
+          'SELECT status, count(*)::int AS n FROM lists GROUP BY status',
+        );
+        return rows.map((row) => ({ status: row.status, count: row.n }));
+      },
+      async queueJobs() {
+        // The same count `mailsieve status` shows.
+        const queue = await queueJobs(pool);
+        return Object.entries(queue).flatMap(([kind, states]) =>
+          Object.entries(states).map(([state, count]) => ({
+            kind: kind as QueueJobCount['kind'],
+            state: state as QueueJobCount['state'],
+            count,
+          })),
+        );
+      },
     },
     async close() {
       clearInterval(retention);

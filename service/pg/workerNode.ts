@@ -1,7 +1,8 @@
 // A verifier node of a team server (`mailsieve worker`): it takes list work from the queue — plans, parts,
 // completions — and checks addresses online from its own source address, with its own HELO name and its own
 // politeness towards mail servers (they count per source address), sharing with the other nodes what can be
-// shared (a domain's MX answer and catch-all verdict, in PostgreSQL). It serves no HTTP.
+// shared (a domain's MX answer and catch-all verdict, in PostgreSQL). It serves no API: with
+// `--http-port`, only its health, readiness and metrics (service/ops/routes.ts).
 import { join } from 'node:path';
 import { createOnlineVerifier, type ChecksLevel, type OnlineOptions } from '../engine/online/index.js';
 import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
@@ -11,6 +12,8 @@ import { openTeamNode, type TeamOptions } from './team.js';
 import { startNodePresence, type NodeRegistration } from './nodes.js';
 import type { AddressSelfCheck } from '../engine/online/selfCheck.js';
 import type { AddressCheck } from '../engine/online/addressCheck.js';
+import { Readiness } from '../ops/readiness.js';
+import type { Metrics } from '../ops/metrics.js';
 
 export interface WorkerNodeOptions extends TeamOptions {
   readonly url: string;
@@ -23,6 +26,8 @@ export interface WorkerNodeOptions extends TeamOptions {
   readonly dnsbl?: readonly string[];
   /** Hears each result of the self-check (the node's log). */
   readonly onSelfCheck?: (check: AddressCheck) => void;
+  /** Metrics of this node (its `--http-port`): the lists and queue are read from PostgreSQL when scraped. */
+  readonly metrics?: Metrics;
 }
 
 export interface WorkerNode {
@@ -32,6 +37,8 @@ export interface WorkerNode {
   readonly heloName: string;
   /** The node's check of its own source address (its state for readiness and `status`). */
   readonly selfCheck: AddressSelfCheck;
+  /** What this node needs to be ready (`GET /readyz` on its `--http-port`); other parts register theirs here. */
+  readonly readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -67,7 +74,16 @@ export async function startWorkerNode(options: WorkerNodeOptions): Promise<Worke
     dnsbl: options.dnsbl,
     ...(options.onSelfCheck ? { onSelfCheck: options.onSelfCheck } : {}),
   });
+  const readiness = new Readiness();
+  team.registerReadiness(readiness);
+  // A source address on a block list is not fit to check mailboxes from.
+  readiness.register('source-address', () => {
+    const fit = selfCheck.readiness();
+    return fit.ok ? undefined : fit.detail;
+  });
+  options.metrics?.setGauges(team.gauges);
   return {
+    readiness,
     registration,
     heloName: verifier.settings.heloName,
     selfCheck,

@@ -65,3 +65,16 @@ export function verificationOf(response: VerifyResponse): SafeToSendResult | Ema
 /** E1's `timeout` parameter, seconds: default 10, at most 30, fractions allowed. */
 export const E1_TIMEOUT_DEFAULT_S = 10;
 export const E1_TIMEOUT_MAX_S = 30;
+
+/**
+ * E1's query parameters (besides `api_key`). The service reads them by hand on its hot path (a schema's parse
+ * costs E1 a measurable share of its time); this is their contract, for the API document (GET /openapi.json).
+ */
+export const verifyQuerySchema = z.object({
+  /** The address to verify, URL encoded. */
+  email: z.string(),
+  /** Seconds the check may take, fractions allowed (default 10, at most 30). */
+  timeout: z.number().gt(0).max(30).optional(),
+  /** A Mailsieve extension: `1` or `true` adds `explain`, what was asked and answered on the way. */
+  explain: z.enum(['1', 'true', '0', 'false']).optional(),
+});

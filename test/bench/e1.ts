@@ -123,7 +123,10 @@ const autocannonLoad: Load = async (url, paths, seconds) => {
   };
 };
 
-/** A `mailsieve serve` over `dataDir` with a `--rate-limit 0` key: its base URL and key. */
+/**
+ * A `mailsieve serve` over `dataDir` with a `--rate-limit 0` key: its base URL and key. As a team operates it
+ * (issue 28): with `--metrics`, and its log (one JSON line a request) read by this process.
+ */
 async function startService(dataDir: string) {
   const key = execFileSync(
     process.execPath,
@@ -132,7 +135,7 @@ async function startService(dataDir: string) {
   ).trim();
   const service = await spawnUntil(
     process.execPath,
-    [cli, 'serve', '--port', '0', '--data-dir', dataDir],
+    [cli, 'serve', '--port', '0', '--data-dir', dataDir, '--metrics', '--log-format', 'json'],
     /listening on (http:\/\/\S+)/,
   );
   return { child: service.child, url: service.match[1], key };

@@ -5,6 +5,7 @@
 // replies, and any 5xx we cannot read, are "unknown" here. A refusal of the verifier — its HELO name, its
 // sender, its IP, its rate — is never retried as if it were temporary, whatever its code: only greylisting and
 // other temporary failures are. See docs/online-checks.md.
+import type { RefusalKind } from '../../ops/events.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import type { SmtpReply } from './smtp.js';
 import { replyText } from './smtp.js';
@@ -123,13 +124,15 @@ export function refusalCause(host: string, reply: SmtpReply, stage: string): Unk
   return causeOf('blocked', host);
 }
 
+export type { RefusalKind };
+
 /** The kinds of refusal of this verifier a mail server gives, as `status` and the metrics count them. */
-export const REFUSAL_KINDS = ['concurrency', 'rate', 'policy', 'block'] as const;
-export type RefusalKind = (typeof REFUSAL_KINDS)[number];
+export const REFUSAL_KINDS = ['concurrency', 'rate', 'policy', 'block'] as const satisfies readonly RefusalKind[];
 
 const CONCURRENCY = /too many (connections|concurrent|sessions)|concurrent connections/;
+// Words of a refusal that names a block list or this machine's reputation (not only a policy).
 const BLOCK_LIST =
-  /block(ed|list|ing)?\b|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|listed/;
+  /block(ed|list|ing)?\b|block list|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|listed|\[(bl|ts|tss)\d+\]/;
 
 /**
  * Which limit a refusal of this verifier names: connections at once (`concurrency`), how often it connects or

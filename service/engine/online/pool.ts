@@ -20,6 +20,7 @@ import {
   type RcptClass,
   type RefusalKind,
 } from './classify.js';
+import { publish, type ConversationOutcome } from '../../ops/events.js';
 import { formatReply, SmtpSession, type SessionConfig, type SessionFailure, type SmtpReply } from './smtp.js';
 
 export interface PoolOptions {
@@ -55,6 +56,14 @@ export type LaneOutcome =
       readonly detail: string;
       readonly cause: UnknownCause;
     };
+
+/** A conversation that could not be opened, by why (the operator's metrics). */
+const CONVERSATION_OUTCOMES: Partial<Record<SessionFailure['kind'], ConversationOutcome>> = {
+  rejected: 'refused',
+  deferred: 'deferred',
+  unreachable: 'unreachable',
+  timeout: 'timeout',
+};
 
 interface Job {
   readonly address: string;
@@ -114,8 +123,8 @@ export class SmtpPool {
   };
 
   /** @internal Counts a refusal of this verifier. */
-  noteRefusal(reply: SmtpReply, stage: string): void {
-    this.stats.refusals[refusalKind(reply, stage)]++;
+  noteRefusal(kind: RefusalKind): void {
+    this.stats.refusals[kind]++;
   }
   private readonly lanes = new Map<string, Lane>();
   private open = 0;
@@ -240,6 +249,8 @@ class Lane {
   private pausedUntil = 0;
   private pauseDetail = '';
   private readonly live = new Set<SmtpSession>();
+  /** This host refused this machine, and has not held a conversation since (the operator's log). */
+  private isRefusing = false;
 
   constructor(
     readonly host: string,
@@ -412,6 +423,7 @@ class Lane {
           job.deadline,
         );
       }
+      this.observe(opened.ok ? 'ok' : undefined);
       if (opened.ok) {
         if (this.pool.closed) {
           opened.session.destroy();
@@ -428,13 +440,14 @@ class Lane {
     this.sessions--;
     this.pool.release();
     failure ??= { kind: 'unreachable', detail: `${this.host} has no address to connect to` };
+    this.observe(CONVERSATION_OUTCOMES[failure.kind] ?? 'failed');
     if (failure.kind === 'unreachable' && unreachable === this.ips.length)
       this.remember('down', failure.detail, causeOf('unreachable', this.host));
     if (
       (failure.kind === 'rejected' || failure.kind === 'deferred') &&
       (isRateLimit(failure.reply) || failure.kind === 'rejected' || isRefusalOfUs(failure.reply))
     )
-      this.pool.noteRefusal(failure.reply, failure.stage);
+      this.refused(failure.reply, failure.stage);
     if ((failure.kind === 'rejected' || failure.kind === 'deferred') && isRateLimit(failure.reply)) {
       // "421 Too many connections from your IP": back off, connect less often after, and ask again.
       this.backOff(`${failure.stage}: ${formatReply(failure.reply)}`);
@@ -454,6 +467,37 @@ class Lane {
       );
     job.resolve({ kind: 'failure', failure });
     this.pump();
+  }
+
+  /** A conversation opened (or not): counted for the operator (ops/events.ts). */
+  private observe(outcome: ConversationOutcome | undefined): void {
+    if (!outcome) return;
+    const sourceAddress = this.pool.options.session.sourceAddress ?? '';
+    publish('smtp.conversation', { sourceAddress, host: this.host, outcome });
+  }
+
+  /** The host answered about a mailbox: one that refused this machine talks to it again (the operator's log). */
+  private answered(): void {
+    if (!this.isRefusing) return;
+    this.isRefusing = false;
+    publish('smtp.recovered', {
+      sourceAddress: this.pool.options.session.sourceAddress ?? '',
+      host: this.host,
+    });
+  }
+
+  /** The host refused this machine (not a recipient): counted in the pool's stats, and for the operator. */
+  private refused(reply: SmtpReply, stage: string): void {
+    const kind = refusalKind(reply, stage);
+    this.pool.noteRefusal(kind);
+    publish('smtp.refusal', {
+      sourceAddress: this.pool.options.session.sourceAddress ?? '',
+      host: this.host,
+      kind,
+      detail: `${stage}: ${formatReply(reply)}`,
+      isNew: !this.isRefusing,
+    });
+    this.isRefusing = true;
   }
 
   private remember(state: 'down' | 'blocked', detail: string, cause: UnknownCause): void {
@@ -550,7 +594,6 @@ class Lane {
       }
       const reply = result.reply;
       const kind = classifyRcpt(reply);
-      if (kind === 'rate-limited' || kind === 'blocked') this.pool.noteRefusal(reply, 'RCPT');
       if (kind === 'session-limit' && !job.retried) {
         job.retried = true;
         isSessionOver = true;
@@ -560,6 +603,8 @@ class Lane {
         again.push(job);
         return;
       }
+      if (kind === 'rate-limited' || kind === 'blocked') this.refused(reply, 'RCPT');
+      else this.answered();
       if (kind === 'rate-limited' && !job.retried) {
         job.retried = true;
         isSessionOver = true;

@@ -32,6 +32,7 @@ import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
+import { publish } from '../../ops/events.js';
 
 export interface ListsContext {
   readonly backend: ListBackend;
@@ -227,6 +228,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       const charge = await usage.charge(key, records);
       if (!charge.ok) {
         rmSync(upload.path, { force: true });
+        publish('quota.refused', { keyId: key.id });
         throw new HttpError(403, quotaExceededMessage(key.quota, charge.used, records, 'records'));
       }
       reserved = records;
@@ -250,6 +252,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     } finally {
       rmSync(upload.path, { force: true });
     }
+    publish('list', { event: 'accepted', listId, keyId: key.id, status: 'Pending' });
     const base = `${request.protocol}://${request.host}`;
     return reply
       .code(202)

@@ -1,0 +1,171 @@
+// Prometheus metrics of a node (prom-client): `GET /metrics` on an API node started with `--metrics`, and on a
+// worker's `--http-port`. The names are a contract (dashboards and alerts rely on them): docs/operations.md
+// says what each means. HTTP requests are counted by the service's onResponse hook (observeRequest); the rest
+// arrives as events (events.ts) from the engine and the list pipeline, or is read when Prometheus scrapes
+// (the lists by status, the queue's jobs).
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LIST_STATUSES } from '../../shared/api/list.js';
+import { subscribe } from './events.js';
+
+export interface QueueJobCount {
+  readonly kind: 'plan' | 'part' | 'finish';
+  readonly state: 'waiting' | 'active' | 'retry';
+  readonly count: number;
+}
+
+/** What a node reads from its store when it is scraped. */
+export interface NodeGauges {
+  listsByStatus(): Promise<readonly { readonly status: string; readonly count: number }[]>;
+  /** The team server's queue (pg-boss); a single service has none. */
+  queueJobs?(): Promise<readonly QueueJobCount[]>;
+}
+
+/** Few buckets: an observation walks them, on every request. */
+const DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.5, 2.5, 10];
+
+/** A request's counter and histogram, per route and status, found without building a label key. */
+interface RouteSeries {
+  readonly duration: { observe(value: number): void };
+  readonly byStatus: Map<number, { inc(): void }>;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly contentType = this.registry.contentType;
+  private readonly requests: Counter<'route' | 'status'>;
+  private readonly durations: Histogram<'route'>;
+  private readonly routes = new Map<string, RouteSeries>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private gauges: NodeGauges | undefined;
+
+  constructor(gauges?: NodeGauges) {
+    this.gauges = gauges;
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'mailsieve_http_requests_total',
+      help: 'HTTP requests answered, by route (the endpoint, never its query) and status',
+      labelNames: ['route', 'status'],
+      registers,
+    });
+    this.durations = new Histogram({
+      name: 'mailsieve_http_request_duration_seconds',
+      help: 'Time to answer HTTP requests, by route',
+      labelNames: ['route'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    const readGauges = () => this.gauges;
+    new Gauge({
+      name: 'mailsieve_lists',
+      help: 'Lists kept by this service, by status',
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        const gauges = readGauges();
+        if (!gauges) return;
+        const counts = await gauges.listsByStatus().catch(() => undefined);
+        if (!counts) return;
+        this.reset();
+        for (const status of LIST_STATUSES) this.set({ status }, 0);
+        for (const { status, count } of counts) this.set({ status }, count);
+      },
+    });
+    new Gauge({
+      name: 'mailsieve_queue_jobs',
+      help: "Jobs of the team server's list queue, by kind (plan, part, finish) and state (waiting, active, retry)",
+      labelNames: ['kind', 'state'],
+      registers,
+      async collect() {
+        const gauges = readGauges();
+        if (!gauges?.queueJobs) return;
+        const counts = await gauges.queueJobs().catch(() => undefined);
+        if (!counts) return;
+        this.reset();
+        for (const kind of ['plan', 'part', 'finish'])
+          for (const state of ['waiting', 'active', 'retry']) this.set({ kind, state }, 0);
+        for (const { kind, state, count } of counts) this.set({ kind, state }, count);
+      },
+    });
+    const rowsChecked = new Counter({
+      name: 'mailsieve_rows_checked_total',
+      help: 'List rows whose checks ended, by checks level (offline, dns, smtp)',
+      labelNames: ['level'],
+      registers,
+    });
+    const unknownRows = new Counter({
+      name: 'mailsieve_unknown_rows_total',
+      help: 'List rows left unknown by online checks, by cause',
+      labelNames: ['cause'],
+      registers,
+    });
+    const conversations = new Counter({
+      name: 'mailsieve_smtp_conversations_total',
+      help: 'SMTP conversations opened (or that could not be), by source address and outcome',
+      labelNames: ['source_address', 'outcome'],
+      registers,
+    });
+    const refusals = new Counter({
+      name: 'mailsieve_smtp_refusals_total',
+      help: 'Refusals of this machine by mail servers, by source address and kind (concurrency, rate, policy, block)',
+      labelNames: ['source_address', 'kind'],
+      registers,
+    });
+    const quota = new Counter({
+      name: 'mailsieve_quota_refusals_total',
+      help: "Requests refused with 403 for their key's quota",
+      registers,
+    });
+    const rate = new Counter({
+      name: 'mailsieve_rate_limited_total',
+      help: "Requests refused with 429 for their key's rate limit",
+      registers,
+    });
+    const source = (address: string) => address || 'default';
+    this.unsubscribe.push(
+      subscribe('rows', ({ level, rows, unknown }) => {
+        rowsChecked.inc({ level }, rows);
+        for (const { cause, count } of unknown) unknownRows.inc({ cause }, count);
+      }),
+      subscribe('smtp.conversation', ({ sourceAddress, outcome }) =>
+        conversations.inc({ source_address: source(sourceAddress), outcome }),
+      ),
+      subscribe('smtp.refusal', ({ sourceAddress, kind }) =>
+        refusals.inc({ source_address: source(sourceAddress), kind }),
+      ),
+      subscribe('quota.refused', () => quota.inc()),
+      subscribe('rate.limited', () => rate.inc()),
+    );
+  }
+
+  /** The store read when scraped (set once the node's store is open). */
+  setGauges(gauges: NodeGauges): void {
+    this.gauges = gauges;
+  }
+
+  /** Counts an answered request (the service's onResponse hook: keep it cheap). */
+  observeRequest(route: string, status: number, seconds: number): void {
+    let series = this.routes.get(route);
+    if (!series) {
+      series = { duration: this.durations.labels(route), byStatus: new Map() };
+      this.routes.set(route, series);
+    }
+    let counter = series.byStatus.get(status);
+    if (!counter) {
+      counter = this.requests.labels(route, String(status));
+      series.byStatus.set(status, counter);
+    }
+    counter.inc();
+    series.duration.observe(seconds);
+  }
+
+  /** The exposition text (Prometheus' format). */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  close(): void {
+    for (const stop of this.unsubscribe.splice(0)) stop();
+    this.registry.clear();
+  }
+}
