@@ -2,7 +2,6 @@
 // (its schema migrated once, under a lock), the list backend and its pg-boss queue, the keys, usage and
 // quotas, and the domain knowledge verifier nodes share. See docs/team-server.md.
 import { join } from 'node:path';
-import { mkdirSync, rmSync } from 'node:fs';
 import type { KeyRecord } from '../store/keys.js';
 import { databaseProblem, openPostgres, type PgPool } from './db.js';
 import { TeamDatabaseError } from './url.js';
@@ -12,6 +11,7 @@ import { PgListBackend } from './listBackend.js';
 import { sweepPgLists } from './retention.js';
 import { addUsage, PgUsageMeter } from './usage.js';
 import { RETENTION_SWEEP_MS } from '../lists/retention.js';
+import { holdWorkFolder } from './workFolder.js';
 
 export interface TeamOptions {
   /** This node's data folder: reference data for E2–E6 and the services of lists, temporary files. */
@@ -51,9 +51,9 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
   } catch (error) {
     throw new TeamDatabaseError(databaseProblem(url, error));
   }
-  const workRoot = join(options.dataDir, 'lists', 'work');
-  rmSync(workRoot, { recursive: true, force: true });
-  mkdirSync(workRoot, { recursive: true, mode: 0o700 });
+  // A folder of this node's own: other nodes may share the data folder (service/pg/workFolder.ts).
+  const work = holdWorkFolder(join(options.dataDir, 'lists', 'work'));
+  const workRoot = work.path;
   const closing = new AbortController();
   const usage = new PgUsageMeter(pool);
   const lists = new PgListBackend(pool, url, {
@@ -75,6 +75,7 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
     await lists.start();
   } catch (error) {
     await pool.end().catch(() => undefined);
+    work.release();
     throw new TeamDatabaseError(databaseProblem(url, error));
   }
   const retainDays = options.retainDays;
@@ -101,6 +102,7 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
       await usage.close().catch(() => undefined);
       await lists.close();
       await pool.end().catch(() => undefined);
+      work.release();
     },
   };
 }
