@@ -4,15 +4,7 @@
 // it; a service stopped mid-list starts the list's next run at its next start (the online verdicts already
 // learnt are kept in the journal and not asked again). One list runs at a time, as it always did.
 /* eslint-disable @typescript-eslint/require-await -- SQLite answers synchronously; the port is async for PostgreSQL */
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { open as openFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -166,7 +158,9 @@ export class LocalListBackend implements ListBackend {
     }
     // (Polled every 25 ms by the CLI and the app while a list runs: one small aggregate.)
     const row = this.db
-      .prepare('SELECT count(*) AS parts, sum(completed) AS completed FROM list_parts WHERE list_id = ? AND run = ?')
+      .prepare(
+        'SELECT count(*) AS parts, sum(completed) AS completed FROM list_parts WHERE list_id = ? AND run = ?',
+      )
       .get(list.id, list.run) as { parts: number; completed: number | null };
     return row.parts > 0 ? [{ completed: row.completed ?? 0, online: null }] : [];
   }
@@ -183,6 +177,8 @@ export class LocalListBackend implements ListBackend {
         services: list.services,
         servicesExplicit: list.servicesExplicit,
         reserved: list.reservedRecords,
+        chargedPeriod: list.chargedPeriod,
+        limits: list.limits,
       });
       const dir = listDir(this.dataDir, listId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -338,6 +334,8 @@ export class LocalListBackend implements ListBackend {
     if (list && list.run === run && (list.status === 'Pending' || list.status === 'Processing')) {
       markFailed(this.db, listId, status, reason, records);
       this.db.prepare('DELETE FROM list_verdicts WHERE list_id = ?').run(listId);
+      // An invalid list's input is of no more use: it is not kept until the retention sweep.
+      if (status === 'Invalid') rmSync(join(listDir(this.dataDir, listId), list.inputFile), { force: true });
       if (list.reserved > 0) this.options.onRefund?.(list, list.reserved);
       if (list.options.callback_url) this.push({ kind: 'callback', listId });
     }
@@ -716,7 +714,8 @@ export class LocalListBackend implements ListBackend {
 /** The head (if any), then each file's bytes, in 1 MiB reads. */
 async function* concatFiles(head: Uint8Array | undefined, paths: readonly string[]): AsyncIterable<Buffer> {
   if (head && head.length > 0) yield Buffer.from(head);
-  for (const path of paths) yield* createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>;
+  for (const path of paths)
+    yield* createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>;
 }
 
 export type { PartBounds };

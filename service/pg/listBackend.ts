@@ -36,6 +36,7 @@ import {
   type ListWait,
   type ServiceState,
 } from '../lists/store.js';
+import { dayStartOf, listLimitProblem } from '../lists/limits.js';
 import { inTransaction, type PgClient, type PgPool, type Queryable } from './db.js';
 
 /** Bytes per stored chunk of a list's input, text and assembled files. */
@@ -53,6 +54,9 @@ export const QUEUES = {
 /** The advisory lock of setting the queue up ("mailsieve queue"). */
 const QUEUE_SETUP_LOCK = '7020745917350920549';
 
+/** The advisory lock class of a key's submissions (with the key's id): its limits are counted one at a time. */
+const KEY_LISTS_LOCK = 0x6d736b6c; // "mskl"
+
 /** Attempts of a job (the first and two retries) before the queue gives up on it. */
 const ATTEMPTS = 3;
 
@@ -65,8 +69,10 @@ export interface PgListBackendOptions {
   readonly maintenanceSeconds?: number;
   /** How often an idle node asks the queue for work (default 1 s). */
   readonly pollingSeconds?: number;
-  readonly onRefund?: (db: Queryable, keyId: number, records: number) => Promise<void>;
-  readonly onComplete?: (db: Queryable, keyId: number, extra: number) => Promise<void>;
+  /** Gives back a list's records reserved against its key's quota, in `period` (the one they were charged in). */
+  readonly onRefund?: (db: Queryable, keyId: number, records: number, period: string | null) => Promise<void>;
+  /** Charges a list's records beyond those reserved, once it is complete, in `period` (the one charged). */
+  readonly onComplete?: (db: Queryable, keyId: number, extra: number, period: string | null) => Promise<void>;
 }
 
 interface ListRow {
@@ -96,6 +102,7 @@ interface ListRow {
   run: number;
   plan: string | null;
   reserved: number;
+  charged_period: string | null;
 }
 
 function toRecord(row: ListRow): ListRecord {
@@ -126,6 +133,7 @@ function toRecord(row: ListRow): ListRecord {
     run: row.run,
     plan: row.plan ? planOf(row.id, row.run, row.plan) : null,
     reserved: row.reserved,
+    chargedPeriod: row.charged_period,
   };
 }
 
@@ -223,10 +231,28 @@ export class PgListBackend implements ListBackend {
     const source = createReadStream(list.uploadPath, { highWaterMark: CHUNK_BYTES });
     return inTransaction(this.pool, async (client) => {
       const at = now();
+      // What the key holds, counted with its other submissions waiting (any node's) until this one commits.
+      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [KEY_LISTS_LOCK, list.keyId]);
+      const { rows: held } = await client.query<{ in_flight: number; bytes_today: string }>(
+        `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing'))::int AS in_flight,
+                coalesce(sum(size_bytes) FILTER (WHERE created_at >= $2), 0)::bigint AS bytes_today
+         FROM lists WHERE key_id = $1`,
+        [list.keyId, dayStartOf()],
+      );
+      const problem = listLimitProblem(
+        list.limits,
+        held[0]?.in_flight ?? 0,
+        Number(held[0]?.bytes_today ?? 0),
+        list.sizeBytes,
+      );
+      if (problem) {
+        source.destroy();
+        throw problem;
+      }
       const { rows } = await client.query<{ id: number }>(
         `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
-                            services_explicit, run, reserved)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, 1, $9) RETURNING id`,
+                            services_explicit, run, reserved, charged_period)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, 1, $9, $10) RETURNING id`,
         [
           list.keyId,
           list.name,
@@ -237,6 +263,7 @@ export class PgListBackend implements ListBackend {
           JSON.stringify(list.services),
           list.servicesExplicit,
           list.reservedRecords,
+          list.chargedPeriod,
         ],
       );
       const id = rows[0].id;
@@ -512,16 +539,27 @@ export class PgListBackend implements ListBackend {
   ): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       const at = now();
-      const { rows } = await client.query<{ key_id: number; reserved: number; callback: string | null }>(
+      const { rows } = await client.query<{
+        key_id: number;
+        reserved: number;
+        charged_period: string | null;
+        callback: string | null;
+      }>(
         `UPDATE lists SET status = $1, service_status = 'Error', reason = $2, records = $3, updated_at = $4,
            finished_at = $4
          WHERE id = $5 AND run = $6 AND status IN ('Pending', 'Processing')
-         RETURNING key_id, reserved, options->>'callback_url' AS callback`,
+         RETURNING key_id, reserved, charged_period, options->>'callback_url' AS callback`,
         [status, reason, records, at, listId, run],
       );
       if (!rows[0]) return;
       await client.query('DELETE FROM list_verdicts WHERE list_id = $1', [listId]);
-      if (rows[0].reserved > 0) await this.options.onRefund?.(client, rows[0].key_id, rows[0].reserved);
+      // An invalid list's input is of no more use: it is not kept until the retention sweep.
+      if (status === 'Invalid')
+        await client.query(`DELETE FROM list_blobs WHERE list_id = $1 AND kind IN ('input', 'text')`, [
+          listId,
+        ]);
+      if (rows[0].reserved > 0)
+        await this.options.onRefund?.(client, rows[0].key_id, rows[0].reserved, rows[0].charged_period);
       if (rows[0].callback)
         await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
     });
@@ -740,9 +778,10 @@ export class PgListBackend implements ListBackend {
         plan: string | null;
         key_id: number;
         reserved: number;
+        charged_period: string | null;
         callback: string | null;
       }>(
-        `SELECT plan, key_id, reserved, options->>'callback_url' AS callback FROM lists
+        `SELECT plan, key_id, reserved, charged_period, options->>'callback_url' AS callback FROM lists
          WHERE id = $1 AND run = $2 AND status = 'Processing' FOR UPDATE`,
         [listId, run],
       );
@@ -782,7 +821,12 @@ export class PgListBackend implements ListBackend {
           listId,
           run,
         ]);
-      await this.options.onComplete?.(client, row.key_id, completion.records - row.reserved);
+      await this.options.onComplete?.(
+        client,
+        row.key_id,
+        completion.records - row.reserved,
+        row.charged_period,
+      );
       if (row.callback)
         await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
     });

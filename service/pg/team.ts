@@ -62,13 +62,14 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
     ...(options.maintenanceSeconds !== undefined ? { maintenanceSeconds: options.maintenanceSeconds } : {}),
     ...(options.pollingSeconds !== undefined ? { pollingSeconds: options.pollingSeconds } : {}),
     // A list's records, reserved when it was accepted, go back when it fails; its count is settled when it completes.
-    onRefund: async (db, keyId, records) => {
+    // Both in the period the list was charged in, whenever it ends.
+    onRefund: async (db, keyId, records, period) => {
       const key = await getPgKeyById(db, keyId);
-      await addUsage(db, keyId, key?.quota ?? null, -records);
+      await addUsage(db, keyId, key?.quota ?? null, -records, period ?? undefined);
     },
-    onComplete: async (db, keyId, extra) => {
+    onComplete: async (db, keyId, extra, period) => {
       const key = await getPgKeyById(db, keyId);
-      await addUsage(db, keyId, key?.quota ?? null, extra);
+      await addUsage(db, keyId, key?.quota ?? null, extra, period ?? undefined);
     },
   });
   try {

@@ -39,14 +39,18 @@ export function quotaExceededMessage(quota: KeyQuota, used: number, asked: numbe
     return quota.isTrial
       ? `Query limit exceeded: this trial key's ${count(quota.limit)} queries are used up${renews}.`
       : `Query limit exceeded: this key's quota of ${count(quota.limit)} queries${per} is used up${renews}.`;
-  const of = quota.isTrial ? `of its ${count(quota.limit)} trial queries` : `of its quota of ${count(quota.limit)}${per}`;
+  const of = quota.isTrial
+    ? `of its ${count(quota.limit)} trial queries`
+    : `of its quota of ${count(quota.limit)}${per}`;
   return (
     `Query limit exceeded: ${count(asked)} ${what} were asked, but this key has only ${count(left)} queries left ` +
     `${of}${renews}.`
   );
 }
 
-export type Charge = { readonly ok: true } | { readonly ok: false; readonly used: number };
+/** A charge that fitted names the usage period it was counted in (a list's refund goes back to it). */
+export type Charge =
+  { readonly ok: true; readonly period: string } | { readonly ok: false; readonly used: number };
 
 /** What the endpoints count through. Answers are values or promises (the team server asks its database). */
 export interface UsageMeter {
@@ -54,9 +58,10 @@ export interface UsageMeter {
   charge(key: KeyRecord, n: number): Charge | Promise<Charge>;
   /**
    * Adds `delta` queries to a key's use without a quota check (negative: gives back queries charged for work
-   * not done, as a list found invalid; positive: a list's records beyond those reserved at submission).
+   * not done, as a list found invalid; positive: a list's records beyond those reserved at submission), in
+   * `period` (the one the work was charged in; default: the quota's current period).
    */
-  adjust(keyId: number, quota: KeyQuota | null, delta: number): void | Promise<void>;
+  adjust(keyId: number, quota: KeyQuota | null, delta: number, period?: string): void | Promise<void>;
   /** Whether one more call fits the key's rate limit (calls per second; 0: none). */
   takeRate(key: KeyRecord): boolean | Promise<boolean>;
   /** Each key's use in the period of its quota (or in all, without one). */
@@ -106,18 +111,18 @@ export class SqliteUsageMeter implements UsageMeter {
   }
 
   charge(key: KeyRecord, n: number): Charge {
-    if (n <= 0) return { ok: true };
+    const period = periodOf(key.quota?.period ?? 'total');
+    if (n <= 0) return { ok: true, period };
     if (!key.quota) {
       this.pending.set(key.id, (this.pending.get(key.id) ?? 0) + n);
       this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref();
-      return { ok: true };
+      return { ok: true, period };
     }
-    const period = periodOf(key.quota.period);
     const charged = this.db.transaction(() => {
       this.ensure.run(key.id, period);
       return this.addWithin.get(n, key.id, period, n, key.quota!.limit) !== undefined;
     })();
-    if (charged) return { ok: true };
+    if (charged) return { ok: true, period };
     const used = this.db
       .prepare('SELECT used FROM key_usage WHERE key_id = ? AND period = ?')
       .pluck()
@@ -125,9 +130,13 @@ export class SqliteUsageMeter implements UsageMeter {
     return { ok: false, used: used ?? 0 };
   }
 
-  adjust(keyId: number, quota: KeyQuota | null, delta: number): void {
+  adjust(
+    keyId: number,
+    quota: KeyQuota | null,
+    delta: number,
+    period = periodOf(quota?.period ?? 'total'),
+  ): void {
     if (delta === 0) return;
-    const period = periodOf(quota?.period ?? 'total');
     this.db.transaction(() => {
       this.ensure.run(keyId, period);
       this.add.run(delta, keyId, period);
