@@ -4,7 +4,15 @@
 // it; a service stopped mid-list starts the list's next run at its next start (the online verdicts already
 // learnt are kept in the journal and not asked again). One list runs at a time, as it always did.
 /* eslint-disable @typescript-eslint/require-await -- SQLite answers synchronously; the port is async for PostgreSQL */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { open as openFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -158,9 +166,7 @@ export class LocalListBackend implements ListBackend {
     }
     // (Polled every 25 ms by the CLI and the app while a list runs: one small aggregate.)
     const row = this.db
-      .prepare(
-        'SELECT count(*) AS parts, sum(completed) AS completed FROM list_parts WHERE list_id = ? AND run = ?',
-      )
+      .prepare('SELECT count(*) AS parts, sum(completed) AS completed FROM list_parts WHERE list_id = ? AND run = ?')
       .get(list.id, list.run) as { parts: number; completed: number | null };
     return row.parts > 0 ? [{ completed: row.completed ?? 0, online: null }] : [];
   }
@@ -714,8 +720,7 @@ export class LocalListBackend implements ListBackend {
 /** The head (if any), then each file's bytes, in 1 MiB reads. */
 async function* concatFiles(head: Uint8Array | undefined, paths: readonly string[]): AsyncIterable<Buffer> {
   if (head && head.length > 0) yield Buffer.from(head);
-  for (const path of paths)
-    yield* createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>;
+  for (const path of paths) yield* createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>;
 }
 
 export type { PartBounds };

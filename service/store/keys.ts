@@ -220,8 +220,7 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     fields: row.fields === null ? null : new Set(JSON.parse(row.fields) as KeyField[]),
     alternateMax: row.alternate_max,
     bulkLimit: row.bulk_limit,
-    quota:
-      row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial === 1 },
+    quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial === 1 },
     knownBouncers: row.known_bouncers === 1,
     bounceMaxAgeDays: row.bounce_max_age_days,
     maxLists: row.max_lists,

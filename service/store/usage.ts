@@ -39,9 +39,7 @@ export function quotaExceededMessage(quota: KeyQuota, used: number, asked: numbe
     return quota.isTrial
       ? `Query limit exceeded: this trial key's ${count(quota.limit)} queries are used up${renews}.`
       : `Query limit exceeded: this key's quota of ${count(quota.limit)} queries${per} is used up${renews}.`;
-  const of = quota.isTrial
-    ? `of its ${count(quota.limit)} trial queries`
-    : `of its quota of ${count(quota.limit)}${per}`;
+  const of = quota.isTrial ? `of its ${count(quota.limit)} trial queries` : `of its quota of ${count(quota.limit)}${per}`;
   return (
     `Query limit exceeded: ${count(asked)} ${what} were asked, but this key has only ${count(left)} queries left ` +
     `${of}${renews}.`
