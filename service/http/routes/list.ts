@@ -26,7 +26,7 @@ import { checkPurchase, submissionServices } from '../../lists/purchase.js';
 import type { ListRecord } from '../../lists/store.js';
 import { countRecords } from '../../lists/records.js';
 import { ListLimitError } from '../../lists/limits.js';
-import { quotaExceededMessage, type UsageMeter } from '../../store/usage.js';
+import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
 import { ZipProblem } from '../../lists/zip.js';
 import { authorise, type AuthContext } from '../auth.js';
@@ -224,10 +224,17 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       if (error instanceof ZipProblem) throw new HttpError(422, error.message);
       throw error;
     }
-    const charge = await usage.charge(key, records);
-    if (!charge.ok) {
-      rmSync(upload.path, { force: true });
-      throw new HttpError(403, quotaExceededMessage(key.quota!, charge.used, records, 'records'));
+    let charge: Charge;
+    if (key.quota) {
+      charge = await usage.charge(key, records);
+      if (!charge.ok) {
+        rmSync(upload.path, { force: true });
+        throw new HttpError(403, quotaExceededMessage(key.quota, charge.used, records, 'records'));
+      }
+    } else {
+      // Written at once (not with E1's counts, a second later), so that a refund never comes before it.
+      charge = { ok: true, period: periodOf('total') };
+      await usage.adjust(key.id, null, records, charge.period);
     }
     const reserved = records;
     let listId: number;
