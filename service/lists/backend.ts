@@ -239,8 +239,14 @@ export interface ListBackend {
   /** Results (or Processed, awaiting purchase): the run is complete; its callback is queued. */
   completeRun(listId: number, run: number, completion: ListCompletion): Promise<void>;
 
-  /** Runs the queue's jobs on this node with these handlers (`parts`: part jobs at once). */
-  work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void>;
+  /**
+   * Runs the queue's jobs on this node with these handlers (`parts`: part jobs at once; `plans`: plan jobs at
+   * once, where the adapter can run more than one).
+   */
+  work(
+    handlers: ListJobHandlers,
+    options: { readonly parts: number; readonly plans?: number },
+  ): Promise<void>;
   /** A folder of this node for temporary files. */
   readonly workRoot: string;
   /**

@@ -151,6 +151,8 @@ export class PgListBackend implements ListBackend {
   private isStarted = false;
   private isClosed = false;
   private readonly partWorkers: string[] = [];
+  private readonly planWorkers: string[] = [];
+  private readonly finishWorkers: string[] = [];
   private readonly leaseSeconds: number;
   readonly leaseMs: number;
 
@@ -268,7 +270,14 @@ export class PgListBackend implements ListBackend {
       );
       const id = rows[0].id;
       await this.storeChunks(client, id, 'input', source);
-      await this.boss.send(QUEUES.plan, { listId: id, run: 1 }, { db: bossDb(client) });
+      // Fair shares between keys: a key with fewer lists in progress has its plan taken first.
+      await this.boss.send(
+        QUEUES.plan,
+        { listId: id, run: 1 },
+        { db: bossDb(client), priority: -(held[0]?.in_flight ?? 0) },
+      );
+      // Another list's plan may be under way here: a free plan worker of this node asks at once.
+      for (const worker of this.planWorkers) this.boss.notifyWorker(worker);
       return id;
     });
   }
@@ -514,10 +523,14 @@ export class PgListBackend implements ListBackend {
             encoded[part.index],
           ],
         );
+      // Fair shares between keys: each part is queued behind the key's parts already waiting, so that the
+      // queue (highest priority first) hands out the next part of the key with the least work in hand.
+      const ahead = await keyPartsWaiting(client, listId);
       await this.boss.insert(
-        plan.parts.map((part) => ({
+        plan.parts.map((part, i) => ({
           name: QUEUES.part,
           data: { listId, run, part: part.index },
+          priority: -(ahead + i),
           retryLimit: ATTEMPTS - 1,
           retryDelay: 1,
           expireInSeconds: this.leaseSeconds,
@@ -674,10 +687,13 @@ export class PgListBackend implements ListBackend {
   }
 
   async requeuePart(listId: number, run: number, part: number, at?: Date): Promise<void> {
+    // Behind the key's parts waiting now (a fair share, as when the list's parts were queued).
+    const ahead = await keyPartsWaiting(this.pool, listId);
     await this.boss.send(
       QUEUES.part,
       { listId, run, part },
       {
+        priority: -ahead,
         retryLimit: ATTEMPTS - 1,
         retryDelay: 1,
         expireInSeconds: this.leaseSeconds,
@@ -688,7 +704,7 @@ export class PgListBackend implements ListBackend {
   }
 
   async savePart(listId: number, run: number, part: number, result: PartResult): Promise<void> {
-    await inTransaction(this.pool, async (client) => {
+    const isLast = await inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `UPDATE list_parts SET is_done = true, completed = rows, output = $1, explain = $2, report = $3, identity = $4
          WHERE list_id = $5 AND run = $6 AND part = $7 AND NOT is_done`,
@@ -702,24 +718,27 @@ export class PgListBackend implements ListBackend {
           part,
         ],
       );
-      if (!rowCount) return;
+      if (!rowCount) return false;
       const { rows } = await client.query<{ parts_done: number; parts: number }>(
         `UPDATE lists SET parts_done = parts_done + 1 WHERE id = $1 AND run = $2
          RETURNING parts_done, (SELECT count(*)::int FROM list_parts WHERE list_id = $1 AND run = $2) AS parts`,
         [listId, run],
       );
-      if (rows[0] && rows[0].parts_done === rows[0].parts)
-        await this.boss.send(
-          QUEUES.finish,
-          { listId, run },
-          {
-            db: bossDb(client),
-            retryLimit: ATTEMPTS - 1,
-            expireInSeconds: this.leaseSeconds,
-            deadLetter: QUEUES.failed,
-          },
-        );
+      if (!rows[0] || rows[0].parts_done !== rows[0].parts) return false;
+      await this.boss.send(
+        QUEUES.finish,
+        { listId, run },
+        {
+          db: bossDb(client),
+          retryLimit: ATTEMPTS - 1,
+          expireInSeconds: this.leaseSeconds,
+          deadLetter: QUEUES.failed,
+        },
+      );
+      return true;
     });
+    // The list's finish is there to take: this node's finish worker asks at once rather than at its next poll.
+    if (isLast) for (const id of this.finishWorkers) this.boss.notifyWorker(id);
   }
 
   // The finish job.
@@ -834,22 +853,30 @@ export class PgListBackend implements ListBackend {
 
   // The queue.
 
-  async work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void> {
+  async work(
+    handlers: ListJobHandlers,
+    options: { readonly parts: number; readonly plans?: number },
+  ): Promise<void> {
     await this.start();
     type Data = { listId: number; run: number; part?: number };
     const polling = { pollingIntervalSeconds: this.options.pollingSeconds ?? 1 };
-    await this.boss.work<Data>(QUEUES.plan, polling, async ([job]) => {
-      if (job) await handlers.plan(job.data.listId, job.data.run);
-    });
+    for (let i = 0; i < Math.max(1, options.plans ?? 1); i++)
+      this.planWorkers.push(
+        await this.boss.work<Data>(QUEUES.plan, polling, async ([job]) => {
+          if (job) await handlers.plan(job.data.listId, job.data.run);
+        }),
+      );
     for (let i = 0; i < Math.max(1, options.parts); i++)
       this.partWorkers.push(
         await this.boss.work<Data>(QUEUES.part, polling, async ([job]) => {
           if (job) await handlers.part(job.data.listId, job.data.run, job.data.part ?? 0);
         }),
       );
-    await this.boss.work<Data>(QUEUES.finish, polling, async ([job]) => {
-      if (job) await handlers.finish(job.data.listId, job.data.run);
-    });
+    this.finishWorkers.push(
+      await this.boss.work<Data>(QUEUES.finish, polling, async ([job]) => {
+        if (job) await handlers.finish(job.data.listId, job.data.run);
+      }),
+    );
     await this.boss.work<Data>(QUEUES.callback, polling, async ([job]) => {
       if (job) await handlers.callback(job.data.listId);
     });
@@ -872,6 +899,19 @@ export class PgListBackend implements ListBackend {
     this.isClosed = true;
     await this.boss.stop({ graceful: true, close: true, wait: true, timeout: 10_000 }).catch(() => undefined);
   }
+}
+
+/** The part jobs waiting or running of the key of list `listId` (its work in hand, in parts). */
+async function keyPartsWaiting(db: Queryable, listId: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pgboss.job j
+     WHERE j.name = $1 AND j.state < 'completed'
+       AND (j.data->>'listId')::bigint IN (
+         SELECT id FROM lists WHERE key_id = (SELECT key_id FROM lists WHERE id = $2)
+           AND status IN ('Pending', 'Processing'))`,
+    [QUEUES.part, listId],
+  );
+  return rows[0]?.n ?? 0;
 }
 
 export async function getPgList(db: Queryable, id: number): Promise<ListRecord | undefined> {
