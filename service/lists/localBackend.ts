@@ -114,6 +114,9 @@ export class LocalListBackend implements ListBackend {
   private handlers: ListJobHandlers | undefined;
   private partSlots = 8;
   private readonly plans: Job[] = [];
+  /** When each key's list last started (a count of lists started), for fair shares between keys. */
+  private readonly turns = new Map<number, number>();
+  private turnCount = 0;
   private readonly ready: Job[] = [];
   private readonly delayed = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
   private readonly running = new Set<Promise<void>>();
@@ -602,12 +605,34 @@ export class LocalListBackend implements ListBackend {
       this.start(job, handlers);
     }
     if (this.active === undefined) {
-      const job = this.plans.shift();
+      const job = this.nextPlan();
       if (job && job.kind === 'plan') {
         this.active = `${job.listId}:${job.run}`;
         this.start(job, handlers);
       }
     }
+  }
+
+  /**
+   * The next list to run, in fair shares between keys: the first waiting list of the key whose turn came
+   * longest ago (a key that never had one first), so that one client's many lists do not hold back another's.
+   */
+  private nextPlan(): Job | undefined {
+    let best = -1;
+    let bestTurn = Infinity;
+    for (let i = 0; i < this.plans.length; i++) {
+      const keyId = getList(this.db, this.plans[i].listId)?.keyId;
+      const turn = keyId === undefined ? -1 : (this.turns.get(keyId) ?? -1);
+      if (turn < bestTurn) {
+        best = i;
+        bestTurn = turn;
+      }
+    }
+    if (best < 0) return undefined;
+    const [job] = this.plans.splice(best, 1);
+    const keyId = getList(this.db, job.listId)?.keyId;
+    if (keyId !== undefined) this.turns.set(keyId, this.turnCount++);
+    return job;
   }
 
   /** The parts of a run with online checks start checking together: each arrives once (see PartSlot). */
