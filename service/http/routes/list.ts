@@ -220,9 +220,13 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     try {
       records = await countRecords(upload.path, name, params, processor.limits);
     } catch (error) {
-      rmSync(upload.path, { force: true });
-      if (error instanceof ZipProblem) throw new HttpError(422, error.message);
-      throw error;
+      if (error instanceof ZipProblem) {
+        rmSync(upload.path, { force: true });
+        throw new HttpError(422, error.message);
+      }
+      // A file that cannot be read through (an archive whose entry lies about its size, …) is accepted
+      // uncounted: its plan finds it Invalid, in words, and its count is settled then.
+      records = 0;
     }
     let charge: Charge;
     if (key.quota) {
