@@ -2,7 +2,7 @@
 // that every API node sees the same counts (the port: service/store/usage.ts). A charge is one statement:
 // it adds the queries only where the sum stays within the quota, so concurrent charges from any number of
 // nodes never pass it. Keys without a quota are counted in memory and written every second.
-import { periodOf, type Charge, type UsageMeter } from '../store/usage.js';
+import { periodOf, UNQUOTED_CHARGE, type Charge, type UsageMeter } from '../store/usage.js';
 import type { KeyQuota, KeyRecord } from '../store/keys.js';
 import type { PgPool, Queryable } from './db.js';
 
@@ -38,13 +38,13 @@ export class PgUsageMeter implements UsageMeter {
 
   async charge(key: KeyRecord, n: number): Promise<Charge> {
     const quota = key.quota;
-    const period = periodOf(quota?.period ?? 'total');
-    if (n <= 0) return { ok: true, period };
+    if (n <= 0) return { ok: true, period: periodOf(quota?.period ?? 'total') };
     if (!quota) {
       this.pending.set(key.id, (this.pending.get(key.id) ?? 0) + n);
       this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
-      return { ok: true, period };
+      return UNQUOTED_CHARGE;
     }
+    const period = periodOf(quota.period);
     if (n <= quota.limit) {
       const { rows } = await this.pool.query(
         `INSERT INTO key_usage (key_id, period, used) VALUES ($1, $2, $3)

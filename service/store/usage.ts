@@ -50,6 +50,9 @@ export function quotaExceededMessage(quota: KeyQuota, used: number, asked: numbe
 export type Charge =
   { readonly ok: true; readonly period: string } | { readonly ok: false; readonly used: number };
 
+/** The charge of a key without a quota: counted in all time (one answer, made once: E1 calls it every time). */
+export const UNQUOTED_CHARGE: Charge = Object.freeze({ ok: true, period: 'total' });
+
 /** What the endpoints count through. Answers are values or promises (the team server asks its database). */
 export interface UsageMeter {
   /** Charges `n` billable queries to the key, all or none. */
@@ -109,13 +112,13 @@ export class SqliteUsageMeter implements UsageMeter {
   }
 
   charge(key: KeyRecord, n: number): Charge {
-    const period = periodOf(key.quota?.period ?? 'total');
-    if (n <= 0) return { ok: true, period };
+    if (n <= 0) return { ok: true, period: periodOf(key.quota?.period ?? 'total') };
     if (!key.quota) {
       this.pending.set(key.id, (this.pending.get(key.id) ?? 0) + n);
       this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref();
-      return { ok: true, period };
+      return UNQUOTED_CHARGE;
     }
+    const period = periodOf(key.quota.period);
     const charged = this.db.transaction(() => {
       this.ensure.run(key.id, period);
       return this.addWithin.get(n, key.id, period, n, key.quota!.limit) !== undefined;
