@@ -106,4 +106,16 @@ describe('limits of a key on the single-node service', () => {
     ]);
     expect(existsSync(input)).toBe(false);
   });
+
+  it('settles the count of a key without a quota, made in passing at submission, with the records found', async () => {
+    const key = svc.key();
+    // Blank lines are counted at submission (lines), not by the pipeline (records).
+    const sent = await send(key, 'email\na@example.com\n\n\nb@example.com\n');
+    expect(sent.status).toBe(202);
+    expect(usage(keyIdOf(key))).toEqual([['total', 4]]);
+    expect((await waitForList(svc.url, key, sent.json<{ list_id: number }>().list_id)).status).toBe(
+      'Results',
+    );
+    expect(usage(keyIdOf(key))).toEqual([['total', 2]]);
+  });
 });
