@@ -586,6 +586,17 @@ export class LocalListBackend implements ListBackend {
     this.pump();
   }
 
+  /** The running list's turn ends when the list was ended from outside (its key revoked in another process). */
+  private releaseEnded(): void {
+    if (this.active === undefined) return;
+    const [listId, run] = this.active.split(':').map(Number);
+    const row = this.db.prepare('SELECT run, status FROM lists WHERE id = ?').get(listId) as
+      | { run: number; status: string }
+      | undefined;
+    if (!row || row.run !== run || (row.status !== 'Pending' && row.status !== 'Processing'))
+      this.release(this.active);
+  }
+
   private release(key: string): void {
     if (this.active !== key) return;
     this.active = undefined;
@@ -714,6 +725,7 @@ export class LocalListBackend implements ListBackend {
     this.running.add(task);
     void task.finally(() => {
       this.running.delete(task);
+      this.releaseEnded();
       this.pump();
     });
   }

@@ -118,4 +118,19 @@ describe('limits of a key on the single-node service', () => {
     );
     expect(usage(keyIdOf(key))).toEqual([['total', 2]]);
   });
+
+  it("goes on to the next list when a running list's key is revoked", { timeout: 90_000 }, async () => {
+    const keyA = svc.key();
+    const keyB = svc.key();
+    const big = await send(keyA, rows(300_000, 'big'));
+    const id = big.json<{ list_id: number }>().list_id;
+    while (getList(svc.db, id)?.status !== 'Processing')
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(revokeKey(svc.db, keyA)).toBe(true);
+    const small = await send(keyB, rows(10, 'after'));
+    expect((await waitForList(svc.url, keyB, small.json<{ list_id: number }>().list_id)).status).toBe(
+      'Results',
+    );
+    expect(getList(svc.db, id)?.status).toBe('Error');
+  });
 });
