@@ -8,6 +8,8 @@ import {
   keyConfigProblem,
   DEFAULT_RATE_LIMIT,
   DEFAULT_BOUNCE_MAX_AGE_DAYS,
+  DEFAULT_MAX_BYTES_DAY,
+  DEFAULT_MAX_LISTS,
   BOUNCE_MAX_AGE_DAYS_LIMIT,
   listKeys,
   revokeKey,
@@ -128,6 +130,8 @@ export interface CreateOptions extends DatabaseCliOptions {
   trial?: boolean;
   knownBouncers?: boolean;
   bounceMaxAgeDays?: string;
+  maxLists?: string;
+  maxBytesDay?: string;
 }
 
 function readListFile(file: string, what: string): string[] {
@@ -189,6 +193,14 @@ export async function createKeyCommand(options: CreateOptions): Promise<void> {
   const allow = options.allow ? readListFile(options.allow, 'allow list') : [];
   const suppress = options.suppress ? readListFile(options.suppress, 'suppression list') : [];
   const quota = quotaOf(options);
+  const maxLists =
+    options.maxLists === undefined
+      ? DEFAULT_MAX_LISTS
+      : intOption('--max-lists', options.maxLists, 0, 1_000_000);
+  const maxBytesDay =
+    options.maxBytesDay === undefined
+      ? DEFAULT_MAX_BYTES_DAY
+      : intOption('--max-bytes-day', options.maxBytesDay, 0, Number.MAX_SAFE_INTEGER);
   const key = await withKeyStore(options, (store) =>
     store.create({
       mode: options.mode as VerificationMode,
@@ -203,6 +215,8 @@ export async function createKeyCommand(options: CreateOptions): Promise<void> {
       bulkLimit,
       knownBouncers: options.knownBouncers ?? false,
       bounceMaxAgeDays,
+      maxLists,
+      maxBytesDay,
       ...(options.label ? { label: options.label } : {}),
       ...(quota ? { quota } : {}),
     }),
@@ -228,6 +242,8 @@ function describeKey(key: KeyRecord) {
     quota: key.quota ? key.quota.limit : null,
     quota_period: key.quota ? key.quota.period : null,
     trial: key.quota?.isTrial === true,
+    max_lists: key.maxLists,
+    max_bytes_day: key.maxBytesDay,
     known_bouncers: key.knownBouncers,
     bounce_max_age_days: key.bounceMaxAgeDays,
     created_at: key.createdAt,

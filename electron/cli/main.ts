@@ -17,7 +17,11 @@ import { purchase } from './purchase.js';
 import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
 import { registerDataCommands } from './data.js';
 import { DEFAULT_RETAIN_DAYS } from '../../service/lists/retention.js';
-import { DEFAULT_BOUNCE_MAX_AGE_DAYS } from '../../service/store/keys.js';
+import {
+  DEFAULT_BOUNCE_MAX_AGE_DAYS,
+  DEFAULT_MAX_BYTES_DAY,
+  DEFAULT_MAX_LISTS,
+} from '../../service/store/keys.js';
 import { addListCheckOptions } from './checksOptions.js';
 import { recheck } from './recheck.js';
 
@@ -138,6 +142,14 @@ export function buildProgram(): Command {
     .option(
       '--known-bouncers',
       'imported hard bounces (mailsieve data import bounces) answer code 520, "Matched to known bouncers"',
+    )
+    .option(
+      '--max-lists <n>',
+      `lists the key may have waiting or running at once (E7 answers 429 past it); 0 for no limit (default: ${DEFAULT_MAX_LISTS})`,
+    )
+    .option(
+      '--max-bytes-day <n>',
+      `bytes of lists the key may submit a UTC day (E7 answers 429 past it); 0 for no limit (default: ${DEFAULT_MAX_BYTES_DAY}, 5 GiB)`,
     )
     .option(
       '--bounce-max-age-days <n>',

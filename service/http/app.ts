@@ -249,10 +249,21 @@ export function buildService(options: ServiceOptions): Service {
       new LocalListBackend(db, dataDir, {
         ...(options.lists?.retainDays !== undefined ? { retainDays: options.lists.retainDays } : {}),
         // A list's records, reserved when it was accepted, go back when it fails; its count is settled at the end.
+        // Both in the period it was charged in, whenever it ends.
         onRefund: (list, records) =>
-          localUsage?.adjust(list.keyId, getKeyById(db, list.keyId)?.quota ?? null, -records),
+          localUsage?.adjust(
+            list.keyId,
+            getKeyById(db, list.keyId)?.quota ?? null,
+            -records,
+            list.chargedPeriod ?? undefined,
+          ),
         onComplete: (list, records) =>
-          localUsage?.adjust(list.keyId, getKeyById(db, list.keyId)?.quota ?? null, records - list.reserved),
+          localUsage?.adjust(
+            list.keyId,
+            getKeyById(db, list.keyId)?.quota ?? null,
+            records - list.reserved,
+            list.chargedPeriod ?? undefined,
+          ),
       });
     const processor = new ListProcessor(
       backend,

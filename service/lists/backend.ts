@@ -8,6 +8,7 @@
 // (list, run, part) key, and a second save of the same part changes nothing. A run is one processing of a
 // list from its stored input; a restart of the single-node service, or a purchase, starts a new run, and any
 // work of an older run is dropped.
+import type { ListLimits } from './limits.js';
 import type { Readable } from 'node:stream';
 import type {
   EmailValidationReporting,
@@ -62,6 +63,10 @@ export interface NewList {
   readonly inputFile: string;
   /** Records reserved against the key's quota (counted before the list is accepted), or 0. */
   readonly reservedRecords: number;
+  /** The usage period they were charged in (their refund or settlement goes back to it). */
+  readonly chargedPeriod: string;
+  /** What the key may hold: the list is refused with ListLimitError (E7's 429) past it (service/lists/limits.ts). */
+  readonly limits: ListLimits;
 }
 
 /** What planning a list gave, to keep with its run. */
@@ -234,8 +239,14 @@ export interface ListBackend {
   /** Results (or Processed, awaiting purchase): the run is complete; its callback is queued. */
   completeRun(listId: number, run: number, completion: ListCompletion): Promise<void>;
 
-  /** Runs the queue's jobs on this node with these handlers (`parts`: part jobs at once). */
-  work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void>;
+  /**
+   * Runs the queue's jobs on this node with these handlers (`parts`: part jobs at once; `plans`: plan jobs at
+   * once, where the adapter can run more than one).
+   */
+  work(
+    handlers: ListJobHandlers,
+    options: { readonly parts: number; readonly plans?: number },
+  ): Promise<void>;
   /** A folder of this node for temporary files. */
   readonly workRoot: string;
   /**

@@ -114,6 +114,9 @@ export class LocalListBackend implements ListBackend {
   private handlers: ListJobHandlers | undefined;
   private partSlots = 8;
   private readonly plans: Job[] = [];
+  /** When each key's list last started (a count of lists started), for fair shares between keys. */
+  private readonly turns = new Map<number, number>();
+  private turnCount = 0;
   private readonly ready: Job[] = [];
   private readonly delayed = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
   private readonly running = new Set<Promise<void>>();
@@ -183,6 +186,8 @@ export class LocalListBackend implements ListBackend {
         services: list.services,
         servicesExplicit: list.servicesExplicit,
         reserved: list.reservedRecords,
+        chargedPeriod: list.chargedPeriod,
+        limits: list.limits,
       });
       const dir = listDir(this.dataDir, listId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -338,6 +343,8 @@ export class LocalListBackend implements ListBackend {
     if (list && list.run === run && (list.status === 'Pending' || list.status === 'Processing')) {
       markFailed(this.db, listId, status, reason, records);
       this.db.prepare('DELETE FROM list_verdicts WHERE list_id = ?').run(listId);
+      // An invalid list's input is of no more use: it is not kept until the retention sweep.
+      if (status === 'Invalid') rmSync(join(listDir(this.dataDir, listId), list.inputFile), { force: true });
       if (list.reserved > 0) this.options.onRefund?.(list, list.reserved);
       if (list.options.callback_url) this.push({ kind: 'callback', listId });
     }
@@ -579,6 +586,17 @@ export class LocalListBackend implements ListBackend {
     this.pump();
   }
 
+  /** The running list's turn ends when the list was ended from outside (its key revoked in another process). */
+  private releaseEnded(): void {
+    if (this.active === undefined) return;
+    const [listId, run] = this.active.split(':').map(Number);
+    const row = this.db.prepare('SELECT run, status FROM lists WHERE id = ?').get(listId) as
+      | { run: number; status: string }
+      | undefined;
+    if (!row || row.run !== run || (row.status !== 'Pending' && row.status !== 'Processing'))
+      this.release(this.active);
+  }
+
   private release(key: string): void {
     if (this.active !== key) return;
     this.active = undefined;
@@ -598,12 +616,34 @@ export class LocalListBackend implements ListBackend {
       this.start(job, handlers);
     }
     if (this.active === undefined) {
-      const job = this.plans.shift();
+      const job = this.nextPlan();
       if (job && job.kind === 'plan') {
         this.active = `${job.listId}:${job.run}`;
         this.start(job, handlers);
       }
     }
+  }
+
+  /**
+   * The next list to run, in fair shares between keys: the first waiting list of the key whose turn came
+   * longest ago (a key that never had one first), so that one client's many lists do not hold back another's.
+   */
+  private nextPlan(): Job | undefined {
+    let best = -1;
+    let bestTurn = Infinity;
+    for (let i = 0; i < this.plans.length; i++) {
+      const keyId = getList(this.db, this.plans[i].listId)?.keyId;
+      const turn = keyId === undefined ? -1 : (this.turns.get(keyId) ?? -1);
+      if (turn < bestTurn) {
+        best = i;
+        bestTurn = turn;
+      }
+    }
+    if (best < 0) return undefined;
+    const [job] = this.plans.splice(best, 1);
+    const keyId = getList(this.db, job.listId)?.keyId;
+    if (keyId !== undefined) this.turns.set(keyId, this.turnCount++);
+    return job;
   }
 
   /** The parts of a run with online checks start checking together: each arrives once (see PartSlot). */
@@ -685,6 +725,7 @@ export class LocalListBackend implements ListBackend {
     this.running.add(task);
     void task.finally(() => {
       this.running.delete(task);
+      this.releaseEnded();
       this.pump();
     });
   }

@@ -98,6 +98,9 @@ export const DEFAULT_LIST_LIMITS: ListLimits = {
  */
 const HAND_BACK_REST_MS = 2_000;
 
+/** Plans a team server's node makes at once (a small list's plan is not held back by a big one's). */
+const PLAN_LANES = 2;
+
 /** A list interrupted this many times (the service stopped while it ran) is given up with Error. */
 export const MAX_ATTEMPTS = 3;
 
@@ -115,6 +118,9 @@ export class ListProcessor {
   readonly limits: ListLimits;
   readonly maxUploadBytes: number;
   private readonly host: PipelineHost;
+  /** The team server's plans' pipeline workers (takePlanHost), and those not planning now. */
+  private readonly planHosts: PipelineHost[] = [];
+  private readonly freePlanHosts: PipelineHost[] = [];
   private readonly lanes: Lanes;
   /** On a team server: the checks this node holds by domain, so that a heavy domain's parts go to every node. */
   private readonly share: DomainShare | undefined;
@@ -168,7 +174,10 @@ export class ListProcessor {
       failed: (listId, run, reason) =>
         this.failRun(listId, run, 'Error', `Processing failed: ${reason}; submit the list again.`, 0),
     };
-    return this.backend.work(handlers, { parts: this.options.parts ?? 8 });
+    return this.backend.work(handlers, {
+      parts: this.options.parts ?? 8,
+      ...(this.backend.kind === 'postgres' ? { plans: PLAN_LANES } : {}),
+    });
   }
 
   /** Starts the pipeline worker ahead of need (an upload is arriving). */
@@ -250,8 +259,33 @@ export class ListProcessor {
     };
     await this.backend.setChecks(listId, run, level);
     const planKey = `${listId}:${run}`;
+    // The team server's plans are stored whole and its parts written from what was stored: each plan gets a
+    // pipeline worker of its own, so that a big list's plan holds back neither another list's plan nor any
+    // part. The single node keeps its plans in its one pipeline worker, which writes their parts.
+    const isStored = this.backend.kind === 'postgres';
+    const host = isStored ? this.takePlanHost() : this.host;
+    try {
+      await this.planWith(host, planKey, job, listId, run);
+    } finally {
+      if (isStored) this.freePlanHosts.push(host);
+    }
+  }
+
+  /** A pipeline worker for a plan of the team server: a free one, or a new one (at most PLAN_LANES in all). */
+  private takePlanHost(): PipelineHost {
+    const free = this.freePlanHosts.pop();
+    if (free) return free;
+    const host = new PipelineHost({
+      ...(this.options.verifyThreads !== undefined ? { verifyThreads: this.options.verifyThreads } : {}),
+      ...(this.options.idleMs !== undefined ? { idleMs: this.options.idleMs } : {}),
+    });
+    this.planHosts.push(host);
+    return host;
+  }
+
+  private async planWith(host: PipelineHost, planKey: string, job: ListJob, listId: number, run: number) {
     let saving: Promise<void> = Promise.resolve();
-    const outcome = await this.host.plan(planKey, job, this.backend.kind === 'postgres', false, {
+    const outcome = await host.plan(planKey, job, this.backend.kind === 'postgres', false, {
       progress: (records, completed) => {
         saving = saving
           .then(() => this.backend.planProgress(listId, run, records, completed))
@@ -268,7 +302,7 @@ export class ListProcessor {
     });
     await saving;
     if (outcome.kind !== 'planned') {
-      this.host.forget(planKey);
+      host.forget(planKey);
       await this.failRun(
         listId,
         run,
@@ -289,7 +323,7 @@ export class ListProcessor {
       });
     } finally {
       // The team server's parts are written from what was stored: the plan is not kept here.
-      if (this.backend.kind === 'postgres') this.host.forget(planKey);
+      if (this.backend.kind === 'postgres') host.forget(planKey);
     }
   }
 
@@ -530,7 +564,7 @@ export class ListProcessor {
   /** Stops: work in flight is abandoned where it stands (it is taken up again: the queue's leases, a restart). */
   async close(): Promise<void> {
     this.stop();
-    await this.host.close();
+    await Promise.all([this.host.close(), ...this.planHosts.map((host) => host.close())]);
     await Promise.all([...this.deliveries]);
   }
 }

@@ -61,3 +61,27 @@ export async function countRecords(
   });
   return records;
 }
+
+/**
+ * The records of a list of a key without a quota, as counted at submission (its usage): its lines, less the
+ * header, without reading the rows as the pipeline does (a count in passing, about 20 times faster than
+ * countRecords, so that E7 costs the same as before). Blank lines and line breaks inside quotes are counted
+ * too: the count is settled when the list ends, with the records the pipeline found. A zip is counted as
+ * countRecords does (its file has to be read out).
+ */
+export async function estimateRecords(
+  path: string,
+  name: string,
+  params: Pick<SubmitListParams, 'delimiter' | 'header'>,
+  limits: ListLimits,
+): Promise<number> {
+  if (listFileExtension(name) === '.zip') return countRecords(path, name, params, limits);
+  let lines = 0;
+  let last = 0x0a;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) lines++;
+    if (chunk.length > 0) last = chunk[chunk.length - 1];
+  }
+  if (last !== 0x0a) lines++;
+  return Math.max(0, lines - (params.header === true ? 1 : 0));
+}

@@ -4,6 +4,7 @@ import { rmSync } from 'node:fs';
 import type { ServiceDb } from '../store/db.js';
 import type { PartOnlineState } from './backend.js';
 import { listDir } from './names.js';
+import { dayStartOf, listLimitProblem, type ListLimits } from './limits.js';
 import type { PartBounds, PartContext } from './parts.js';
 import { UnknownCauseTally } from '../../shared/unknownCauses.js';
 import type {
@@ -63,6 +64,8 @@ export interface ListRecord {
   readonly plan: StoredPlan | null;
   /** Records reserved against the key's quota when the list was accepted. */
   readonly reserved: number;
+  /** The usage period they were charged in; null for a list from before it was kept. */
+  readonly chargedPeriod: string | null;
 }
 
 /** A run's plan, as kept with its list: what the parts and the results' head need. */
@@ -114,6 +117,7 @@ interface ListRow {
   run: number;
   plan: string | null;
   reserved: number;
+  charged_period: string | null;
 }
 
 function toRecord(row: ListRow): ListRecord {
@@ -144,6 +148,7 @@ function toRecord(row: ListRow): ListRecord {
     run: row.run,
     plan: row.plan ? planOf(row.id, row.run, row.plan) : null,
     reserved: row.reserved,
+    chargedPeriod: row.charged_period ?? null,
   };
 }
 
@@ -196,15 +201,30 @@ export function insertList(
     servicesExplicit?: boolean;
     /** Records reserved against the key's quota. */
     reserved?: number;
+    /** The usage period they were charged in. */
+    chargedPeriod?: string;
+    /** What the key may hold: throws ListLimitError past it. */
+    limits?: ListLimits;
   },
 ): number {
   return db.transaction(() => {
     const at = now();
+    if (list.limits) {
+      const held = db
+        .prepare(
+          `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing')) AS in_flight,
+                  coalesce(sum(size_bytes) FILTER (WHERE created_at >= ?), 0) AS bytes_today
+           FROM lists WHERE key_id = ?`,
+        )
+        .get(dayStartOf(), list.keyId) as { in_flight: number; bytes_today: number };
+      const problem = listLimitProblem(list.limits, held.in_flight, held.bytes_today, list.sizeBytes);
+      if (problem) throw problem;
+    }
     const result = db
       .prepare(
         `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
-                            services_explicit, run, reserved)
-         VALUES (?, ?, '', ?, ?, ?, ?, ?, ?, 1, ?)`,
+                            services_explicit, run, reserved, charged_period)
+         VALUES (?, ?, '', ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
       )
       .run(
         list.keyId,
@@ -216,6 +236,7 @@ export function insertList(
         JSON.stringify(list.services ?? ['email_validation']),
         list.servicesExplicit === false ? 0 : 1,
         list.reserved ?? 0,
+        list.chargedPeriod ?? null,
       );
     const id = Number(result.lastInsertRowid);
     db.prepare('UPDATE lists SET input_file = ? WHERE id = ?').run(list.inputFile(id), id);

@@ -9,13 +9,18 @@ import { DEFAULT_KEY_CHECKS, type ChecksLevel } from '../engine/online/levels.js
 import type { KeyField } from '../identity/fields.js';
 import {
   DEFAULT_BOUNCE_MAX_AGE_DAYS,
+  DEFAULT_MAX_BYTES_DAY,
+  DEFAULT_MAX_LISTS,
   DEFAULT_RATE_LIMIT,
   hashKey,
   keyConfigProblem,
   normaliseListEntry,
+  REVOKED_LIST_REASON,
   type KeyConfig,
+  type KeyQuota,
   type KeyRecord,
 } from '../store/keys.js';
+import { addUsage } from './usage.js';
 import { inTransaction, type PgPool, type Queryable } from './db.js';
 
 interface KeyRow {
@@ -37,6 +42,8 @@ interface KeyRow {
   is_trial: boolean;
   known_bouncers: boolean;
   bounce_max_age_days: number;
+  max_lists: number;
+  max_bytes_day: string;
   entries: { kind: 'allow' | 'suppress'; entry: string }[] | null;
 }
 
@@ -68,6 +75,8 @@ function toRecord(row: KeyRow): KeyRecord {
     quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial },
     knownBouncers: row.known_bouncers,
     bounceMaxAgeDays: row.bounce_max_age_days,
+    maxLists: row.max_lists,
+    maxBytesDay: Number(row.max_bytes_day),
   };
 }
 
@@ -87,8 +96,8 @@ export async function createPgKey(
     const { rows } = await client.query<{ id: number }>(
       `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
                          fields, alternate_max, bulk_limit, quota, quota_period, is_trial, known_bouncers,
-                         bounce_max_age_days)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
+                         bounce_max_age_days, max_lists, max_bytes_day)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`,
       [
         hashKey(key),
         key.slice(-4),
@@ -107,6 +116,8 @@ export async function createPgKey(
         config.quota?.isTrial === true,
         config.knownBouncers === true,
         config.bounceMaxAgeDays ?? DEFAULT_BOUNCE_MAX_AGE_DAYS,
+        config.maxLists ?? DEFAULT_MAX_LISTS,
+        config.maxBytesDay ?? DEFAULT_MAX_BYTES_DAY,
       ],
     );
     const keyId = rows[0].id;
@@ -153,15 +164,39 @@ export async function setPgKeyChecks(db: Queryable, id: number, checks: ChecksLe
   return (rowCount ?? 0) > 0;
 }
 
-/** Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. */
-export async function revokePgKey(db: Queryable, keyOrId: string): Promise<boolean> {
+/**
+ * Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. Its lists
+ * waiting or running stop with status Error and the reason (E8), their reserved records given back in the
+ * period they were charged in; the nodes' work on them finds them ended and stops.
+ */
+export async function revokePgKey(pool: PgPool, keyOrId: string): Promise<boolean> {
   const byId = /^\d+$/.test(keyOrId);
-  const { rowCount } = await db.query(
-    `UPDATE keys SET revoked_at = $1 WHERE ${byId ? 'id' : 'key_hash'} = $2 AND revoked_at IS NULL`,
-    [new Date().toISOString(), byId ? Number(keyOrId) : hashKey(keyOrId)],
-  );
-  await bumpKeys(db);
-  return (rowCount ?? 0) > 0;
+  return inTransaction(pool, async (client) => {
+    const at = new Date().toISOString();
+    const { rows } = await client.query<{
+      id: number;
+      quota: number | null;
+      quota_period: KeyQuota['period'];
+    }>(
+      `UPDATE keys SET revoked_at = $1 WHERE ${byId ? 'id' : 'key_hash'} = $2 AND revoked_at IS NULL
+       RETURNING id, quota, quota_period`,
+      [at, byId ? Number(keyOrId) : hashKey(keyOrId)],
+    );
+    await bumpKeys(client);
+    const key = rows[0];
+    if (!key) return false;
+    const { rows: stopped } = await client.query<{ reserved: number; charged_period: string | null }>(
+      `UPDATE lists SET status = 'Error', service_status = 'Error', reason = $1, updated_at = $2, finished_at = $2
+       WHERE key_id = $3 AND status IN ('Pending', 'Processing') RETURNING reserved, charged_period`,
+      [REVOKED_LIST_REASON, at, key.id],
+    );
+    const quota =
+      key.quota === null ? null : { limit: Number(key.quota), period: key.quota_period, isTrial: false };
+    for (const list of stopped)
+      if (list.reserved > 0)
+        await addUsage(client, key.id, quota, -list.reserved, list.charged_period ?? undefined);
+    return true;
+  });
 }
 
 /** How long a key that is not known is remembered as such (a client retrying a wrong key asks nothing more). */
@@ -174,10 +209,12 @@ const MAX_KNOWN = 100_000;
 /**
  * Key lookups for the request path of an API node: hits are answered from the cache, which is dropped when
  * key_changes moves (checked at most every `recheckMs`, in the background), so a key revoked on any node
- * stops working everywhere within that time. A key that is not known is remembered as a miss for a few
- * seconds (or until key_changes moves: a key made meanwhile works within `recheckMs`), and the same key asked
- * again while its lookup runs waits for that lookup: each unknown key costs one query, however often it is
- * tried.
+ * stops working everywhere within about that time. A cache not confirmed for `maxStaleMs` (an idle node, or
+ * PostgreSQL not answering) answers nothing until it is confirmed again; and a lookup that was asked before
+ * the cache was last dropped is not kept (it may have read the key before a revocation that dropped it).
+ * A key that is not known is remembered as a miss for a few seconds (or until key_changes moves: a key made
+ * meanwhile works within `recheckMs`), and the same key asked again while its lookup runs waits for that
+ * lookup: each unknown key costs one query, however often it is tried.
  */
 export class PgKeyRegistry {
   private readonly cache = new Map<string, KeyRecord>();
@@ -187,38 +224,30 @@ export class PgKeyRegistry {
   private readonly known = new Set<string>();
   private version = -1;
   private lastCheck = 0;
+  /** When the last version check that confirmed the cache was asked. */
+  private confirmedAt = 0;
+  /** Bumped on each drop of the cache: a lookup begun before one is not kept. */
+  private generation = 0;
   private checking: Promise<void> | undefined;
 
   constructor(
     private readonly pool: PgPool,
     private readonly recheckMs = 250,
+    private readonly maxStaleMs = 1000,
   ) {}
 
   /** The key, from the cache when it is there (synchronously), else from the database. */
   lookup(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined> {
     this.refreshIfDue();
+    if (Date.now() - this.confirmedAt > this.maxStaleMs) {
+      // Not confirmed lately: the cache may hold a key revoked meanwhile.
+      const checked = this.checking ?? this.refresh();
+      return checked.then(() => this.find(key));
+    }
     // By the key as given (a hash of it on every request costs more than the rest of the lookup).
     const hit = this.cache.get(key);
     if (hit) return hit;
-    const missed = this.misses.get(key);
-    if (missed !== undefined) {
-      if (Date.now() < missed) return undefined;
-      this.misses.delete(key);
-    }
-    const asked = this.pending.get(key);
-    if (asked) return asked;
-    const lookup = findActivePgKey(this.pool, key)
-      .then((record) => {
-        if (record) {
-          this.cache.set(key, record);
-          if (this.known.size >= MAX_KNOWN) this.known.clear();
-          this.known.add(key);
-        } else this.rememberMiss(key);
-        return record;
-      })
-      .finally(() => this.pending.delete(key));
-    this.pending.set(key, lookup);
-    return lookup;
+    return this.find(key);
   }
 
   /**
@@ -230,8 +259,45 @@ export class PgKeyRegistry {
   }
 
   invalidate(): void {
+    this.drop();
+  }
+
+  private find(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined> {
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const missed = this.misses.get(key);
+    if (missed !== undefined) {
+      if (Date.now() < missed) return undefined;
+      this.misses.delete(key);
+    }
+    const asked = this.pending.get(key);
+    if (asked) return asked;
+    const generation = this.generation;
+    const lookup: Promise<KeyRecord | undefined> = findActivePgKey(this.pool, key)
+      .then((record) => {
+        if (record) {
+          if (this.known.size >= MAX_KNOWN) this.known.clear();
+          this.known.add(key);
+        }
+        // A lookup asked before the cache was dropped may have read the key before a revocation: not kept.
+        if (generation === this.generation) {
+          if (record) this.cache.set(key, record);
+          else this.rememberMiss(key);
+        }
+        return record;
+      })
+      .finally(() => {
+        if (this.pending.get(key) === lookup) this.pending.delete(key);
+      });
+    this.pending.set(key, lookup);
+    return lookup;
+  }
+
+  private drop(): void {
     this.cache.clear();
     this.misses.clear();
+    this.pending.clear();
+    this.generation++;
   }
 
   private rememberMiss(key: string): void {
@@ -246,19 +312,25 @@ export class PgKeyRegistry {
   }
 
   private refreshIfDue(): void {
-    const now = Date.now();
-    if (now - this.lastCheck < this.recheckMs || this.checking) return;
-    this.lastCheck = now;
+    if (Date.now() - this.lastCheck < this.recheckMs || this.checking) return;
+    void this.refresh();
+  }
+
+  private refresh(): Promise<void> {
+    const asked = Date.now();
+    this.lastCheck = asked;
     this.checking = this.pool
       .query<{ version: number }>('SELECT version FROM key_changes WHERE id = 1')
       .then(({ rows }) => {
         const version = rows[0]?.version ?? 0;
         if (version !== this.version) {
           this.version = version;
-          this.invalidate();
+          this.drop();
         }
+        this.confirmedAt = asked;
       })
-      .catch(() => this.invalidate())
+      .catch(() => this.drop())
       .finally(() => (this.checking = undefined));
+    return this.checking;
   }
 }

@@ -36,6 +36,7 @@ import {
   type ListWait,
   type ServiceState,
 } from '../lists/store.js';
+import { dayStartOf, listLimitProblem } from '../lists/limits.js';
 import {
   DEFAULT_UPLOAD_CONNECTIONS,
   inTransaction,
@@ -60,6 +61,9 @@ export const QUEUES = {
 /** The advisory lock of setting the queue up ("mailsieve queue"). */
 const QUEUE_SETUP_LOCK = '7020745917350920549';
 
+/** The advisory lock class of a key's submissions (with the key's id): its limits are counted one at a time. */
+const KEY_LISTS_LOCK = 0x6d736b6c; // "mskl"
+
 /** Attempts of a job (the first and two retries) before the queue gives up on it. */
 const ATTEMPTS = 3;
 
@@ -78,8 +82,10 @@ export interface PgListBackendOptions {
    * connections every other request needs.
    */
   readonly uploadConnections?: number;
-  readonly onRefund?: (db: Queryable, keyId: number, records: number) => Promise<void>;
-  readonly onComplete?: (db: Queryable, keyId: number, extra: number) => Promise<void>;
+  /** Gives back a list's records reserved against its key's quota, in `period` (the one they were charged in). */
+  readonly onRefund?: (db: Queryable, keyId: number, records: number, period: string | null) => Promise<void>;
+  /** Charges a list's records beyond those reserved, once it is complete, in `period` (the one charged). */
+  readonly onComplete?: (db: Queryable, keyId: number, extra: number, period: string | null) => Promise<void>;
 }
 
 interface ListRow {
@@ -109,6 +115,7 @@ interface ListRow {
   run: number;
   plan: string | null;
   reserved: number;
+  charged_period: string | null;
 }
 
 function toRecord(row: ListRow): ListRecord {
@@ -139,6 +146,7 @@ function toRecord(row: ListRow): ListRecord {
     run: row.run,
     plan: row.plan ? planOf(row.id, row.run, row.plan) : null,
     reserved: row.reserved,
+    chargedPeriod: row.charged_period,
   };
 }
 
@@ -157,6 +165,8 @@ export class PgListBackend implements ListBackend {
   private isStarted = false;
   private isClosed = false;
   private readonly partWorkers: string[] = [];
+  private readonly planWorkers: string[] = [];
+  private readonly finishWorkers: string[] = [];
   private readonly leaseSeconds: number;
   readonly leaseMs: number;
 
@@ -243,10 +253,28 @@ export class PgListBackend implements ListBackend {
     const source = createReadStream(list.uploadPath, { highWaterMark: CHUNK_BYTES });
     return inTransaction(this.uploads, async (client) => {
       const at = now();
+      // What the key holds, counted with its other submissions waiting (any node's) until this one commits.
+      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [KEY_LISTS_LOCK, list.keyId]);
+      const { rows: held } = await client.query<{ in_flight: number; bytes_today: string }>(
+        `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing'))::int AS in_flight,
+                coalesce(sum(size_bytes) FILTER (WHERE created_at >= $2), 0)::bigint AS bytes_today
+         FROM lists WHERE key_id = $1`,
+        [list.keyId, dayStartOf()],
+      );
+      const problem = listLimitProblem(
+        list.limits,
+        held[0]?.in_flight ?? 0,
+        Number(held[0]?.bytes_today ?? 0),
+        list.sizeBytes,
+      );
+      if (problem) {
+        source.destroy();
+        throw problem;
+      }
       const { rows } = await client.query<{ id: number }>(
         `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
-                            services_explicit, run, reserved)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, 1, $9) RETURNING id`,
+                            services_explicit, run, reserved, charged_period)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, 1, $9, $10) RETURNING id`,
         [
           list.keyId,
           list.name,
@@ -257,11 +285,19 @@ export class PgListBackend implements ListBackend {
           JSON.stringify(list.services),
           list.servicesExplicit,
           list.reservedRecords,
+          list.chargedPeriod,
         ],
       );
       const id = rows[0].id;
       await this.storeChunks(client, id, 'input', source);
-      await this.boss.send(QUEUES.plan, { listId: id, run: 1 }, { db: bossDb(client) });
+      // Fair shares between keys: a key with fewer lists in progress has its plan taken first.
+      await this.boss.send(
+        QUEUES.plan,
+        { listId: id, run: 1 },
+        { db: bossDb(client), priority: -(held[0]?.in_flight ?? 0) },
+      );
+      // Another list's plan may be under way here: a free plan worker of this node asks at once.
+      for (const worker of this.planWorkers) this.boss.notifyWorker(worker);
       return id;
     });
   }
@@ -507,10 +543,14 @@ export class PgListBackend implements ListBackend {
             encoded[part.index],
           ],
         );
+      // Fair shares between keys: each part is queued behind the key's parts already waiting, so that the
+      // queue (highest priority first) hands out the next part of the key with the least work in hand.
+      const ahead = await keyPartsWaiting(client, listId);
       await this.boss.insert(
-        plan.parts.map((part) => ({
+        plan.parts.map((part, i) => ({
           name: QUEUES.part,
           data: { listId, run, part: part.index },
+          priority: -(ahead + i),
           retryLimit: ATTEMPTS - 1,
           retryDelay: 1,
           expireInSeconds: this.leaseSeconds,
@@ -532,16 +572,27 @@ export class PgListBackend implements ListBackend {
   ): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       const at = now();
-      const { rows } = await client.query<{ key_id: number; reserved: number; callback: string | null }>(
+      const { rows } = await client.query<{
+        key_id: number;
+        reserved: number;
+        charged_period: string | null;
+        callback: string | null;
+      }>(
         `UPDATE lists SET status = $1, service_status = 'Error', reason = $2, records = $3, updated_at = $4,
            finished_at = $4
          WHERE id = $5 AND run = $6 AND status IN ('Pending', 'Processing')
-         RETURNING key_id, reserved, options->>'callback_url' AS callback`,
+         RETURNING key_id, reserved, charged_period, options->>'callback_url' AS callback`,
         [status, reason, records, at, listId, run],
       );
       if (!rows[0]) return;
       await client.query('DELETE FROM list_verdicts WHERE list_id = $1', [listId]);
-      if (rows[0].reserved > 0) await this.options.onRefund?.(client, rows[0].key_id, rows[0].reserved);
+      // An invalid list's input is of no more use: it is not kept until the retention sweep.
+      if (status === 'Invalid')
+        await client.query(`DELETE FROM list_blobs WHERE list_id = $1 AND kind IN ('input', 'text')`, [
+          listId,
+        ]);
+      if (rows[0].reserved > 0)
+        await this.options.onRefund?.(client, rows[0].key_id, rows[0].reserved, rows[0].charged_period);
       if (rows[0].callback)
         await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
     });
@@ -656,10 +707,13 @@ export class PgListBackend implements ListBackend {
   }
 
   async requeuePart(listId: number, run: number, part: number, at?: Date): Promise<void> {
+    // Behind the key's parts waiting now (a fair share, as when the list's parts were queued).
+    const ahead = await keyPartsWaiting(this.pool, listId);
     await this.boss.send(
       QUEUES.part,
       { listId, run, part },
       {
+        priority: -ahead,
         retryLimit: ATTEMPTS - 1,
         retryDelay: 1,
         expireInSeconds: this.leaseSeconds,
@@ -670,7 +724,7 @@ export class PgListBackend implements ListBackend {
   }
 
   async savePart(listId: number, run: number, part: number, result: PartResult): Promise<void> {
-    await inTransaction(this.pool, async (client) => {
+    const isLast = await inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `UPDATE list_parts SET is_done = true, completed = rows, output = $1, explain = $2, report = $3, identity = $4
          WHERE list_id = $5 AND run = $6 AND part = $7 AND NOT is_done`,
@@ -684,24 +738,27 @@ export class PgListBackend implements ListBackend {
           part,
         ],
       );
-      if (!rowCount) return;
+      if (!rowCount) return false;
       const { rows } = await client.query<{ parts_done: number; parts: number }>(
         `UPDATE lists SET parts_done = parts_done + 1 WHERE id = $1 AND run = $2
          RETURNING parts_done, (SELECT count(*)::int FROM list_parts WHERE list_id = $1 AND run = $2) AS parts`,
         [listId, run],
       );
-      if (rows[0] && rows[0].parts_done === rows[0].parts)
-        await this.boss.send(
-          QUEUES.finish,
-          { listId, run },
-          {
-            db: bossDb(client),
-            retryLimit: ATTEMPTS - 1,
-            expireInSeconds: this.leaseSeconds,
-            deadLetter: QUEUES.failed,
-          },
-        );
+      if (!rows[0] || rows[0].parts_done !== rows[0].parts) return false;
+      await this.boss.send(
+        QUEUES.finish,
+        { listId, run },
+        {
+          db: bossDb(client),
+          retryLimit: ATTEMPTS - 1,
+          expireInSeconds: this.leaseSeconds,
+          deadLetter: QUEUES.failed,
+        },
+      );
+      return true;
     });
+    // The list's finish is there to take: this node's finish worker asks at once rather than at its next poll.
+    if (isLast) for (const id of this.finishWorkers) this.boss.notifyWorker(id);
   }
 
   // The finish job.
@@ -760,9 +817,10 @@ export class PgListBackend implements ListBackend {
         plan: string | null;
         key_id: number;
         reserved: number;
+        charged_period: string | null;
         callback: string | null;
       }>(
-        `SELECT plan, key_id, reserved, options->>'callback_url' AS callback FROM lists
+        `SELECT plan, key_id, reserved, charged_period, options->>'callback_url' AS callback FROM lists
          WHERE id = $1 AND run = $2 AND status = 'Processing' FOR UPDATE`,
         [listId, run],
       );
@@ -802,7 +860,12 @@ export class PgListBackend implements ListBackend {
           listId,
           run,
         ]);
-      await this.options.onComplete?.(client, row.key_id, completion.records - row.reserved);
+      await this.options.onComplete?.(
+        client,
+        row.key_id,
+        completion.records - row.reserved,
+        row.charged_period,
+      );
       if (row.callback)
         await this.boss.send(QUEUES.callback, { listId }, { db: bossDb(client), retryLimit: 0 });
     });
@@ -810,22 +873,30 @@ export class PgListBackend implements ListBackend {
 
   // The queue.
 
-  async work(handlers: ListJobHandlers, options: { readonly parts: number }): Promise<void> {
+  async work(
+    handlers: ListJobHandlers,
+    options: { readonly parts: number; readonly plans?: number },
+  ): Promise<void> {
     await this.start();
     type Data = { listId: number; run: number; part?: number };
     const polling = { pollingIntervalSeconds: this.options.pollingSeconds ?? 1 };
-    await this.boss.work<Data>(QUEUES.plan, polling, async ([job]) => {
-      if (job) await handlers.plan(job.data.listId, job.data.run);
-    });
+    for (let i = 0; i < Math.max(1, options.plans ?? 1); i++)
+      this.planWorkers.push(
+        await this.boss.work<Data>(QUEUES.plan, polling, async ([job]) => {
+          if (job) await handlers.plan(job.data.listId, job.data.run);
+        }),
+      );
     for (let i = 0; i < Math.max(1, options.parts); i++)
       this.partWorkers.push(
         await this.boss.work<Data>(QUEUES.part, polling, async ([job]) => {
           if (job) await handlers.part(job.data.listId, job.data.run, job.data.part ?? 0);
         }),
       );
-    await this.boss.work<Data>(QUEUES.finish, polling, async ([job]) => {
-      if (job) await handlers.finish(job.data.listId, job.data.run);
-    });
+    this.finishWorkers.push(
+      await this.boss.work<Data>(QUEUES.finish, polling, async ([job]) => {
+        if (job) await handlers.finish(job.data.listId, job.data.run);
+      }),
+    );
     await this.boss.work<Data>(QUEUES.callback, polling, async ([job]) => {
       if (job) await handlers.callback(job.data.listId);
     });
@@ -849,6 +920,19 @@ export class PgListBackend implements ListBackend {
     await this.boss.stop({ graceful: true, close: true, wait: true, timeout: 10_000 }).catch(() => undefined);
     await this.uploads.end().catch(() => undefined);
   }
+}
+
+/** The part jobs waiting or running of the key of list `listId` (its work in hand, in parts). */
+async function keyPartsWaiting(db: Queryable, listId: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pgboss.job j
+     WHERE j.name = $1 AND j.state < 'completed'
+       AND (j.data->>'listId')::bigint IN (
+         SELECT id FROM lists WHERE key_id = (SELECT key_id FROM lists WHERE id = $2)
+           AND status IN ('Pending', 'Processing'))`,
+    [QUEUES.part, listId],
+  );
+  return rows[0]?.n ?? 0;
 }
 
 export async function getPgList(db: Queryable, id: number): Promise<ListRecord | undefined> {

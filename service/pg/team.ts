@@ -2,7 +2,6 @@
 // (its schema migrated once, under a lock), the list backend and its pg-boss queue, the keys, usage and
 // quotas, and the domain knowledge verifier nodes share. See docs/team-server.md.
 import { join } from 'node:path';
-import { mkdirSync, rmSync } from 'node:fs';
 import type { KeyRecord } from '../store/keys.js';
 import { databaseProblem, openPostgres, type PgPool } from './db.js';
 import { TeamDatabaseError } from './url.js';
@@ -17,6 +16,7 @@ import { queueJobs } from './status.js';
 import { PG_MIGRATIONS } from './migrations/index.js';
 import type { Readiness } from '../ops/readiness.js';
 import type { NodeGauges, QueueJobCount } from '../ops/metrics.js';
+import { holdWorkFolder } from './workFolder.js';
 
 export interface TeamOptions {
   /** This node's data folder: reference data for E2–E6 and the services of lists, temporary files. */
@@ -65,9 +65,9 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
   } catch (error) {
     throw new TeamDatabaseError(databaseProblem(url, error));
   }
-  const workRoot = join(options.dataDir, 'lists', 'work');
-  rmSync(workRoot, { recursive: true, force: true });
-  mkdirSync(workRoot, { recursive: true, mode: 0o700 });
+  // A folder of this node's own: other nodes may share the data folder (service/pg/workFolder.ts).
+  const work = holdWorkFolder(join(options.dataDir, 'lists', 'work'));
+  const workRoot = work.path;
   const closing = new AbortController();
   const usage = new PgUsageMeter(pool);
   const lists = new PgListBackend(pool, url, {
@@ -76,19 +76,21 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
     ...(options.maintenanceSeconds !== undefined ? { maintenanceSeconds: options.maintenanceSeconds } : {}),
     ...(options.pollingSeconds !== undefined ? { pollingSeconds: options.pollingSeconds } : {}),
     // A list's records, reserved when it was accepted, go back when it fails; its count is settled when it completes.
-    onRefund: async (db, keyId, records) => {
+    // Both in the period the list was charged in, whenever it ends.
+    onRefund: async (db, keyId, records, period) => {
       const key = await getPgKeyById(db, keyId);
-      await addUsage(db, keyId, key?.quota ?? null, -records);
+      await addUsage(db, keyId, key?.quota ?? null, -records, period ?? undefined);
     },
-    onComplete: async (db, keyId, extra) => {
+    onComplete: async (db, keyId, extra, period) => {
       const key = await getPgKeyById(db, keyId);
-      await addUsage(db, keyId, key?.quota ?? null, extra);
+      await addUsage(db, keyId, key?.quota ?? null, extra, period ?? undefined);
     },
   });
   try {
     await lists.start();
   } catch (error) {
     await pool.end().catch(() => undefined);
+    work.release();
     throw new TeamDatabaseError(databaseProblem(url, error));
   }
   const retainDays = options.retainDays;
@@ -173,6 +175,7 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
       await usage.close().catch(() => undefined);
       await lists.close();
       await pool.end().catch(() => undefined);
+      work.release();
     },
   };
 }

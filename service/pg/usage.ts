@@ -2,7 +2,7 @@
 // that every API node sees the same counts (the port: service/store/usage.ts). A charge is one statement:
 // it adds the queries only where the sum stays within the quota, so concurrent charges from any number of
 // nodes never pass it. Keys without a quota are counted in memory and written every second.
-import { periodOf, type Charge, type UsageMeter } from '../store/usage.js';
+import { periodOf, UNQUOTED_CHARGE, type Charge, type UsageMeter } from '../store/usage.js';
 import type { KeyQuota, KeyRecord } from '../store/keys.js';
 import type { PgPool, Queryable } from './db.js';
 
@@ -10,18 +10,22 @@ const FLUSH_MS = 1000;
 /** Rate windows older than this are swept. */
 const RATE_KEEP_S = 60;
 
-/** Adds `n` queries to a key's usage in its current period (negative `n` gives some back). */
+/**
+ * Adds `n` queries to a key's usage in `period` (default: its quota's current period; a list's refund or
+ * settlement goes to the period it was charged in). Negative `n` gives some back.
+ */
 export async function addUsage(
   db: Queryable,
   keyId: number,
   quota: KeyQuota | null,
   n: number,
+  period = periodOf(quota?.period ?? 'total'),
 ): Promise<void> {
   if (n === 0) return;
   await db.query(
     `INSERT INTO key_usage (key_id, period, used) VALUES ($1, $2, greatest(0, $3::bigint))
      ON CONFLICT (key_id, period) DO UPDATE SET used = greatest(0, key_usage.used + $3::bigint)`,
-    [keyId, periodOf(quota?.period ?? 'total'), n],
+    [keyId, period, n],
   );
 }
 
@@ -33,12 +37,12 @@ export class PgUsageMeter implements UsageMeter {
   constructor(private readonly pool: PgPool) {}
 
   async charge(key: KeyRecord, n: number): Promise<Charge> {
-    if (n <= 0) return { ok: true };
     const quota = key.quota;
+    if (n <= 0) return { ok: true, period: periodOf(quota?.period ?? 'total') };
     if (!quota) {
       this.pending.set(key.id, (this.pending.get(key.id) ?? 0) + n);
       this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
-      return { ok: true };
+      return UNQUOTED_CHARGE;
     }
     const period = periodOf(quota.period);
     if (n <= quota.limit) {
@@ -49,7 +53,7 @@ export class PgUsageMeter implements UsageMeter {
          RETURNING used`,
         [key.id, period, n, quota.limit],
       );
-      if (rows.length > 0) return { ok: true };
+      if (rows.length > 0) return { ok: true, period };
     }
     const { rows } = await this.pool.query<{ used: number }>(
       'SELECT used FROM key_usage WHERE key_id = $1 AND period = $2',
@@ -58,8 +62,8 @@ export class PgUsageMeter implements UsageMeter {
     return { ok: false, used: rows[0]?.used ?? 0 };
   }
 
-  async adjust(keyId: number, quota: KeyQuota | null, delta: number): Promise<void> {
-    await addUsage(this.pool, keyId, quota, delta);
+  async adjust(keyId: number, quota: KeyQuota | null, delta: number, period?: string): Promise<void> {
+    await addUsage(this.pool, keyId, quota, delta, period);
   }
 
   /** One more call of the key in this second, counted across every API node. */

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ChangeWatch, RECHECK_MS } from './changes.js';
 import type { ServiceDb } from './db.js';
+import { periodOf } from './usage.js';
 import type { ServiceName } from '../../shared/api/services.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
 import { DEFAULT_KEY_CHECKS, type ChecksLevel } from '../engine/online/levels.js';
@@ -45,6 +46,10 @@ export interface KeyConfig {
   readonly knownBouncers?: boolean;
   /** How many days a hard bounce counts, from the day of the verification. Default 365. */
   readonly bounceMaxAgeDays?: number;
+  /** Lists waiting or running at once (E7 answers 429 past it); 0: no limit. Default DEFAULT_MAX_LISTS. */
+  readonly maxLists?: number;
+  /** Bytes of lists submitted a UTC day (E7 answers 429 past it); 0: no limit. Default DEFAULT_MAX_BYTES_DAY. */
+  readonly maxBytesDay?: number;
 }
 
 export interface KeyRecord {
@@ -69,6 +74,10 @@ export interface KeyRecord {
   readonly quota: KeyQuota | null;
   readonly knownBouncers: boolean;
   readonly bounceMaxAgeDays: number;
+  /** Lists waiting or running at once; 0: no limit. */
+  readonly maxLists: number;
+  /** Bytes of lists submitted a UTC day; 0: no limit. */
+  readonly maxBytesDay: number;
 }
 
 interface KeyRow {
@@ -91,12 +100,18 @@ interface KeyRow {
   is_trial: number;
   known_bouncers: number;
   bounce_max_age_days: number;
+  max_lists: number;
+  max_bytes_day: number;
 }
 
 export const DEFAULT_RATE_LIMIT = 500;
 /** How many days a hard bounce counts by default (`keys create --bounce-max-age-days`). */
 export const DEFAULT_BOUNCE_MAX_AGE_DAYS = 365;
 export const BOUNCE_MAX_AGE_DAYS_LIMIT = 36_500;
+/** Lists a key may have waiting or running at once, by default (`keys create --max-lists`). */
+export const DEFAULT_MAX_LISTS = 20;
+/** Bytes of lists a key may submit a UTC day, by default (`keys create --max-bytes-day`): 5 GiB. */
+export const DEFAULT_MAX_BYTES_DAY = 5 * 1024 ** 3;
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -142,8 +157,8 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
       .prepare(
         `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
                            fields, alternate_max, bulk_limit, quota, quota_period, is_trial, known_bouncers,
-                           bounce_max_age_days)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                           bounce_max_age_days, max_lists, max_bytes_day)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         hashKey(key),
@@ -163,6 +178,8 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
         config.quota?.isTrial === true ? 1 : 0,
         config.knownBouncers ? 1 : 0,
         config.bounceMaxAgeDays ?? DEFAULT_BOUNCE_MAX_AGE_DAYS,
+        config.maxLists ?? DEFAULT_MAX_LISTS,
+        config.maxBytesDay ?? DEFAULT_MAX_BYTES_DAY,
       );
     const keyId = Number(result.lastInsertRowid);
     for (const [kind, entries] of [
@@ -206,6 +223,8 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial === 1 },
     knownBouncers: row.known_bouncers === 1,
     bounceMaxAgeDays: row.bounce_max_age_days,
+    maxLists: row.max_lists,
+    maxBytesDay: row.max_bytes_day,
   };
 }
 
@@ -236,14 +255,40 @@ export function setKeyKnownBouncers(db: ServiceDb, id: number, isOn: boolean): b
   return db.prepare('UPDATE keys SET known_bouncers = ? WHERE id = ?').run(isOn ? 1 : 0, id).changes > 0;
 }
 
-/** Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. */
+/** E8's reason of a list stopped because its key was revoked. */
+export const REVOKED_LIST_REASON = 'The key that submitted this list was revoked; the list was stopped.';
+
+/**
+ * Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. Its lists
+ * waiting or running stop with status Error and the reason (E8), their reserved records given back in the
+ * period they were charged in; the service's work on them finds them ended and stops.
+ */
 export function revokeKey(db: ServiceDb, keyOrId: string): boolean {
   const now = new Date().toISOString();
   const byId = /^\d+$/.test(keyOrId);
-  const result = db
-    .prepare(`UPDATE keys SET revoked_at = ? WHERE ${byId ? 'id' : 'key_hash'} = ? AND revoked_at IS NULL`)
-    .run(now, byId ? Number(keyOrId) : hashKey(keyOrId));
-  return result.changes > 0;
+  return db.transaction(() => {
+    const key = db
+      .prepare(
+        `UPDATE keys SET revoked_at = ? WHERE ${byId ? 'id' : 'key_hash'} = ? AND revoked_at IS NULL
+         RETURNING id, quota_period`,
+      )
+      .get(now, byId ? Number(keyOrId) : hashKey(keyOrId)) as
+      { id: number; quota_period: KeyQuota['period'] } | undefined;
+    if (!key) return false;
+    const stopped = db
+      .prepare(
+        `UPDATE lists SET status = 'Error', service_status = 'Error', reason = ?, updated_at = ?, finished_at = ?
+         WHERE key_id = ? AND status IN ('Pending', 'Processing') RETURNING reserved, charged_period`,
+      )
+      .all(REVOKED_LIST_REASON, now, now, key.id) as { reserved: number; charged_period: string | null }[];
+    const giveBack = db.prepare(
+      'UPDATE key_usage SET used = max(0, used - ?) WHERE key_id = ? AND period = ?',
+    );
+    for (const list of stopped)
+      if (list.reserved > 0)
+        giveBack.run(list.reserved, key.id, list.charged_period ?? periodOf(key.quota_period));
+    return true;
+  })();
 }
 
 /**

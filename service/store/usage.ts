@@ -62,7 +62,12 @@ export function quotaExceededMessage(quota: KeyQuota, used: number, asked: numbe
   );
 }
 
-export type Charge = { readonly ok: true } | { readonly ok: false; readonly used: number };
+/** A charge that fitted names the usage period it was counted in (a list's refund goes back to it). */
+export type Charge =
+  { readonly ok: true; readonly period: string } | { readonly ok: false; readonly used: number };
+
+/** The charge of a key without a quota: counted in all time (one answer, made once: E1 calls it every time). */
+export const UNQUOTED_CHARGE: Charge = Object.freeze({ ok: true, period: 'total' });
 
 /** What the endpoints count through. Answers are values or promises (the team server asks its database). */
 export interface UsageMeter {
@@ -70,9 +75,10 @@ export interface UsageMeter {
   charge(key: KeyRecord, n: number): Charge | Promise<Charge>;
   /**
    * Adds `delta` queries to a key's use without a quota check (negative: gives back queries charged for work
-   * not done, as a list found invalid; positive: a list's records beyond those reserved at submission).
+   * not done, as a list found invalid; positive: a list's records beyond those reserved at submission), in
+   * `period` (the one the work was charged in; default: the quota's current period).
    */
-  adjust(keyId: number, quota: KeyQuota | null, delta: number): void | Promise<void>;
+  adjust(keyId: number, quota: KeyQuota | null, delta: number, period?: string): void | Promise<void>;
   /** Whether one more call fits the key's rate limit (calls per second; 0: none). */
   takeRate(key: KeyRecord): boolean | Promise<boolean>;
   /** Each key's use in the period of its quota (or in all, without one). */
@@ -122,18 +128,18 @@ export class SqliteUsageMeter implements UsageMeter {
   }
 
   charge(key: KeyRecord, n: number): Charge {
-    if (n <= 0) return { ok: true };
+    if (n <= 0) return { ok: true, period: periodOf(key.quota?.period ?? 'total') };
     if (!key.quota) {
       this.pending.set(key.id, (this.pending.get(key.id) ?? 0) + n);
       this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref();
-      return { ok: true };
+      return UNQUOTED_CHARGE;
     }
     const period = periodOf(key.quota.period);
     const charged = this.db.transaction(() => {
       this.ensure.run(key.id, period);
       return this.addWithin.get(n, key.id, period, n, key.quota!.limit) !== undefined;
     })();
-    if (charged) return { ok: true };
+    if (charged) return { ok: true, period };
     const used = this.db
       .prepare('SELECT used FROM key_usage WHERE key_id = ? AND period = ?')
       .pluck()
@@ -141,9 +147,13 @@ export class SqliteUsageMeter implements UsageMeter {
     return { ok: false, used: used ?? 0 };
   }
 
-  adjust(keyId: number, quota: KeyQuota | null, delta: number): void {
+  adjust(
+    keyId: number,
+    quota: KeyQuota | null,
+    delta: number,
+    period = periodOf(quota?.period ?? 'total'),
+  ): void {
     if (delta === 0) return;
-    const period = periodOf(quota?.period ?? 'total');
     this.db.transaction(() => {
       this.ensure.run(keyId, period);
       this.add.run(delta, keyId, period);

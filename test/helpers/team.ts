@@ -38,9 +38,15 @@ export async function startTeam(): Promise<TeamCluster> {
   const dirs: { remove(): void }[] = [];
 
   async function start(args: string[], ready: RegExp): Promise<TeamProcess> {
-    const dir = tempDir('mailsieve-team-');
-    dirs.push(dir);
-    const started = await startCli([...args, '--data-dir', dir.path], ready);
+    // A node gets a data folder of its own unless `args` name one (nodes sharing a folder).
+    const given = args.indexOf('--data-dir');
+    let dataDir = args[given + 1] ?? '';
+    if (given < 0) {
+      const dir = tempDir('mailsieve-team-');
+      dirs.push(dir);
+      dataDir = dir.path;
+    }
+    const started = await startCli(given < 0 ? [...args, '--data-dir', dataDir] : args, ready);
     let printed = '';
     const keep = (chunk: Buffer) => {
       printed = (printed + chunk.toString()).slice(-64 * 1024);
@@ -54,7 +60,7 @@ export async function startTeam(): Promise<TeamCluster> {
     const node: TeamProcess = {
       child: started.child,
       url: started.match[1] ?? '',
-      dataDir: dir.path,
+      dataDir,
       async stop() {
         if (started.child.exitCode === null && started.child.signalCode === null)
           started.child.kill('SIGTERM');

@@ -1,23 +1,18 @@
 // The folders the jobs write in (a clean's output folder, a desktop job's `results/<id>/`): the sweep of the
 // temporaries (outputs.ts) whose writer has stopped, and the lock by which a writer shows that it has not.
 //
-// A temporary's process id alone cannot tell that its writer stopped: a process killed a moment ago still
-// answers kill(pid, 0) while it exits and until its parent reaps it, and a reused id answers for another
-// program (issue 23: a kill followed at once by a rerun left the killed run's temporaries). So while a process
-// writes in a folder it holds `.mailsieve-<pid>.lock` there, a small SQLite database under an exclusive lock
-// (locking_mode = EXCLUSIVE, taken by a write transaction) that the operating system drops with the process:
-// - Linux and macOS: SQLite's POSIX advisory locks (fcntl), released as the dying process's files close,
-//   before it shows as a zombie. On a network folder they are the file server's locks (NFS lockd, SMB).
-// - Windows: LockFileEx byte-range locks, released once the process has terminated (the system may take a
-//   moment to do so under load).
+// A temporary's process id alone cannot tell that its writer stopped (issue 23: a kill followed at once by a
+// rerun left the killed run's temporaries). So while a process writes in a folder it holds
+// `.mailsieve-<pid>.lock` there, a lock the operating system drops with the process (service/store/processLock.ts).
 // A temporary is stale when its writer's lock file is there and nobody holds it. Without a lock file (a short
 // write outside a held folder: the CLI's state file, a report; or a writer of an earlier version) the
 // process id decides, as before. A lock still held (the killed writer is still exiting) keeps its temporaries
 // for now: the folder is swept again when this process's work in it ends, and by then the writer is gone.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writerOfTemporary } from './outputs.js';
+import { holdProcessLock, isProcessLockHeld, isProcessRunning } from '../../../service/store/processLock.js';
 
 const LOCK = /^\.mailsieve-(\d+)\.lock$/;
 const lockPathOf = (dir: string, pid: number) => join(dir, `.mailsieve-${pid}.lock`);
@@ -28,8 +23,6 @@ let nativeBinding: string | undefined;
 export function setOutputLockBinding(path: string | undefined): void {
   nativeBinding = path;
 }
-
-const bindingOption = () => (nativeBinding ? { nativeBinding } : {});
 
 interface Hold {
   /** Undefined when the folder could not be locked: this process's temporaries are then judged by its id. */
@@ -69,57 +62,15 @@ export function holdOutputFolder(dir: string): () => void {
 }
 
 function lockFolder(dir: string): Database.Database | undefined {
-  const path = lockPathOf(dir, process.pid);
-  let db: Database.Database | undefined;
-  try {
-    // Waits out another process's sweep reading the file at this moment.
-    db = new Database(path, { timeout: 2000, ...bindingOption() });
-    db.pragma('locking_mode = EXCLUSIVE');
-    // No journal file beside it (better-sqlite3's defensive mode refuses journal_mode = OFF).
-    db.pragma('journal_mode = MEMORY');
-    // The write transaction takes the exclusive lock; EXCLUSIVE mode keeps it until the connection closes.
-    db.exec('BEGIN EXCLUSIVE; COMMIT');
-    return db;
-  } catch (error) {
-    db?.close();
-    // A lock file nobody holds reads as a stopped writer's: removed, unless another process holds it (this
-    // id's process on another machine that shares the folder).
-    if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') removeQuietly(path);
-    return undefined;
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return holdProcessLock(lockPathOf(dir, process.pid), { nativeBinding });
 }
 
 /** Whether the process `pid` that wrote temporaries in `dir` has stopped. */
 function hasStopped(dir: string, pid: number, hasLockFile: boolean): boolean {
-  if (!hasLockFile) return !isRunning(pid);
-  try {
-    const db = new Database(lockPathOf(dir, pid), {
-      readonly: true,
-      fileMustExist: true,
-      timeout: 0,
-      ...bindingOption(),
-    });
-    try {
-      // Readable only when no process holds the lock.
-      db.prepare('SELECT count(*) FROM sqlite_master').get();
-      return true;
-    } finally {
-      db.close();
-    }
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return false;
-    // Not readable as a lock (gone meanwhile, not a database, no SQLite for this runtime): the id decides.
-    return !isRunning(pid);
-  }
+  if (!hasLockFile) return !isProcessRunning(pid);
+  // Not readable as a lock (gone meanwhile, not a database, no SQLite for this runtime): the id decides.
+  const held = isProcessLockHeld(lockPathOf(dir, pid), { nativeBinding });
+  return held === undefined ? !isProcessRunning(pid) : !held;
 }
 
 function removeQuietly(path: string): boolean {

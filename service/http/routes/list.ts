@@ -24,8 +24,9 @@ import { callbackProblemOf } from '../../lists/callbackTarget.js';
 import type { ListProcessor } from '../../lists/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/purchase.js';
 import type { ListRecord } from '../../lists/store.js';
-import { countRecords } from '../../lists/records.js';
-import { quotaExceededMessage, type UsageMeter } from '../../store/usage.js';
+import { countRecords, estimateRecords } from '../../lists/records.js';
+import { ListLimitError } from '../../lists/limits.js';
+import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
 import { ZipProblem } from '../../lists/zip.js';
 import { authorise, type AuthContext } from '../auth.js';
@@ -213,26 +214,37 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       }
       throw error;
     }
-    // A key with a quota is charged the list's records now, all or none: a list larger than what the key has
-    // left is refused here (403), never cut in the middle. (Its count is settled when the list completes.)
-    let reserved = 0;
-    if (key.quota) {
-      let records: number;
-      try {
-        records = await countRecords(upload.path, name, params, processor.limits);
-      } catch (error) {
+    // The list's records are charged to the key now, all or none: a list larger than what a key with a quota
+    // has left is refused here (403), never cut in the middle; a key without one is counted too. (Its count is
+    // settled when the list completes, in the period charged.)
+    let records: number;
+    try {
+      // Exactly for a key with a quota (it decides the 403); in passing for one without (its usage, settled
+      // when the list ends with the records found).
+      records = await (key.quota ? countRecords : estimateRecords)(upload.path, name, params, processor.limits);
+    } catch (error) {
+      if (error instanceof ZipProblem) {
         rmSync(upload.path, { force: true });
-        if (error instanceof ZipProblem) throw new HttpError(422, error.message);
-        throw error;
+        throw new HttpError(422, error.message);
       }
-      const charge = await usage.charge(key, records);
+      // A file that cannot be read through (an archive whose entry lies about its size, …) is accepted
+      // uncounted: its plan finds it Invalid, in words, and its count is settled then.
+      records = 0;
+    }
+    let charge: Charge;
+    if (key.quota) {
+      charge = await usage.charge(key, records);
       if (!charge.ok) {
         rmSync(upload.path, { force: true });
         publish('quota.refused', { keyId: key.id });
         throw new HttpError(403, quotaExceededMessage(key.quota, charge.used, records, 'records'));
       }
-      reserved = records;
+    } else {
+      // Written at once (not with E1's counts, a second later), so that a refund never comes before it.
+      charge = { ok: true, period: periodOf('total') };
+      await usage.adjust(key.id, null, records, charge.period);
     }
+    const reserved = records;
     let listId: number;
     try {
       listId = await backend.createList({
@@ -245,9 +257,16 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         sizeBytes: upload.size,
         inputFile: `input${extension}`,
         reservedRecords: reserved,
+        chargedPeriod: charge.period,
+        limits: key,
       });
     } catch (error) {
-      if (reserved > 0) await usage.adjust(key.id, key.quota, -reserved);
+      if (reserved > 0) await usage.adjust(key.id, key.quota, -reserved, charge.period);
+      // A limit of the key (lists in progress, bytes a day): 429, when to try again, and why.
+      if (error instanceof ListLimitError) {
+        reply.header('retry-after', String(error.retryAfterSeconds));
+        throw new HttpError(429, error.message);
+      }
       throw error;
     } finally {
       rmSync(upload.path, { force: true });

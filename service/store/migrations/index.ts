@@ -9,6 +9,7 @@ import { personAnswers } from './0070-person-answers.js';
 import { listParts } from './0080-list-parts.js';
 import { keyQuotas } from './0090-key-quotas.js';
 import { bounces } from './0100-bounces.js';
+import { keyLimits } from './0110-key-limits.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -21,4 +22,5 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   listParts,
   keyQuotas,
   bounces,
+  keyLimits,
 ];

@@ -4,6 +4,7 @@ import { migrate, NewerDatabaseError, type Migration } from '../../../service/st
 import { openServiceDb } from '../../../service/store/db.js';
 import { SERVICE_MIGRATIONS } from '../../../service/store/migrations/index.js';
 import { tempDir } from '../../helpers/service.js';
+import { DEFAULT_MAX_BYTES_DAY, DEFAULT_MAX_LISTS } from '../../../service/store/keys.js';
 import { loadDemo } from '../../../service/identity/demo.js';
 import { answersWaiting, prepareAnswers } from '../../../service/identity/prepared.js';
 
@@ -42,6 +43,10 @@ describe('migrations', () => {
     ).toBeGreaterThan(100);
     // The store as it was at version 60: no prepared answers (nor what later steps added).
     db.exec(`
+      DROP INDEX lists_by_key_created;
+      ALTER TABLE lists DROP COLUMN charged_period;
+      ALTER TABLE keys DROP COLUMN max_lists;
+      ALTER TABLE keys DROP COLUMN max_bytes_day;
       DROP TABLE ref_bounces;
       DROP TABLE ref_bounce_imports;
       ALTER TABLE keys DROP COLUMN known_bouncers;
@@ -90,6 +95,28 @@ describe('migrations', () => {
     expect(() =>
       db.exec("INSERT INTO ref_bounces (email, bounced_at, import_id) VALUES ('a@b.com', 'soon', 1)"),
     ).toThrow(/cannot store TEXT value in INTEGER column/);
+    db.close();
+  });
+
+  it('0110 gives the keys made before it the default limits, and lists no charged period', () => {
+    const db = new Database(':memory:');
+    migrate(
+      db,
+      SERVICE_MIGRATIONS.filter((m) => m.version < 110),
+    );
+    db.prepare(
+      `INSERT INTO keys (key_hash, key_hint, mode, services, created_at) VALUES ('h', 'abcd', 'safe_to_send', '[]', 'now')`,
+    ).run();
+    db.prepare(
+      `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at) VALUES (1, 'a', 'input.csv', '{}', 1, 'now', 'now')`,
+    ).run();
+    migrate(db, SERVICE_MIGRATIONS);
+    expect(db.prepare('SELECT max_lists, max_bytes_day FROM keys').get()).toEqual({
+      max_lists: DEFAULT_MAX_LISTS,
+      max_bytes_day: DEFAULT_MAX_BYTES_DAY,
+    });
+    expect(db.prepare('SELECT charged_period FROM lists').pluck().get()).toBeNull();
+    expect(() => db.exec('UPDATE keys SET max_lists = -1')).toThrow(/CHECK constraint/);
     db.close();
   });
 
