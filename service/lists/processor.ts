@@ -265,7 +265,7 @@ export class ListProcessor {
     const isStored = this.backend.kind === 'postgres';
     const host = isStored ? this.takePlanHost() : this.host;
     try {
-      await this.planWith(host, planKey, job, listId, run);
+      await this.planWith(host, planKey, job, list.keyId, run);
     } finally {
       if (isStored) this.freePlanHosts.push(host);
     }
@@ -283,7 +283,8 @@ export class ListProcessor {
     return host;
   }
 
-  private async planWith(host: PipelineHost, planKey: string, job: ListJob, listId: number, run: number) {
+  private async planWith(host: PipelineHost, planKey: string, job: ListJob, keyId: number, run: number) {
+    const { listId } = job;
     let saving: Promise<void> = Promise.resolve();
     const outcome = await host.plan(planKey, job, this.backend.kind === 'postgres', false, {
       progress: (records, completed) => {
@@ -317,7 +318,7 @@ export class ListProcessor {
       this.announce({
         event: 'planned',
         listId,
-        keyId: list.keyId,
+        keyId,
         records: outcome.record.records,
         parts: outcome.record.parts.length,
       });

@@ -7,7 +7,7 @@ import { databaseProblem, openPostgres, type PgPool } from './db.js';
 import { TeamDatabaseError } from './url.js';
 import { getPgKeyById, PgKeyRegistry } from './keys.js';
 import { PgSharedKnowledge } from './knowledge.js';
-import { PgListBackend, QUEUES } from './listBackend.js';
+import { PgListBackend } from './listBackend.js';
 import { sweepPgLists } from './retention.js';
 import { addUsage, PgUsageMeter } from './usage.js';
 import { RETENTION_SWEEP_MS } from '../lists/retention.js';
