@@ -200,6 +200,9 @@ describe('a busy host', () => {
       maxErrorsPerSession: 2,
       rateBackoffMs: 1600,
       connectWindowMs: 1500,
+      // One at a time: "too many connections" with nothing else open can only be the rate (with another
+      // conversation open it would first be read as a limit of conversations at once, as Postfix words both).
+      perHostConcurrency: 1,
     });
     expect(outcomes.map(codeOf)).toEqual(addresses.map(() => 550));
     // Refused once, then paced under the server's limit (half the connections it had taken): never again.
