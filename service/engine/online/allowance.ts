@@ -89,8 +89,9 @@ class Limit {
     this.ceiling = Math.max(1, Math.min(at - 1, this.max));
     this.holdUntil = now + Math.min(MAX_HOLD_MS, recoverMs * 2 ** (this.strikes - 1));
     this.refusedAt = now;
+    // Climbs to the configured ceiling in `recoverMs` (capped at the refused level while that is held).
     const top = Number.isFinite(this.max) ? this.max : this.ceiling;
-    this.step = Math.max(1, Math.ceil((Math.min(top, this.ceiling) - this.lowered) / 6));
+    this.step = Math.max(1, Math.ceil((top - this.lowered) / 6));
   }
 
   /** What another node learnt: start there, until its hold ends. */
@@ -167,6 +168,31 @@ export class HostAllowance {
     if (this.connects.length >= perMinute)
       at = Math.max(at, this.connects[this.connects.length - perMinute] + window);
     return at;
+  }
+
+  /**
+   * Waits for a turn to open a connection outside a pool (the preflight's identity conversation), then counts
+   * it as opened: false when `deadline` came first. The caller reports its end with `closed`.
+   */
+  async take(deadline: number): Promise<boolean> {
+    for (;;) {
+      const now = Date.now();
+      if (now >= deadline) return false;
+      const at = this.nextConnectTime(now);
+      if (at !== undefined && at <= now) {
+        this.opened(now);
+        return true;
+      }
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.waiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.max(0, Math.min(deadline, at ?? deadline) - now));
+        this.waiters.add(wake);
+      });
+    }
   }
 
   /** A connection is being opened now. */

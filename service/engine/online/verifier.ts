@@ -26,7 +26,8 @@ import {
 import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import { isRefusalOfUs, refusalCause } from './classify.js';
-import { SmtpPool } from './pool.js';
+import { SmtpPool, type PacingHost } from './pool.js';
+import { hostAllowance, releaseAllowance } from './allowance.js';
 import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
 import {
   identityConversation,
@@ -84,8 +85,16 @@ export interface OnlineOptions {
   readonly smtpMaxErrorsPerSession?: number;
   /** New connections to one mail host within any minute (default 30). */
   readonly smtpMaxConnectsPerMinute?: number;
-  /** How long a host that said "too many connections" is left alone (default 60 s). */
+  /** How long a host that said "too many connections" (a rate) is left alone (default 60 s). */
   readonly smtpRateBackoffMs?: number;
+  /**
+   * After a refusal lowers one of a host's limits, how long until it has climbed back to the refused level
+   * (default 90 s): a host that refused once is back at full pace after this, one that refuses again at the
+   * same level waits twice as long before it is tried there again.
+   */
+  readonly smtpRecoverMs?: number;
+  /** The window of the per-minute limits (default 60 s; tests shorten it). */
+  readonly smtpWindowMs?: number;
   /** How long an idle conversation is kept for the next address (default 2 s). */
   readonly smtpIdleMs?: number;
   /** How long connecting may take before the next address or MX is tried (default 5 s). */
@@ -188,6 +197,11 @@ export interface OnlineVerifier {
    */
   preflight(options?: { fresh?: boolean; smtp?: boolean }): Promise<Preflight>;
   readonly stats: OnlineStats;
+  /**
+   * The mail host whose allowance most checks wait on, when one holds many of them (a list's progress says
+   * so): "mx.bigcorp.com", "allows this computer 2 connections at a time and about 30 a minute", 240.
+   */
+  pacing?(): PacingHost | undefined;
   readonly settings: {
     readonly dnsServers: readonly string[];
     readonly smtpPort: number;
@@ -299,6 +313,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     maxErrorsPerSession: options.smtpMaxErrorsPerSession ?? 10,
     maxConnectsPerMinute: options.smtpMaxConnectsPerMinute ?? 30,
     rateBackoffMs: options.smtpRateBackoffMs ?? 60_000,
+    ...(options.smtpRecoverMs !== undefined ? { recoverMs: options.smtpRecoverMs } : {}),
+    ...(options.smtpWindowMs !== undefined ? { connectWindowMs: options.smtpWindowMs } : {}),
     idleMs: options.smtpIdleMs ?? 2000,
     downTtlMs: options.hostDownTtlMs ?? 60_000,
     blockTtlMs: options.hostBlockedTtlMs ?? 600_000,
@@ -762,6 +778,12 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     if (!addresses.ok)
       return done(dns, smtpNotTried(`the address of ${host} was not found (${addresses.reason}).`));
     const ip = addresses.addresses[0];
+    // The conversation counts against the host's allowance like any other (a list of the probe domain follows).
+    const allowance = hostAllowance(host, smtpPort, pool.sourceKey, pool.allowanceOptions);
+    if (!(await allowance.take(Date.now() + 6000))) {
+      releaseAllowance(host, smtpPort, pool.sourceKey, allowance);
+      return done(dns, smtpNotTried(`${host} allowed no connection in time (${allowance.describe()}).`));
+    }
     const talk = await identityConversation(
       host,
       ip,
@@ -775,7 +797,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         ...(options.sourceAddress ? { sourceAddress: options.sourceAddress } : {}),
       },
       6000,
-    );
+      allowance,
+    ).finally(() => releaseAllowance(host, smtpPort, pool.sourceKey, allowance));
     const via = proxy ? ` through ${describeProxy(proxy)}` : '';
     if (talk.reached)
       return done(
@@ -808,6 +831,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         preflightCache = { at: now, value: runPreflight() };
       return preflightCache.value;
     },
+    pacing: () => pool.pacing(),
     get stats(): OnlineStats {
       return {
         dnsQueries: client.stats.queries,
