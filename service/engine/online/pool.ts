@@ -87,6 +87,8 @@ interface Job {
   readonly address: string;
   /** Until its turn: the latest it may wait for a conversation. From its turn: its own budget's end. */
   deadline: number;
+  /** The latest it may wait for a conversation (a turn lost to a host's refusal of this machine waits again). */
+  readonly waitUntil: number;
   /** Time for the conversation itself, counted from the job's turn (undefined: `deadline` alone). */
   readonly budgetMs: number | undefined;
   readonly log: string[];
@@ -351,12 +353,21 @@ class Lane {
         stopListening?.();
         settle(outcome);
       };
-      const job: Job = { address, deadline, budgetMs, log, retried: false, resolve };
+      const job: Job = { address, deadline, waitUntil: deadline, budgetMs, log, retried: false, resolve };
       const stopListening = signal ? onAbort(signal, cancel) : undefined;
       if (isUrgent) this.queue.unshift(job);
       else this.queue.push(job);
       this.pump();
     });
+  }
+
+  /**
+   * The job lost its turn to a refusal of this machine (a limit of the host): it waits for another, its
+   * budget counting again from then.
+   */
+  private waitAgain(job: Job): Job {
+    job.deadline = job.waitUntil;
+    return job;
   }
 
   /** The job's turn has come: from now on its own budget counts. */
@@ -539,7 +550,7 @@ class Lane {
       const words = this.refusedConnection(`${failure.stage}: ${formatReply(failure.reply)}`, failure.reply);
       job.log.push(`SMTP: ${this.host} ${words}`);
       this.allowance.closed(false);
-      this.queue.unshift(job);
+      this.queue.unshift(this.waitAgain(job));
       return this.pump();
     }
     this.allowance.closed(false);
@@ -697,14 +708,14 @@ class Lane {
           });
         }
         isSessionOver = true;
-        again.push(job);
+        again.push(this.waitAgain(job));
         return;
       }
       if (kind === 'rate-limited' && !job.retried) {
         job.retried = true;
         isSessionOver = true;
         this.backOff(`RCPT: ${formatReply(reply)}`);
-        again.push(job);
+        again.push(this.waitAgain(job));
         return;
       }
       if (kind === 'blocked') {
