@@ -103,7 +103,9 @@ class Limit {
     this.holdUntil = learnt.until;
     this.refusedAt = now;
     this.strikes = Math.max(this.strikes, 1);
-    this.step = 0;
+    // Held at the learnt level until its end, then back to the configured ceiling as after a refusal.
+    const top = Number.isFinite(this.max) ? this.max : this.ceiling;
+    this.step = Math.max(1, Math.ceil((top - this.lowered) / 6));
     void recoverMs;
   }
 

@@ -27,7 +27,7 @@ import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import { isRefusalOfUs, refusalCause } from './classify.js';
 import { SmtpPool, type PacingHost } from './pool.js';
-import { hostAllowance, releaseAllowance } from './allowance.js';
+import { hostAllowance, releaseAllowance, type LearntLimits } from './allowance.js';
 import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
 import {
   identityConversation,
@@ -297,6 +297,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
   const proxy = options.smtpProxy;
   const mailFrom = options.mailFrom ?? `postmaster@${heloName}`;
   const smtpPort = options.smtpPort ?? 25;
+  const shared = options.shared;
   const pool = new SmtpPool({
     session: {
       port: smtpPort,
@@ -315,6 +316,14 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     rateBackoffMs: options.smtpRateBackoffMs ?? 60_000,
     ...(options.smtpRecoverMs !== undefined ? { recoverMs: options.smtpRecoverMs } : {}),
     ...(options.smtpWindowMs !== undefined ? { connectWindowMs: options.smtpWindowMs } : {}),
+    ...(shared?.loadLimits && shared.saveLimits
+      ? {
+          learnt: {
+            load: (host: string) => shared.loadLimits!(host, smtpPort),
+            save: (host: string, limits: LearntLimits) => shared.saveLimits!(host, smtpPort, limits),
+          },
+        }
+      : {}),
     idleMs: options.smtpIdleMs ?? 2000,
     downTtlMs: options.hostDownTtlMs ?? 60_000,
     blockTtlMs: options.hostBlockedTtlMs ?? 600_000,
