@@ -131,7 +131,7 @@ export class PgSharedKnowledge implements SharedKnowledge {
       if (!limits) return undefined;
       const now = Date.now();
       const holding = Object.fromEntries(Object.entries(limits).filter(([, one]) => one && one.until > now));
-      return Object.keys(holding).length > 0 ? (holding as LearntLimits) : undefined;
+      return Object.keys(holding).length > 0 ? (holding) : undefined;
     } catch {
       // The database cannot be reached: this node finds the limits for itself.
       return undefined;
