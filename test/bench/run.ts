@@ -11,6 +11,7 @@ import { benchList } from './list.js';
 import { benchApp } from './app.js';
 import { benchLoad } from './load.js';
 import { benchCluster } from './cluster.js';
+import { benchRealMta } from './realMta.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
@@ -57,6 +58,11 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       hosts: Number(process.env.BENCH_HOSTS ?? 6),
       nodes: (process.env.BENCH_NODES ?? '1,2,3').split(',').map(Number),
       partRows: Number(process.env.BENCH_PART_ROWS ?? 2_000),
+    }),
+  'real-mta': () =>
+    benchRealMta({
+      rows: Number(process.env.BENCH_ROWS ?? 600),
+      teamRows: Number(process.env.BENCH_TEAM_ROWS ?? 3_000),
     }),
   app: () =>
     benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),
