@@ -271,8 +271,9 @@ export class HostAllowance {
     if (options.pauseMs) {
       if (name === 'recipientRate') this.rcptPausedUntil = now + options.pauseMs;
       else this.pausedUntil = now + options.pauseMs;
+      // What a check that runs out of time waiting is told (a pause is the host's doing).
+      this.pauseDetail = detail;
     }
-    this.pauseDetail = detail;
     if (name === 'rate') {
       // The lower rate counts from the end of the pause (the server's own count starts again too).
       this.connects.length = 0;

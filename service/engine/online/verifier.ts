@@ -791,7 +791,12 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const allowance = hostAllowance(host, smtpPort, pool.sourceKey, pool.allowanceOptions);
     if (!(await allowance.take(Date.now() + 6000))) {
       releaseAllowance(host, smtpPort, pool.sourceKey, allowance);
-      return done(dns, smtpNotTried(`${host} allowed no connection in time (${allowance.describe()}).`));
+      return done(
+        dns,
+        smtpNotTried(
+          `${host} already has as many conversations with this machine as it allows (${allowance.describe()}); not asked again now.`,
+        ),
+      );
     }
     const talk = await identityConversation(
       host,
