@@ -167,9 +167,14 @@ const clock = (iso: string) => {
  */
 export function onlineNotes(say: (line: string) => void): (list: ListResource) => void {
   let last = '';
+  let lastPace = '';
   return (list) => {
     const online = list.online;
     if (!online) return;
+    // Which host sets the pace, said again when the host or its allowance changes (issue #26).
+    const pace = online.paced_by ? `${online.paced_by.host} ${online.paced_by.allowance}` : '';
+    if (pace !== lastPace && online.paced_by) say(`Pace: ${online.paced_by.words}`);
+    lastPace = pace;
     const line =
       online.retry_rows > 0 && online.retry_at
         ? `${online.retry_rows.toLocaleString('en-US')} ${online.retry_rows === 1 ? 'row' : 'rows'} waiting for a retry at ${clock(online.retry_at)} (temporary failures: greylisting, timeouts); Ctrl+C stops here, the service keeps the list`

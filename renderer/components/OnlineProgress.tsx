@@ -47,6 +47,11 @@ export function OnlineProgress({ jobId, progress }: Readonly<{ jobId: number; pr
           <dd>{eta !== null ? formatDuration(eta) : '—'}</dd>
         </div>
       </dl>
+      {online.pacedBy ? (
+        <p className="paced-by" role="status" aria-label="Pace">
+          {online.pacedBy}. Nothing is wrong: the list goes as fast as this mail server allows.
+        </p>
+      ) : null}
       <UnknownCauses causes={online.unknownCauses} />
       {online.retryRows > 0 && online.retryAt ? (
         <div className="retry-wait" role="status" aria-label="Retry wait">

@@ -47,6 +47,16 @@ export interface PartOnlineState {
   readonly retry_attempt: number;
   /** The part's rows answered unknown so far, by cause (every cause: the list sums and trims them). */
   readonly unknown_causes?: UnknownCauseCount[];
+  /** The mail host whose allowance this node's checks wait on, while one does (E8's `online.paced_by`). */
+  readonly paced_by?: PacedBy;
+}
+
+/** E8's `online.paced_by`. */
+export interface PacedBy {
+  readonly host: string;
+  readonly allowance: string;
+  readonly waiting: number;
+  readonly words: string;
 }
 
 /** What a new list is made of (E7). */

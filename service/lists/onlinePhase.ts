@@ -319,11 +319,24 @@ export async function runPartOnline(
   const completedOffline = work.bounds.rowCount - state.rows_to_check;
   const save = () => {
     const lines = causes.lines(Number.MAX_SAFE_INTEGER);
+    // While rows are left, the host whose allowance they wait on, if one holds many of them.
+    const pace = state.rows_checked < state.rows_to_check ? verifier.pacing?.() : undefined;
     return backend.partOnline(
       listId,
       context.run,
       context.part,
-      { ...state, ...(lines.length > 0 ? { unknown_causes: lines } : {}) },
+      {
+        ...state,
+        ...(lines.length > 0 ? { unknown_causes: lines } : {}),
+        ...(pace
+          ? {
+              paced_by: {
+                ...pace,
+                words: `${pace.host} ${pace.allowance}: ${pace.waiting.toLocaleString('en-US')} ${pace.waiting === 1 ? 'address waits' : 'addresses wait'} for it`,
+              },
+            }
+          : {}),
+      },
       completedOffline + state.rows_checked,
     );
   };

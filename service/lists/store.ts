@@ -497,9 +497,18 @@ function onlineOf(list: ListRecord, parts: readonly PartProgress[] | undefined):
   };
   let retryAt: string | null = null;
   const causes = new UnknownCauseTally();
+  let pacedBy: ListOnline['paced_by'];
   for (const part of parts ?? []) {
     const state = part.online;
     if (!state) continue;
+    // The host most checks wait on, of the parts still at work.
+    if (
+      state.paced_by &&
+      list.finishedAt === null &&
+      state.rows_checked < state.rows_to_check &&
+      (!pacedBy || state.paced_by.waiting > pacedBy.waiting)
+    )
+      pacedBy = state.paced_by;
     for (const line of state.unknown_causes ?? []) causes.add(line.cause, line.count);
     sum.rows_to_check += state.rows_to_check;
     sum.rows_checked += state.rows_checked;
@@ -518,6 +527,7 @@ function onlineOf(list: ListRecord, parts: readonly PartProgress[] | undefined):
     rate_per_s: seconds > 0 ? Math.round((sum.rows_checked / seconds) * 10) / 10 : 0,
     retry_at: retryAt,
     ...(list.online.finished_early ? { finished_early: true } : {}),
+    ...(pacedBy ? { paced_by: pacedBy } : {}),
     ...(causes.lines().length > 0 ? { unknown_causes: causes.lines() } : {}),
   };
 }

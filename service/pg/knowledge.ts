@@ -6,6 +6,7 @@
 // Answers expire as the verifier says (a DNS TTL, six hours for a catch-all verdict); an answer not worth
 // keeping is not stored.
 import { randomUUID } from 'node:crypto';
+import type { LearntLimits } from '../engine/online/allowance.js';
 import type { SharedKnowledge } from '../engine/online/cache.js';
 import { sleep } from '../engine/online/cache.js';
 import type { PgPool } from './db.js';
@@ -117,6 +118,40 @@ export class PgSharedKnowledge implements SharedKnowledge {
       }
       return value;
     }
+  }
+
+  /** What the nodes learnt of `host`'s limits, those still holding (issue #26). */
+  async loadLimits(host: string, port: number): Promise<LearntLimits | undefined> {
+    try {
+      const { rows } = await this.pool.query<{ limits: LearntLimits }>(
+        `SELECT limits FROM host_limits WHERE host = $1 AND port = $2 AND expires_at > now()`,
+        [host, port],
+      );
+      const limits = rows[0]?.limits;
+      if (!limits) return undefined;
+      const now = Date.now();
+      const holding = Object.fromEntries(Object.entries(limits).filter(([, one]) => one && one.until > now));
+      return Object.keys(holding).length > 0 ? (holding) : undefined;
+    } catch {
+      // The database cannot be reached: this node finds the limits for itself.
+      return undefined;
+    }
+  }
+
+  /** Keeps what a refusal taught this node of `host`: each limit replaces the one stored, until its end. */
+  saveLimits(host: string, port: number, limits: LearntLimits): void {
+    const ends = Object.values(limits).map((one) => one?.until ?? 0);
+    if (ends.length === 0) return;
+    void this.pool
+      .query(
+        `INSERT INTO host_limits (host, port, limits, expires_at)
+         VALUES ($1, $2, $3, to_timestamp($4 / 1000.0))
+         ON CONFLICT (host, port) DO UPDATE SET limits = host_limits.limits || excluded.limits,
+           expires_at = greatest(host_limits.expires_at, excluded.expires_at)`,
+        [host, port, JSON.stringify(limits), Math.max(...ends)],
+      )
+      // Not shared this time: this node still keeps to what it learnt.
+      .catch(() => undefined);
   }
 
   private holdClaim(): void {

@@ -23,5 +23,6 @@ export async function sweepPgLists(
     `DELETE FROM domain_knowledge WHERE expires_at < $1 AND (claimed_until IS NULL OR claimed_until < $1)`,
     [new Date(now).toISOString()],
   );
+  await db.query(`DELETE FROM host_limits WHERE expires_at < $1`, [new Date(now).toISOString()]);
   return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
 }

@@ -259,6 +259,14 @@ export const listOnlineSchema = z.looseObject({
   /** The wait was ended early (Finish now): rows still waiting stayed unknown. */
   finished_early: z.boolean().optional(),
   /**
+   * The mail host whose allowance the list waits on, while one does (issue #26): its name, what it allows this
+   * computer in words, how many addresses wait for it, and the whole sentence: "mx.bigcorp.com allows this
+   * computer 2 connections at a time and about 30 a minute: 240 addresses wait for it".
+   */
+  paced_by: z
+    .object({ host: z.string(), allowance: z.string(), waiting: count, words: z.string() })
+    .optional(),
+  /**
    * Rows answered unknown (code 5) so far, by cause, largest first: "412 rows: mx.example.net refused this
    * machine's HELO name" with the setting that would change it (shared/unknownCauses.ts).
    */

@@ -327,6 +327,8 @@ export const onlineProgressSchema = z.object({
   isFinishedEarly: z.boolean(),
   /** Unknown rows so far, by cause, largest first (E8's `online.unknown_causes`). */
   unknownCauses: z.array(unknownCauseCountSchema).optional(),
+  /** The mail host whose allowance the list waits on, in words (E8's `online.paced_by.words`). */
+  pacedBy: z.string().optional(),
 });
 export type OnlineProgress = z.infer<typeof onlineProgressSchema>;
 

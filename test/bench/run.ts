@@ -11,7 +11,7 @@ import { benchList } from './list.js';
 import { benchApp } from './app.js';
 import { benchLoad } from './load.js';
 import { benchCluster } from './cluster.js';
-import { benchRealMtaTeam } from './realMtaTeam.js';
+import { benchRealMta } from './realMta.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
@@ -59,11 +59,10 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       nodes: (process.env.BENCH_NODES ?? '1,2,3').split(',').map(Number),
       partRows: Number(process.env.BENCH_PART_ROWS ?? 2_000),
     }),
-  'real-mta-team': () =>
-    benchRealMtaTeam({
-      rows: Number(process.env.BENCH_ROWS ?? 3_000),
-      nodes: (process.env.BENCH_NODES ?? '1,3').split(',').map(Number),
-      countLimit: Number(process.env.BENCH_COUNT_LIMIT ?? 2),
+  'real-mta': () =>
+    benchRealMta({
+      rows: Number(process.env.BENCH_ROWS ?? 600),
+      teamRows: Number(process.env.BENCH_TEAM_ROWS ?? 3_000),
     }),
   app: () =>
     benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, outputOf, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/service.js';
-import { startPostfix, type PostfixWorld } from '../helpers/postfix.js';
+import { startPostfix, type PostfixOptions, type PostfixWorld } from '../helpers/postfix.js';
 
 /** The identity a well-set-up verifier gives: a name and a sender domain that DNS knows. */
 const IDENTITY = ['--helo-name', 'probe.mailsieve.test', '--mail-from', 'check@mailsieve.test'];
@@ -230,4 +230,84 @@ describe('a heavy domain at a real Postfix', () => {
     // Postfix's error tarpit was never reached: no "too many errors" disconnect.
     expect(world.log()).not.toMatch(/too many errors/);
   }, 240_000);
+});
+
+/**
+ * A domain of `count` addresses at a Postfix with per-client limits (issue #26): 60% real mailboxes, mixed as a
+ * real list is; `clean --checks smtp` must give every row its code within `withinMs`, and what Postfix's log
+ * says of the verifier is returned for the test to judge.
+ */
+async function heavyDomainAt(
+  limits: Omit<PostfixOptions, 'domains' | 'zones'>,
+  count: number,
+): Promise<{ took: number; wrong: [string, string][]; world: PostfixWorld; stdout: string; stderr: string }> {
+  const real = Math.round(count * 0.6);
+  const world = await startPostfix({
+    domains: [{ name: 'paced.net', users: Array.from({ length: real }, (_, i) => `user${i}`) }],
+    zones: SENDER_ZONES,
+    ...limits,
+  });
+  cleanups.push(() => world.close());
+  const expected = new Map<string, string>();
+  for (let i = 0, r = 0, u = 0; i < count; i++)
+    if (i % 5 === 1 || i % 5 === 3) expected.set(`missing${u++}@paced.net`, '400');
+    else expected.set(`user${r++}@paced.net`, '50');
+  const { input, home } = workspace([...expected.keys()]);
+  const started = Date.now();
+  const run = await cleanSmtp(world, input, home, [
+    ...IDENTITY,
+    '--probe-domain',
+    'paced.net',
+    '--retry-delay',
+    '20',
+    '--max-wait',
+    '150',
+  ]);
+  const took = Date.now() - started;
+  expect(run.code, run.stderr).toBe(0);
+  const codes = codesOf(/^Results: (.*)$/m.exec(run.stdout)![1]);
+  const wrong = [...expected].filter(([address, code]) => codes.get(address) !== code);
+  return { took, wrong, world, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe('a heavy domain at a Postfix with per-client limits (issue #26)', () => {
+  it('count limit 2, rate limit 30 a minute: 600 addresses get their code within 60 s, never refused', async () => {
+    const { took, wrong, world } = await heavyDomainAt(
+      { connectionCountLimit: 2, connectionRateLimit: 30 },
+      600,
+    );
+    expect(wrong.length, `rows without their code, e.g. ${JSON.stringify(wrong.slice(0, 3))}`).toBe(0);
+    expect(took).toBeLessThan(60_000);
+    expect(world.refusals('127.0.0.1')).toEqual({ concurrency: 0, rate: 0, recipientRate: 0 });
+    expect(world.log()).not.toMatch(/too many errors/);
+  }, 120_000);
+
+  it('count limit 1: 600 addresses within 90 s, refused for connections at once at most once', async () => {
+    const { took, wrong, world } = await heavyDomainAt(
+      { connectionCountLimit: 1, connectionRateLimit: 30 },
+      600,
+    );
+    expect(wrong.length, `rows without their code, e.g. ${JSON.stringify(wrong.slice(0, 3))}`).toBe(0);
+    expect(took).toBeLessThan(90_000);
+    const refusals = world.refusals('127.0.0.1');
+    expect(refusals.concurrency).toBeLessThanOrEqual(1);
+    expect(refusals.rate).toBe(0);
+  }, 150_000);
+
+  it("recipient rate limit 100 a minute: 160 addresses within the server's bound, refused in one burst at most", async () => {
+    const { took, wrong, world, stdout, stderr } = await heavyDomainAt({ recipientRateLimit: 100 }, 160);
+    expect(wrong.length, `rows without their code, e.g. ${JSON.stringify(wrong.slice(0, 3))}`).toBe(0);
+    // The server takes 100 recipients a minute (the preflight's and the catch-all probe's count too): 162
+    // need a second minute; a verifier that learns the limit finishes early in it.
+    expect(took).toBeLessThan(120_000);
+    const refusals = world.refusals('127.0.0.1');
+    // Refused once, as far as one pipelined batch goes (at most the 10 refusals a conversation has), then kept under it.
+    expect(refusals.recipientRate).toBeGreaterThanOrEqual(1);
+    expect(refusals.recipientRate).toBeLessThanOrEqual(10);
+    expect(stdout).not.toMatch(/unknown/);
+    // Said while the list waited (clean's progress): which host sets the pace, and what it allows.
+    expect(stderr).toMatch(
+      /^Pace: mx\.paced\.net allows this computer 2 connections at a time, about 30 a minute and about \d+ addresses a minute: \d+ addresses wait for it$/m,
+    );
+  }, 180_000);
 });

@@ -1,7 +1,8 @@
 // A real mail server on loopback for the online checks: Debian's Postfix (with postgrey for greylisting),
 // configured by the test as hardened servers are — fully-qualified HELO name and sender required, the
 // sender's domain must resolve, Postfix's default error limits (after 10 errors in a session each reply waits
-// 1 s, after 20 it disconnects), optionally a connection rate limit per client. Each world is its own Postfix
+// 1 s, after 20 it disconnects), optionally per-client limits of connections at once, connections a minute and
+// recipients a minute (anvil), whose refusals `refusals()` counts in Postfix's log. Each world is its own Postfix
 // instance (config, queue and data folders in a temporary folder, its master on 127.25.X.Y:PORT) with its own
 // DNS server (dns2) at 127.53.X.Y:53: Postfix's smtpd runs chrooted in its queue folder, whose
 // etc/resolv.conf names that server, so Postfix resolves the sender's domain through the test's DNS too, and
@@ -44,8 +45,10 @@ export interface PostfixOptions {
   readonly domains: readonly PostfixDomain[];
   /** smtpd_client_connection_rate_limit: connections per client per minute (default 0: no limit). */
   readonly connectionRateLimit?: number;
-  /** smtpd_client_connection_count_limit: connections at once per client (default 50, Postfix's own). */
+  /** smtpd_client_connection_count_limit: connections at once per client (default 50, Postfix's). */
   readonly connectionCountLimit?: number;
+  /** smtpd_client_recipient_rate_limit: recipients per client per minute (default 0: no limit). */
+  readonly recipientRateLimit?: number;
   /** postgrey's --delay in seconds (default 3). */
   readonly greylistDelayS?: number;
   /** More DNS zones (the verifier's sender domain, domains with no MX, …). */
@@ -64,7 +67,33 @@ export interface PostfixWorld {
   readonly network: readonly string[];
   /** Postfix's log so far (maillog_file). */
   log(): string;
+  /**
+   * Refusals of clients for their limits in the log so far ("Connection concurrency limit exceeded",
+   * "Connection rate limit exceeded", "Recipient address rate limit exceeded"), of `client` (an address,
+   * e.g. 127.0.0.3) or of every client.
+   */
+  refusals(client?: string): Refusals;
   close(): Promise<void>;
+}
+
+export interface Refusals {
+  readonly concurrency: number;
+  readonly rate: number;
+  readonly recipientRate: number;
+}
+
+/** Counts Postfix's warnings of refused clients in `log`: "… limit exceeded: 3 from localhost[127.0.0.1] …". */
+export function countRefusals(log: string, client?: string): Refusals {
+  const count = (what: string) =>
+    log
+      .split('\n')
+      .filter((line) => line.includes(`${what} limit exceeded:`) && (!client || line.includes(`[${client}]`)))
+      .length;
+  return {
+    concurrency: count('Connection concurrency'),
+    rate: count('Connection rate'),
+    recipientRate: count('Recipient address rate'),
+  };
 }
 
 const POSTFIX = '/usr/sbin/postfix';
@@ -170,6 +199,7 @@ smtpd_hard_error_limit = 20
 smtpd_error_sleep_time = 1s
 smtpd_client_connection_rate_limit = ${options.connectionRateLimit ?? 0}
 smtpd_client_connection_count_limit = ${options.connectionCountLimit ?? 50}
+smtpd_client_recipient_rate_limit = ${options.recipientRateLimit ?? 0}
 anvil_rate_time_unit = 60s
 smtpd_client_event_limit_exceptions =
 `;
@@ -294,6 +324,7 @@ export async function startPostfix(options: PostfixOptions): Promise<PostfixWorl
     dns,
     network: ['--dns-servers', dns.address, '--smtp-port', String(port)],
     log: () => readIfExists(join(root, 'maillog')),
+    refusals: (client) => countRefusals(readIfExists(join(root, 'maillog')), client),
     close: stop,
   };
 }

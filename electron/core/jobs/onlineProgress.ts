@@ -16,5 +16,6 @@ export function onlineProgressOf(document: ListResource): OnlineProgress | null 
     retryAt: online.retry_at,
     isFinishedEarly: online.finished_early === true,
     ...(online.unknown_causes ? { unknownCauses: online.unknown_causes } : {}),
+    ...(online.paced_by ? { pacedBy: online.paced_by.words } : {}),
   };
 }

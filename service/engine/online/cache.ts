@@ -1,6 +1,8 @@
 // A bounded cache of values that expire, with the lookups in flight shared: every caller asking for a key
 // while its lookup runs gets the same promise, so a list of 50 addresses at one domain asks DNS once.
 
+import type { LearntLimits } from './allowance.js';
+
 /**
  * What verifier nodes share of a mail domain (a team server's PostgreSQL: service/pg/knowledge.ts): its MX
  * answer and whether it accepts any address, learnt by one node for every node. `load` answers what is known
@@ -9,6 +11,12 @@
  */
 export interface SharedKnowledge {
   load<V>(kind: 'mx' | 'catchall', domain: string, lookup: () => Promise<V>, ttlOf: (value: V) => number): Promise<V>;
+  /**
+   * What the nodes learnt of a mail host's limits (allowance.ts): `loadLimits` answers those still holding,
+   * `saveLimits` keeps what a refusal taught this node, each limit until its own end.
+   */
+  loadLimits?(host: string, port: number): Promise<LearntLimits | undefined>;
+  saveLimits?(host: string, port: number, limits: LearntLimits): void;
 }
 
 interface Entry<V> {

@@ -44,9 +44,17 @@ const DOMAIN_REJECTED =
 const ABOUT_US =
   /block(ed|list|ing)?\b|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|\bspam\b|abuse|client host|your (ip|host|server|network|address)|\bip address\b|sending ip|\[(\d{1,3}\.){3}\d{1,3}\]|sender (address )?(rejected|denied|blocked|verify)|too many invalid|unusual|suspicious|unauthenticated|not authori[sz]ed to send|access denied|policy|\b(sc|dy|ou|rp|as)-?\d{3}\b|\[(bl|ts|tss)\d+\]|\bptr\b|reverse dns|\brdns\b|\b(helo|ehlo)\b/;
 
-// This machine connects (or sends) too often for the server.
+// This machine connects (or sends) too often for the server. Gmail's 421 4.7.28 ("unusual rate"), Yahoo's
+// 421 4.7.0 ("temporarily deferred due to unexpected volume"), Microsoft's 451 4.7.500 ("server busy") too.
 const RATE =
-  /too many (connections|concurrent|sessions|messages)|connection rate|rate ?limit|rate of connections|connecting too (often|fast)/;
+  /too many (connections|concurrent|sessions|messages|recipients from)|connection rate|rate ?limit|rate of connections|connecting too (often|fast)|unusual rate|unexpected volume|server busy|recipient (address )?rate|too (often|fast|quickly)/;
+
+// Which of the host's limits a refusal names (see refusedLimit).
+const CONCURRENCY_WORDS = /concurren|simultaneous|parallel connections|too many (open |concurrent )?sessions/;
+const RATE_WORDS =
+  /connection rate|rate ?limit|rate of connections|connecting too (often|fast)|too (often|fast|quickly)|unusual rate|unexpected volume|server busy|per (second|minute|hour)|throttl/;
+const RECIPIENT_RATE_WORDS = /too many recipients from|recipient (address )?rate/;
+const RATE_CODES = new Set(['4.7.28', '4.7.500']);
 
 // The HELO name or the envelope sender this machine gave.
 const OUR_IDENTITY = /\b(helo|ehlo)\b|\bsender\b|mail from/;
@@ -61,7 +69,7 @@ const NO_MAILBOX =
 const MAILBOX_FULL =
   /mailbox (is )?full|over ?quota|quota (exceeded|full)|exceeded (storage|quota)|insufficient (system )?storage for (the )?(user|recipient|mailbox)/;
 
-const SESSION_LIMIT = /too many recipients|recipient limit|too many errors/;
+const SESSION_LIMIT = /too many recipients(?! from)|recipient limit|too many errors/;
 
 /** Enhanced codes that name a missing or disabled mailbox: X.1.1 bad mailbox, X.1.10 null MX/recipient not found (Microsoft uses 5.1.10), X.1.6 moved, X.2.1 disabled. */
 const NO_MAILBOX_ENHANCED = new Set(['5.1.1', '5.1.10', '5.1.6', '5.2.1']);
@@ -74,7 +82,7 @@ export function classifyRcpt(reply: SmtpReply): RcptClass {
   const enhanced = reply.enhanced;
   if (SESSION_LIMIT.test(text) || enhanced === '4.5.3' || enhanced === '5.5.3') return 'session-limit';
   if (code < 500 && GREYLISTING.test(text)) return 'transient';
-  if (RATE.test(text)) return 'rate-limited';
+  if (RATE.test(text) || RATE_CODES.has(enhanced ?? '')) return 'rate-limited';
   // About our HELO name or our sender ("Sender address rejected: Domain not found" names no recipient domain).
   if (OUR_IDENTITY.test(text) || /^[45]\.1\.[78]$/.test(enhanced ?? '')) return 'blocked';
   // Mailbox full: X.2.2, or 552 without an enhanced code that says otherwise, or the words.
@@ -106,8 +114,37 @@ export function isRefusalOfUs(reply: SmtpReply): boolean {
   );
 }
 
+/**
+ * Which of the host's limits a refusal names, from its words and enhanced code: `concurrency` (conversations at
+ * once), `rate` (new connections a minute), `recipientRate` (recipients a minute: Postfix's "450 4.7.1 Error:
+ * too many recipients from …"), `recipients` (a conversation's), `errors` ("too many errors"); `connections`
+ * when it says "too many connections" without saying which: Postfix answers its connection count and its
+ * connection rate limits with the same words (`421 4.7.0 … Error: too many connections from …`), so the caller
+ * reads it by what it had open (concurrency when other conversations were open, else rate). Undefined: not a
+ * limit.
+ */
+export function refusedLimit(
+  reply: SmtpReply,
+): 'concurrency' | 'rate' | 'recipientRate' | 'recipients' | 'errors' | 'connections' | undefined {
+  const text = replyText(reply).toLowerCase();
+  if (/too many errors/.test(text)) return 'errors';
+  if (RECIPIENT_RATE_WORDS.test(text)) return 'recipientRate';
+  if (
+    /too many recipients|recipient limit/.test(text) ||
+    reply.enhanced === '4.5.3' ||
+    reply.enhanced === '5.5.3'
+  )
+    return 'recipients';
+  if (CONCURRENCY_WORDS.test(text)) return 'concurrency';
+  if (RATE_WORDS.test(text) || RATE_CODES.has(reply.enhanced ?? '')) return 'rate';
+  if (/too many connections/.test(text)) return 'connections';
+  if (RATE.test(text)) return 'rate';
+  return undefined;
+}
+
 /** Whether a reply says this machine connects too often. */
-export const isRateLimit = (reply: SmtpReply): boolean => RATE.test(replyText(reply).toLowerCase());
+export const isRateLimit = (reply: SmtpReply): boolean =>
+  RATE.test(replyText(reply).toLowerCase()) || RATE_CODES.has(reply.enhanced ?? '');
 
 /**
  * The cause of a refusal of this verifier by `host`: its HELO name, its sender, its rate, or a block (list,

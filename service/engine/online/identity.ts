@@ -122,9 +122,13 @@ export async function identityConversation(
   domain: string,
   config: Omit<SessionConfig, 'startTls'>,
   timeoutMs: number,
+  /** Told when the connection is over (the host's allowance: it counts until the server has closed it). */
+  connection?: { closed(isClean: boolean): void },
 ): Promise<IdentityConversation> {
   const deadline = Date.now() + timeoutMs;
   const opened = await SmtpSession.open(host, ip, { ...config, startTls: true }, deadline);
+  if (opened.ok) opened.session.onClosed((isClean) => connection?.closed(isClean));
+  else connection?.closed(false);
   if (!opened.ok) {
     const { failure, transcript } = opened;
     const greeting = transcript.find((line) => line.startsWith('S: 220'));

@@ -8,15 +8,27 @@
 // recipients but ends after `maxErrorsPerSession` refusals (servers count refused recipients as errors: Postfix
 // slows every reply after 10 and disconnects after 20), so the next recipients go through a fresh connection
 // instead of the server's tarpit; a reply that slows down after refusals is taken as the tarpit and lowers
-// that host's allowance; new connections to a host stay under `maxConnectsPerMinute`, and a host that says
-// "too many connections" (421) is left alone for `rateBackoffMs`, with fewer connections per minute after.
+// that host's allowance; new connections to a host stay under `maxConnectsPerMinute`.
+//
+// What a host allows (conversations at once, connections a minute, recipients, errors) is its HostAllowance
+// (allowance.ts), shared by every pool of the process that talks to it from the same address: a refusal lowers
+// only the limit it names, and the limit climbs back after a quiet period. A conversation counts against the
+// host's concurrency until the server has closed it, so a new one never overlaps the end of the last.
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
+import {
+  hostAllowance,
+  releaseAllowance,
+  type AllowanceOptions,
+  type HostAllowance,
+  type LearntLimits,
+} from './allowance.js';
 import {
   classifyRcpt,
   isRateLimit,
   isRefusalOfUs,
   refusalCause,
   refusalKind,
+  refusedLimit,
   type RcptClass,
   type RefusalKind,
 } from './classify.js';
@@ -40,8 +52,25 @@ export interface PoolOptions {
   readonly maxConnectsPerMinute: number;
   /** The window of `maxConnectsPerMinute` (default 60 s; tests shorten it). */
   readonly connectWindowMs?: number;
-  /** How long a host that said "too many connections" is left alone. */
+  /** How long a host that said "too many connections" (a rate) is left alone. */
   readonly rateBackoffMs: number;
+  /** After a refusal, how long until the lowered limit is back at the refused level (default 90 s). */
+  readonly recoverMs?: number;
+  /** How long a connection reset by this machine still counts at the server (default 1 s). */
+  readonly closeGraceMs?: number;
+  /** A host's limits learnt elsewhere (a team's other nodes), and where to tell what was learnt here. */
+  readonly learnt?: {
+    load(host: string): LearntLimits | undefined | Promise<LearntLimits | undefined>;
+    save(host: string, limits: LearntLimits): void;
+  };
+}
+
+/** One host that sets the pace of what waits: its allowance in words and how many checks wait for it. */
+export interface PacingHost {
+  readonly host: string;
+  readonly waiting: number;
+  /** "allows this computer 2 connections at a time and about 30 a minute". */
+  readonly allowance: string;
 }
 
 export type LaneOutcome =
@@ -69,6 +98,8 @@ interface Job {
   readonly address: string;
   /** Until its turn: the latest it may wait for a conversation. From its turn: its own budget's end. */
   deadline: number;
+  /** The latest it may wait for a conversation (a turn lost to a host's refusal of this machine waits again). */
+  readonly waitUntil: number;
   /** Time for the conversation itself, counted from the job's turn (undefined: `deadline` alone). */
   readonly budgetMs: number | undefined;
   readonly log: string[];
@@ -135,6 +166,40 @@ export class SmtpPool {
 
   constructor(readonly options: PoolOptions) {}
 
+  /** @internal The key of this pool's source: mail servers count per client address. */
+  get sourceKey(): string {
+    const { sourceAddress, proxy } = this.options.session;
+    return proxy ? `socks5://${proxy.host}:${proxy.port}` : (sourceAddress ?? '');
+  }
+
+  /** @internal */
+  get allowanceOptions(): AllowanceOptions {
+    return {
+      maxConcurrency: this.options.perHostConcurrency,
+      maxConnectsPerMinute: this.options.maxConnectsPerMinute,
+      maxRcptPerSession: this.options.maxRcptPerSession,
+      maxErrorsPerSession: this.options.maxErrorsPerSession,
+      windowMs: this.options.connectWindowMs ?? 60_000,
+      recoverMs: this.options.recoverMs ?? 90_000,
+      closeGraceMs: this.options.closeGraceMs ?? 1000,
+    };
+  }
+
+  /**
+   * The host whose allowance most checks wait for, when one holds more than `least` of them: what a list's
+   * progress says ("mx.example.com allows this computer 2 connections at a time and about 30 a minute").
+   */
+  pacing(least = 20): PacingHost | undefined {
+    let best: Lane | undefined;
+    for (const lane of this.lanes.values()) if (!best || lane.waiting > best.waiting) best = lane;
+    if (!best || best.waiting < least) return undefined;
+    return {
+      host: best.host,
+      waiting: best.waiting,
+      allowance: `allows this computer ${best.allowance.describe()}`,
+    };
+  }
+
   /**
    * Asks `host` (at one of `ips`) about one recipient, queued behind the host's other work until `deadline`;
    * with `budgetMs`, the conversation has that long from when its turn comes (a list's politeness may make an
@@ -158,7 +223,11 @@ export class SmtpPool {
       });
     let lane = this.lanes.get(host);
     if (!lane) {
-      lane = new Lane(host, this);
+      lane = new Lane(
+        host,
+        this,
+        hostAllowance(host, this.options.session.port, this.sourceKey, this.allowanceOptions),
+      );
       this.lanes.set(host, lane);
     }
     lane.ips = ips;
@@ -220,7 +289,10 @@ export class SmtpPool {
 
   close(): void {
     this.isClosed = true;
-    for (const lane of this.lanes.values()) lane.close();
+    for (const lane of this.lanes.values()) {
+      lane.close();
+      releaseAllowance(lane.host, this.options.session.port, this.sourceKey, lane.allowance);
+    }
     this.lanes.clear();
     this.waiting.clear();
     this.idleLanes.clear();
@@ -240,24 +312,38 @@ class Lane {
   private reason = '';
   private cause: UnknownCause = causeOf('other');
   private isTlsBroken = false;
-  /** Refusals a conversation of this host may have (lowered when its tarpit shows earlier). */
-  private errorAllowance: number;
-  /** New connections to this host in the last minute (times). */
-  private readonly connects: number[] = [];
-  private connectsPerMinute: number;
-  /** "Too many connections": nothing new before this time. */
-  private pausedUntil = 0;
-  private pauseDetail = '';
   private readonly live = new Set<SmtpSession>();
   /** This host refused this machine, and has not held a conversation since (the operator's log). */
   private isRefusing = false;
+  /** Woken when a conversation of this host ends (in any pool): a slot of its concurrency is free. */
+  private readonly wake = () => {
+    this.allowance.waiters.delete(this.wake);
+    this.pump();
+  };
+  /** What other nodes learnt of this host, asked once (undefined: not asked yet; null: asked). */
+  private learning: Promise<void> | null | undefined;
 
   constructor(
     readonly host: string,
     private readonly pool: SmtpPool,
+    readonly allowance: HostAllowance,
   ) {
-    this.errorAllowance = pool.options.maxErrorsPerSession;
-    this.connectsPerMinute = pool.options.maxConnectsPerMinute;
+    const learnt = pool.options.learnt;
+    if (learnt && !allowance.onLearnt) allowance.onLearnt = (limits) => learnt.save(host, limits);
+  }
+
+  /** Checks waiting for this host. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** Refused recipients a conversation of this host may have (lowered when its tarpit shows earlier). */
+  private get errorAllowance(): number {
+    return this.allowance.limit('errors');
+  }
+
+  private get maxRcpt(): number {
+    return this.allowance.limit('recipients');
   }
 
   /** The deadline of the check waiting longest here (Infinity when none waits). */
@@ -292,12 +378,21 @@ class Lane {
         stopListening?.();
         settle(outcome);
       };
-      const job: Job = { address, deadline, budgetMs, log, retried: false, resolve };
+      const job: Job = { address, deadline, waitUntil: deadline, budgetMs, log, retried: false, resolve };
       const stopListening = signal ? onAbort(signal, cancel) : undefined;
       if (isUrgent) this.queue.unshift(job);
       else this.queue.push(job);
       this.pump();
     });
+  }
+
+  /**
+   * The job lost its turn to a refusal of this machine (a limit of the host): it waits for another, its
+   * budget counting again from then.
+   */
+  private waitAgain(job: Job): Job {
+    job.deadline = job.waitUntil;
+    return job;
   }
 
   /** The job's turn has come: from now on its own budget counts. */
@@ -306,18 +401,37 @@ class Lane {
     return job;
   }
 
-  /** When a new connection to this host may be opened (now or later), within its limits. */
-  private nextConnectTime(now: number): number {
-    const window = this.pool.options.connectWindowMs ?? 60_000;
-    while (this.connects.length > 0 && this.connects[0] <= now - window) this.connects.shift();
-    let at = Math.max(now, this.nextConnectAt, this.pausedUntil);
-    if (this.connects.length >= this.connectsPerMinute)
-      at = Math.max(at, this.connects[this.connects.length - this.connectsPerMinute] + window);
-    return at;
+  /**
+   * When a new connection to this host may be opened (now or later), within its limits; undefined when only
+   * the end of a conversation open now can free one.
+   */
+  private nextConnectTime(now: number): number | undefined {
+    const at = this.allowance.nextConnectTime(now);
+    return at === undefined ? undefined : Math.max(at, this.nextConnectAt);
   }
 
   pump(): void {
     if (this.pool.closed) return;
+    // A team's nodes share what they learnt of a host: asked once, before the first connection to it.
+    if (this.learning === undefined && this.pool.options.learnt) {
+      const loaded = this.pool.options.learnt.load(this.host);
+      if (loaded instanceof Promise) {
+        this.learning = loaded.then(
+          (limits) => {
+            if (limits) this.allowance.learn(limits);
+            this.learning = null;
+            this.pump();
+          },
+          () => {
+            this.learning = null;
+            this.pump();
+          },
+        );
+      } else {
+        if (loaded) this.allowance.learn(loaded);
+        this.learning = null;
+      }
+    }
     const now = Date.now();
     const remembered = this.state();
     for (let i = this.queue.length - 1; i >= 0; i--) {
@@ -331,16 +445,23 @@ class Lane {
       } else if (job.deadline <= now) {
         this.queue.splice(i, 1);
         // Since the host said "too many connections", a check that runs out of time waiting is its doing.
-        if (this.pauseDetail) {
-          const detail = `${this.host} asked this machine to connect less often (${this.pauseDetail}), and the time allowed ran out while waiting`;
+        if (this.allowance.pauseDetail) {
+          const detail = `${this.host} asked this machine to connect less often (${this.allowance.pauseDetail}), and the time allowed ran out while waiting`;
           job.log.push(`SMTP: ${detail}`);
           job.resolve({ kind: 'failure', failure: { kind: 'rate-limited', detail } });
           continue;
         }
-        const detail = `the time allowed ran out while waiting for a connection to ${this.host} (at most ${this.pool.options.perHostConcurrency} at once, ${this.pool.options.pacingMs} ms apart, ${this.connectsPerMinute} a minute)`;
+        const detail = `the time allowed ran out while waiting for a connection to ${this.host} (at most ${this.allowance.limit('concurrency', now)} at once, ${this.pool.options.pacingMs} ms apart, ${this.allowance.limit('rate', now)} a minute)`;
         job.log.push(`SMTP: ${detail}`);
         job.resolve({ kind: 'failure', failure: { kind: 'timeout', detail } });
       }
+    }
+    if (this.queue.length > 0 && this.learning) return;
+    // A host that named a recipient rate: nothing is asked before its minute allows.
+    if (this.queue.length > 0 && this.allowance.rcptRoom(now) === 0) {
+      this.wakeAt(this.allowance.nextRcptTime(now));
+      this.wakeAt(Math.min(...this.queue.map((j) => j.deadline)));
+      return;
     }
     while (this.queue.length > 0 && this.idle.length > 0) {
       const { session, timer } = this.idle.pop()!;
@@ -356,15 +477,21 @@ class Lane {
       this.pool.unwait(this);
       return;
     }
-    if (this.sessions < this.pool.options.perHostConcurrency && this.needsAnotherSession()) {
+    if (this.needsAnotherSession()) {
       const at = this.nextConnectTime(now);
-      if (now < at) this.wakeAt(at);
+      if (at === undefined) this.allowance.waiters.add(this.wake);
+      else if (now < at) this.wakeAt(at);
       else if (this.pool.takeSlot(this)) {
+        this.allowance.waiters.delete(this.wake);
         this.sessions++;
         this.nextConnectAt = now + this.pool.options.pacingMs;
-        this.connects.push(now);
+        this.allowance.opened(now);
         void this.openFor(this.startTurn(this.queue.shift()!));
-        if (this.queue.length > 0) this.wakeAt(this.nextConnectTime(now));
+        if (this.queue.length > 0) {
+          const next = this.nextConnectTime(now);
+          if (next === undefined) this.allowance.waiters.add(this.wake);
+          else this.wakeAt(next);
+        }
       }
     }
     // Jobs still queued must still end at their deadline.
@@ -379,7 +506,7 @@ class Lane {
    */
   private needsAnotherSession(): boolean {
     if (this.sessions === 0) return true;
-    const max = this.pool.options.maxRcptPerSession;
+    const max = this.maxRcpt;
     // Opening conversations take the job they were opened for, then up to max - 1 more.
     let capacity = (this.sessions - this.live.size) * (max - 1);
     for (const session of this.live)
@@ -425,9 +552,11 @@ class Lane {
       }
       this.observe(opened.ok ? 'ok' : undefined);
       if (opened.ok) {
+        const allowance = this.allowance;
+        opened.session.onClosed((isClean) => allowance.closed(isClean));
         if (this.pool.closed) {
           opened.session.destroy();
-          break;
+          return;
         }
         this.live.add(opened.session);
         return this.run(opened.session, job, true);
@@ -449,14 +578,14 @@ class Lane {
     )
       this.refused(failure.reply, failure.stage);
     if ((failure.kind === 'rejected' || failure.kind === 'deferred') && isRateLimit(failure.reply)) {
-      // "421 Too many connections from your IP": back off, connect less often after, and ask again.
-      this.backOff(`${failure.stage}: ${formatReply(failure.reply)}`);
-      job.log.push(
-        `SMTP: ${this.host} asked this machine to connect less often; waiting before connecting again`,
-      );
-      this.queue.unshift(job);
+      // "421 Too many connections from your IP": lower the limit it names, and ask again within it.
+      const words = this.refusedConnection(`${failure.stage}: ${formatReply(failure.reply)}`, failure.reply);
+      job.log.push(`SMTP: ${this.host} ${words}`);
+      this.allowance.closed(false);
+      this.queue.unshift(this.waitAgain(job));
       return this.pump();
     }
+    this.allowance.closed(false);
     // A refusal of this machine (its HELO name, its sender, its IP), 5xx or 4xx: the rest of the list would
     // get the same answer, so the host is not asked again for a while.
     if (failure.kind === 'rejected' || (failure.kind === 'deferred' && isRefusalOfUs(failure.reply)))
@@ -508,17 +637,29 @@ class Lane {
     this.cause = cause;
   }
 
+  /**
+   * A new connection was refused as too many (this attempt still counts as open): for conversations at once
+   * when the reply says so, or says "too many connections" while others of ours were open (Postfix gives its
+   * count and rate limits the same words): then at most those others; else for the rate: leave the host
+   * alone a while and connect less often after. Returns what the transcript says.
+   */
+  private refusedConnection(detail: string, reply: SmtpReply): string {
+    const named = refusedLimit(reply);
+    const others = this.allowance.open - 1;
+    if ((named === 'concurrency' || named === 'connections') && others >= 1) {
+      this.allowance.refuse('concurrency', others + 1, detail, { lowered: others });
+      return `refused a connection while ${others} of this machine's were open; at most ${others} at a time from now on`;
+    }
+    this.backOff(detail);
+    return 'asked this machine to connect less often; waiting before connecting again';
+  }
+
   /** The host said this machine connects too often: leave it alone a while, and connect less often after. */
   private backOff(detail: string): void {
     const now = Date.now();
-    const recent = this.connects.filter(
-      (at) => at > now - (this.pool.options.connectWindowMs ?? 60_000),
-    ).length;
-    this.connectsPerMinute = Math.max(1, Math.min(this.connectsPerMinute, Math.floor(recent / 2)));
-    this.pausedUntil = now + this.pool.options.rateBackoffMs;
-    this.pauseDetail = detail;
-    // The lower rate counts from the end of the pause (the server's own count starts again too).
-    this.connects.length = 0;
+    this.allowance.refuse('rate', this.allowance.recentConnects(now), detail, {
+      pauseMs: this.pool.options.rateBackoffMs,
+    });
   }
 
   /**
@@ -527,23 +668,26 @@ class Lane {
    */
   private takeBatch(session: SmtpSession, first?: Job): Job[] {
     // Never more than the refusals this conversation may still have: each recipient may be one.
+    const now = Date.now();
     const room = session.supportsPipelining
       ? Math.max(
           1,
           Math.min(
-            this.pool.options.maxRcptPerSession - session.rcptCount,
+            this.maxRcpt - session.rcptCount,
             this.errorAllowance - session.errors,
+            this.allowance.rcptRoom(now),
           ),
         )
       : 1;
     const batch = first ? [first] : [];
     if (batch.length < room) batch.push(...this.queue.splice(0, room - batch.length));
+    this.allowance.asked(batch.length, now);
     return batch.map((job) => this.startTurn(job));
   }
 
   /** Whether a conversation may ask another recipient (else it ends and a fresh one asks). */
   private hasRoom(session: SmtpSession): boolean {
-    return session.rcptCount < this.pool.options.maxRcptPerSession && session.errors < this.errorAllowance;
+    return session.rcptCount < this.maxRcpt && session.errors < this.errorAllowance;
   }
 
   private async run(session: SmtpSession, first: Job | undefined, isFresh: boolean): Promise<void> {
@@ -564,10 +708,13 @@ class Lane {
     let isBlocked = false;
     let isSessionOver = false;
     let failed = false;
-    if (slowed) {
-      // The tarpit showed after this many refusals: the next conversations stop one short of it.
-      this.errorAllowance = Math.max(1, Math.min(this.errorAllowance, session.errors));
+    if (slowed && session.errors < this.errorAllowance) {
+      // The tarpit showed after this many refusals: the next conversations stop there.
+      this.allowance.refuse('errors', session.errors + 1, `slowed after ${session.errors} refusals`, {
+        lowered: session.errors,
+      });
     }
+    let isRcptRateRefused = false;
     batch.forEach((job, i) => {
       const result = results[i];
       if (slowed && i >= answered) {
@@ -597,19 +744,43 @@ class Lane {
       if (kind === 'session-limit' && !job.retried) {
         job.retried = true;
         isSessionOver = true;
-        // "Too many errors": this server's limit is lower than ours.
-        if (/too many errors/i.test(formatReply(reply)))
-          this.errorAllowance = Math.max(1, Math.min(this.errorAllowance, Math.floor(session.errors / 2)));
+        const named = refusedLimit(reply);
+        // "Too many errors" or "too many recipients": this server's limit is lower than ours.
+        if (named === 'errors')
+          this.allowance.refuse('errors', session.errors, `RCPT: ${formatReply(reply)}`);
+        else if (named === 'recipients')
+          this.allowance.refuse(
+            'recipients',
+            session.rcptCount - (batch.length - 1 - i),
+            `RCPT: ${formatReply(reply)}`,
+          );
         again.push(job);
         return;
       }
       if (kind === 'rate-limited' || kind === 'blocked') this.refused(reply, 'RCPT');
       else this.answered();
+      if (kind === 'rate-limited' && refusedLimit(reply) === 'recipientRate') {
+        // "Too many recipients from …" (Postfix's recipient rate): every one asked in the minute counts,
+        // refused or not; nothing more until the minute is over, then fewer. Not the mailbox's answer: asked
+        // again (until its deadline).
+        if (!isRcptRateRefused) {
+          isRcptRateRefused = true;
+          const now = Date.now();
+          const inWindow = this.allowance.recipientsInWindow(now);
+          const answeredBefore = Math.max(1, inWindow - (batch.length - i));
+          this.allowance.refuse('recipientRate', answeredBefore + 1, `RCPT: ${formatReply(reply)}`, {
+            pauseMs: this.pool.options.connectWindowMs ?? 60_000,
+          });
+        }
+        isSessionOver = true;
+        again.push(this.waitAgain(job));
+        return;
+      }
       if (kind === 'rate-limited' && !job.retried) {
         job.retried = true;
         isSessionOver = true;
         this.backOff(`RCPT: ${formatReply(reply)}`);
-        again.push(job);
+        again.push(this.waitAgain(job));
         return;
       }
       if (kind === 'blocked') {

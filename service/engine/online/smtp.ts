@@ -285,6 +285,11 @@ export class SmtpSession {
   /** How long the server took to answer MAIL FROM: a reply much slower than that is a tarpit. */
   mailFromMs = 0;
   private isAlive = true;
+  /** The server closed its side (after its goodbye, or its 421): it no longer counts this connection. */
+  private hasServerClosed = false;
+  /** Undefined until the socket closes; then whether it closed cleanly (see `onClosed`). */
+  private closedCleanly: boolean | undefined;
+  private readonly closeWatchers: ((isClean: boolean) => void)[] = [];
 
   private constructor(
     private socket: net.Socket,
@@ -293,7 +298,22 @@ export class SmtpSession {
     transcript: string[],
   ) {
     this.transcript = transcript;
-    socket.on('close', () => (this.isAlive = false));
+    socket.on('end', () => (this.hasServerClosed = true));
+    socket.on('close', () => {
+      this.isAlive = false;
+      this.closedCleanly = this.hasServerClosed;
+      for (const watch of this.closeWatchers.splice(0)) watch(this.hasServerClosed);
+    });
+  }
+
+  /**
+   * Calls `watch` once the connection is closed: `isClean` when the server closed its side first (it has
+   * stopped counting the connection: Postfix tells its anvil before it closes), false when this machine reset
+   * it (the server notices only at its next read or write).
+   */
+  onClosed(watch: (isClean: boolean) => void): void {
+    if (this.closedCleanly !== undefined) watch(this.closedCleanly);
+    else this.closeWatchers.push(watch);
   }
 
   get alive(): boolean {

@@ -27,7 +27,8 @@ import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import { isPrivateAddress } from './privateAddress.js';
 import { isRefusalOfUs, refusalCause, type RefusalKind } from './classify.js';
-import { SmtpPool } from './pool.js';
+import { SmtpPool, type PacingHost } from './pool.js';
+import { hostAllowance, releaseAllowance, type LearntLimits } from './allowance.js';
 import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
 import {
   identityConversation,
@@ -85,8 +86,16 @@ export interface OnlineOptions {
   readonly smtpMaxErrorsPerSession?: number;
   /** New connections to one mail host within any minute (default 30). */
   readonly smtpMaxConnectsPerMinute?: number;
-  /** How long a host that said "too many connections" is left alone (default 60 s). */
+  /** How long a host that said "too many connections" (a rate) is left alone (default 60 s). */
   readonly smtpRateBackoffMs?: number;
+  /**
+   * After a refusal lowers one of a host's limits, how long until it has climbed back to the refused level
+   * (default 90 s): a host that refused once is back at full pace after this, one that refuses again at the
+   * same level waits twice as long before it is tried there again.
+   */
+  readonly smtpRecoverMs?: number;
+  /** The window of the per-minute limits (default 60 s; tests shorten it). */
+  readonly smtpWindowMs?: number;
   /** How long an idle conversation is kept for the next address (default 2 s). */
   readonly smtpIdleMs?: number;
   /** How long connecting may take before the next address or MX is tried (default 5 s). */
@@ -200,6 +209,11 @@ export interface OnlineVerifier {
    */
   preflight(options?: { fresh?: boolean; smtp?: boolean }): Promise<Preflight>;
   readonly stats: OnlineStats;
+  /**
+   * The mail host whose allowance most checks wait on, when one holds many of them (a list's progress says
+   * so): "mx.bigcorp.com", "allows this computer 2 connections at a time and about 30 a minute", 240.
+   */
+  pacing?(): PacingHost | undefined;
   readonly settings: {
     readonly dnsServers: readonly string[];
     readonly smtpPort: number;
@@ -296,6 +310,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
   const mailFrom = options.mailFrom ?? `postmaster@${heloName}`;
   const smtpPort = options.smtpPort ?? 25;
   const allowPrivateMx = options.allowPrivateMx ?? true;
+  const shared = options.shared;
   const pool = new SmtpPool({
     session: {
       port: smtpPort,
@@ -312,6 +327,16 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     maxErrorsPerSession: options.smtpMaxErrorsPerSession ?? 10,
     maxConnectsPerMinute: options.smtpMaxConnectsPerMinute ?? 30,
     rateBackoffMs: options.smtpRateBackoffMs ?? 60_000,
+    ...(options.smtpRecoverMs !== undefined ? { recoverMs: options.smtpRecoverMs } : {}),
+    ...(options.smtpWindowMs !== undefined ? { connectWindowMs: options.smtpWindowMs } : {}),
+    ...(shared?.loadLimits && shared.saveLimits
+      ? {
+          learnt: {
+            load: (host: string) => shared.loadLimits!(host, smtpPort),
+            save: (host: string, limits: LearntLimits) => shared.saveLimits!(host, smtpPort, limits),
+          },
+        }
+      : {}),
     idleMs: options.smtpIdleMs ?? 2000,
     downTtlMs: options.hostDownTtlMs ?? 60_000,
     blockTtlMs: options.hostBlockedTtlMs ?? 600_000,
@@ -801,6 +826,17 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     if (!addresses.ok)
       return done(dns, smtpNotTried(`the address of ${host} was not found (${addresses.reason}).`));
     const ip = addresses.addresses[0];
+    // The conversation counts against the host's allowance like any other (a list of the probe domain follows).
+    const allowance = hostAllowance(host, smtpPort, pool.sourceKey, pool.allowanceOptions);
+    if (!(await allowance.take(Date.now() + 6000))) {
+      releaseAllowance(host, smtpPort, pool.sourceKey, allowance);
+      return done(
+        dns,
+        smtpNotTried(
+          `${host} already has as many conversations with this machine as it allows (${allowance.describe()}); not asked again now.`,
+        ),
+      );
+    }
     const talk = await identityConversation(
       host,
       ip,
@@ -814,7 +850,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         ...(options.sourceAddress ? { sourceAddress: options.sourceAddress } : {}),
       },
       6000,
-    );
+      allowance,
+    ).finally(() => releaseAllowance(host, smtpPort, pool.sourceKey, allowance));
     const via = proxy ? ` through ${describeProxy(proxy)}` : '';
     if (talk.reached)
       return done(
@@ -847,6 +884,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         preflightCache = { at: now, value: runPreflight() };
       return preflightCache.value;
     },
+    pacing: () => pool.pacing(),
     get stats(): OnlineStats {
       return {
         dnsQueries: client.stats.queries,

@@ -15,6 +15,9 @@ interface Limits {
   /** Connections allowed per `windowMs`; past it, "421 too many connections". */
   readonly connections?: number;
   readonly windowMs?: number;
+  /** Connections (by their order, from 0) answered with `refuseText` and closed. */
+  readonly refuseAt?: readonly number[];
+  readonly refuseText?: string;
 }
 
 interface ServerLog {
@@ -43,6 +46,11 @@ async function startPostfixLike(
     socket.on('error', () => undefined);
     const now = Date.now();
     log.connectedAt.push(now);
+    if (limits.refuseAt?.includes(log.connectedAt.length - 1)) {
+      log.refusedForRate++;
+      socket.end(`${limits.refuseText ?? '421 4.7.0 mx.busy.test Error: too many connections'}\r\n`);
+      return;
+    }
     if (limits.connections !== undefined) {
       if (now - windowStart > (limits.windowMs ?? 60_000)) {
         windowStart = now;
@@ -200,9 +208,43 @@ describe('a busy host', () => {
       maxErrorsPerSession: 2,
       rateBackoffMs: 1600,
       connectWindowMs: 1500,
+      // One at a time: "too many connections" with nothing else open can only be the rate (with another
+      // conversation open it would first be read as a limit of conversations at once, as Postfix words both).
+      perHostConcurrency: 1,
     });
     expect(outcomes.map(codeOf)).toEqual(addresses.map(() => 550));
     // Refused once, then paced under the server's limit (half the connections it had taken): never again.
     expect(server.log.refusedForRate).toBe(1);
+  });
+
+  it('is back at full pace after one refusal at the start: its connections a minute climb back (issue #26)', async () => {
+    // Refuses the third connection for its rate, once; else takes every connection.
+    const server = await startPostfixLike({
+      softErrors: 10,
+      hardErrors: 20,
+      refuseAt: [2],
+      refuseText: '421 4.7.0 mx.busy.test Error: connection rate limit exceeded',
+    });
+    cleanups.push(() => server.close());
+    // Every address unknown, one refusal a conversation: one connection each.
+    const addresses = Array.from({ length: 40 }, (_, i) => `nobody${i}@busy.test`);
+    // The issue's minutes in seconds: at most 10 connections a "minute" of 1 s, a pause of a minute after the
+    // refusal, the lowered rate back at full after 1.5 minutes (the default is 90 s: within the issue's 2).
+    const outcomes = await ask(server.port, addresses, {
+      maxErrorsPerSession: 1,
+      maxConnectsPerMinute: 10,
+      connectWindowMs: 1000,
+      rateBackoffMs: 1000,
+      recoverMs: 1500,
+    });
+    expect(outcomes.map(codeOf)).toEqual(addresses.map(() => 550));
+    expect(server.log.refusedForRate).toBe(1);
+    const refusedAt = server.log.connectedAt[2];
+    const inMinute = (from: number) =>
+      server.log.connectedAt.filter((at) => at >= from && at < from + 1000).length;
+    // Nothing in the pause; then the rate climbs back: the "minute" from 2 s after the refusal is at full
+    // pace (10 a window of 1 s and its margin), where the old pool stayed at half the refused count (1).
+    expect(inMinute(refusedAt + 1)).toBeLessThanOrEqual(1);
+    expect(inMinute(refusedAt + 2000)).toBeGreaterThanOrEqual(8);
   });
 });

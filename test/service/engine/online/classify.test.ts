@@ -1,7 +1,7 @@
 // RCPT replies as real mail servers word them, and what each says about the mailbox. The replies that
 // refuse the prober (blocklists, reputation, sender policy) must never read as "mailbox does not exist".
 import { describe, expect, it } from 'vitest';
-import { classifyRcpt, type RcptClass } from '../../../../service/engine/online/classify.js';
+import { classifyRcpt, refusedLimit, type RcptClass } from '../../../../service/engine/online/classify.js';
 
 function reply(text: string) {
   const lines = text.split('\n');
@@ -48,9 +48,11 @@ const cases: [string, RcptClass][] = [
   ['550 5.4.1 Recipient address rejected: Access denied. AS(201806281)', 'blocked'],
   ['550 5.7.606 Access denied, banned sending IP [192.0.2.1]', 'blocked'],
   [
+    // Yahoo's "slow down": a rate, asked again later at a lower pace (issue #26).
     '421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints',
-    'blocked',
+    'rate-limited',
   ],
+  ['450 4.7.1 Error: too many recipients from 127.0.0.1', 'rate-limited'],
   ['451 4.7.1 Greylisted, please try again later', 'transient'],
   ['450 4.2.0 <x@example.com>: Recipient address rejected: Greylisted', 'transient'],
   ['452 4.5.3 Too many recipients', 'session-limit'],
@@ -70,5 +72,38 @@ const cases: [string, RcptClass][] = [
 describe('classifyRcpt', () => {
   it.each(cases)('%s → %s', (text, expected) => {
     expect(classifyRcpt(reply(text))).toBe(expected);
+  });
+});
+
+// Which of a host's limits a refusal names (issue #26): each lowers only its own.
+const limits: [string, ReturnType<typeof refusedLimit>][] = [
+  // Postfix words its connection count and connection rate limits alike: the caller reads it by what was open.
+  ['421 4.7.0 mx.example.com Error: too many connections from 192.0.2.1', 'connections'],
+  [
+    '421 4.7.0 Too many concurrent SMTP connections from this IP address; please try again later',
+    'concurrency',
+  ],
+  ['421 4.7.0 Connection rate limit exceeded, try again later', 'rate'],
+  [
+    '421 4.7.28 Our system has detected an unusual rate of unsolicited mail originating from your IP address',
+    'rate',
+  ],
+  [
+    '451 4.7.500 Server busy. Please try again later from [192.0.2.1]. (AS730) [BN8NAM11FT065.eop-nam11.prod.protection.outlook.com]',
+    'rate',
+  ],
+  [
+    '421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints',
+    'rate',
+  ],
+  ['450 4.7.1 Error: too many recipients from 127.0.0.1', 'recipientRate'],
+  ['452 4.5.3 Error: too many recipients', 'recipients'],
+  ['421 4.7.0 mx.example.com Error: too many errors', 'errors'],
+  ['550 5.1.1 <nobody@example.com>: Recipient address rejected: User unknown', undefined],
+];
+
+describe('refusedLimit', () => {
+  it.each(limits)('%s → %s', (text, expected) => {
+    expect(refusedLimit(reply(text))).toBe(expected);
   });
 });

@@ -1,0 +1,219 @@
+// `npm run bench -- real-mta`: mailbox checks against Debian's Postfix on loopback (test/helpers/postfix.ts) set
+// up as hardened servers are — per-client limits of connections at once and a minute, Postfix's default error
+// limits (slower replies after 10 refused recipients, a hang-up after 20) — with one domain whose addresses are
+// 60% real mailboxes (issue #26). For each configuration: `mailsieve clean --checks smtp` on one node, then
+// (BENCH_TEAM_ROWS > 0) a team server with 1 and 3 verifier nodes on 127.0.0.3/.4/.5. Each figure is rows per
+// second as a share of what the server allows one client address: its connection rate × the recipients a
+// conversation can ask before the error limit (10 refusals ÷ the share of unknown addresses), and how often
+// Postfix refused the verifier ("Connection concurrency limit exceeded", "Connection rate limit exceeded").
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listResourceSchema } from '../../shared/api/list.js';
+import { CLI, outputOf } from '../helpers/cli.js';
+import { postfixMissing, startPostfix, type PostfixWorld, type Refusals } from '../helpers/postfix.js';
+import { startTeam } from '../helpers/team.js';
+import { fmt } from './util.js';
+
+const IDENTITY = ['--helo-name', 'probe.mailsieve.test', '--mail-from', 'check@mailsieve.test'];
+const SENDER_ZONES = {
+  'mailsieve.test': { mx: [[10, 'mx.mailsieve.test']] as [number, string][] },
+  'mx.mailsieve.test': { a: ['127.0.0.9'] },
+};
+const REAL_SHARE = 0.6;
+/** Postfix's smtpd_soft_error_limit: refusals a conversation may have before its replies slow down. */
+const SOFT_ERRORS = 10;
+
+interface Config {
+  readonly name: string;
+  readonly countLimit: number;
+  readonly ratePerMinute: number;
+}
+
+const CONFIGS: readonly Config[] = [
+  { name: 'count 2, rate 30/min', countLimit: 2, ratePerMinute: 30 },
+  { name: 'count 1, rate 30/min', countLimit: 1, ratePerMinute: 30 },
+];
+
+/** The list: `count` addresses at `domain`, 60% real (user<N>), mixed as a real list is. */
+function listOf(count: number, domain: string): { rows: string[]; expected: Map<string, string> } {
+  const expected = new Map<string, string>();
+  for (let i = 0, r = 0, u = 0; i < count; i++)
+    if (i % 5 === 1 || i % 5 === 3) expected.set(`missing${u++}@${domain}`, '400');
+    else expected.set(`user${r++}@${domain}`, '50');
+  return { rows: [...expected.keys()], expected };
+}
+
+/** Rows a second the server allows one client address: its rate × recipients a conversation before its error limit. */
+function allowedPerS(config: Config): number {
+  const perConversation = SOFT_ERRORS / (1 - REAL_SHARE);
+  return (config.ratePerMinute * perConversation) / 60;
+}
+
+function wrongCodes(results: string, expected: Map<string, string>): number {
+  const [header, ...lines] = results.trim().split('\n');
+  const at = header.split(',').indexOf('Validation Code');
+  let wrong = 0;
+  const seen = new Set<string>();
+  for (const line of lines) {
+    const fields = line.split(',');
+    seen.add(fields[0]);
+    if (expected.get(fields[0]) !== fields[at]) wrong++;
+  }
+  return wrong + [...expected.keys()].filter((address) => !seen.has(address)).length;
+}
+
+async function world(config: Config, users: number): Promise<PostfixWorld> {
+  return startPostfix({
+    domains: [{ name: 'paced.net', users: Array.from({ length: users }, (_, i) => `user${i}`) }],
+    zones: SENDER_ZONES,
+    connectionCountLimit: config.countLimit,
+    connectionRateLimit: config.ratePerMinute,
+  });
+}
+
+const refusalWords = (r: Refusals) => `refused: ${r.concurrency} for connections at once, ${r.rate} for rate`;
+
+async function singleNode(
+  config: Config,
+  rows: number,
+  out: Record<string, number>,
+  key: string,
+): Promise<void> {
+  const { rows: addresses, expected } = listOf(rows, 'paced.net');
+  const mta = await world(config, Math.ceil(rows * REAL_SHARE));
+  const scratch = mkdtempSync(join(tmpdir(), 'mailsieve-bench-mta-'));
+  try {
+    const input = join(scratch, 'list.csv');
+    writeFileSync(input, ['email', ...addresses].join('\n') + '\n');
+    const started = performance.now();
+    const child = spawn(
+      process.execPath,
+      [CLI, 'clean', input, '--checks', 'smtp', ...mta.network, ...IDENTITY, '--probe-domain', 'paced.net'],
+      { env: { ...process.env, MAILSIEVE_HOME: join(scratch, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const run = await outputOf(child);
+    const seconds = (performance.now() - started) / 1000;
+    if (run.code !== 0) throw new Error(`clean failed: ${run.stderr}`);
+    const results = /^Results: (.*)$/m.exec(run.stdout)![1];
+    const wrong = wrongCodes(readFileSync(results, 'utf8'), expected);
+    const share = rows / seconds / allowedPerS(config);
+    const refusals = mta.refusals('127.0.0.1');
+    console.log(
+      `  1 node (clean)   ${fmt(seconds, 1).padStart(6)} s   ${fmt(rows / seconds, 1).padStart(6)} rows/s   ` +
+        `${fmt(share * 100, 0)}% of the ${fmt(allowedPerS(config), 1)} rows/s allowed   ${refusalWords(refusals)}   wrong codes ${wrong}`,
+    );
+    out[`${key}_clean_rowsPerS`] = rows / seconds;
+    out[`${key}_clean_share`] = share;
+    out[`${key}_clean_refusals`] = refusals.concurrency + refusals.rate;
+    out[`${key}_clean_wrong`] = wrong;
+  } finally {
+    await mta.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function teamRound(
+  config: Config,
+  rows: number,
+  nodes: number,
+  out: Record<string, number>,
+  key: string,
+): Promise<number> {
+  const { rows: addresses, expected } = listOf(rows, 'paced.net');
+  const mta = await world(config, Math.ceil(rows * REAL_SHARE));
+  const team = await startTeam();
+  try {
+    const api = await team.api();
+    // Default options (a one-domain list is cut in parts for every node); the Postfix is on loopback.
+    const args = [...mta.network, '--mail-from', 'check@mailsieve.test', '--allow-private-mx'];
+    await Promise.all(
+      Array.from({ length: nodes }, (_, i) =>
+        team.worker(`127.0.0.${3 + i}`, ['--helo-name', `verifier${i + 1}.mailsieve.test`, ...args]),
+      ),
+    );
+    const apiKey = await team.key(['--checks', 'smtp']);
+    const started = performance.now();
+    const sent = await fetch(`${api.url}/v5/list?header=true&name=list.csv`, {
+      method: 'POST',
+      headers: { api_key: apiKey, 'content-type': 'text/csv' },
+      body: ['email', ...addresses].join('\n') + '\n',
+    });
+    if (sent.status !== 202) throw new Error(`E7 answered ${sent.status}: ${await sent.text()}`);
+    const id = ((await sent.json()) as { list_id: number }).list_id;
+    const limitS = Number(process.env.BENCH_TEAM_MAX_S ?? 600);
+    let finished = true;
+    for (;;) {
+      const status = listResourceSchema.parse(
+        await (await fetch(`${api.url}/v5/list/${id}`, { headers: { api_key: apiKey } })).json(),
+      );
+      if (status.status === 'Results') break;
+      if (status.status !== 'Pending' && status.status !== 'Processing')
+        throw new Error(`the list ended ${status.status}: ${status.reason ?? ''}`);
+      if (process.env.BENCH_VERBOSE)
+        console.log(
+          `    ${fmt((performance.now() - started) / 1000, 1)} s: ${fmt(status.online?.rows_checked ?? 0)} of ${fmt(rows)} checked${status.online?.paced_by ? `; ${status.online.paced_by.words}` : ''}`,
+        );
+      if ((performance.now() - started) / 1000 > limitS) {
+        finished = false;
+        console.log(
+          `    stopped after ${limitS} s: ${fmt(status.online?.rows_checked ?? 0)} of ${fmt(rows)} checked`,
+        );
+        out[`${key}_team${nodes}_checkedAtLimit`] = status.online?.rows_checked ?? 0;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    let wrong = -1;
+    if (finished)
+      wrong = wrongCodes(
+        await (await fetch(`${api.url}/v5/list/${id}/results`, { headers: { api_key: apiKey } })).text(),
+        expected,
+      );
+    const perS = finished ? rows / seconds : (out[`${key}_team${nodes}_checkedAtLimit`] ?? 0) / seconds;
+    const refusals = Array.from({ length: nodes }, (_, i) => mta.refusals(`127.0.0.${3 + i}`));
+    const refused = refusals.reduce((sum, r) => sum + r.concurrency + r.rate, 0);
+    const share = perS / (allowedPerS(config) * nodes);
+    console.log(
+      `  ${nodes} team node${nodes > 1 ? 's' : ' '}    ${fmt(seconds, 1).padStart(6)} s   ${fmt(perS, 1).padStart(6)} rows/s   ` +
+        `${fmt(share * 100, 0)}% of the ${fmt(allowedPerS(config) * nodes, 1)} rows/s allowed ${nodes} addresses   ` +
+        `refused ${refused} times   wrong codes ${wrong < 0 ? 'n/a (unfinished)' : wrong}`,
+    );
+    out[`${key}_team${nodes}_rowsPerS`] = perS;
+    out[`${key}_team${nodes}_share`] = share;
+    out[`${key}_team${nodes}_refusals`] = refused;
+    return perS;
+  } finally {
+    await team.close();
+    await mta.close();
+  }
+}
+
+export async function benchRealMta(options: {
+  readonly rows: number;
+  readonly teamRows: number;
+}): Promise<Record<string, number>> {
+  const missing = postfixMissing();
+  if (missing) throw new Error(missing);
+  const out: Record<string, number> = {};
+  for (const [index, config] of CONFIGS.entries()) {
+    console.log(
+      `\nReal MTA (Postfix ${config.name}, default error limits): one domain, ${fmt(REAL_SHARE * 100)}% real mailboxes; ` +
+        `the server allows ${fmt(allowedPerS(config), 1)} rows/s a client address (${config.ratePerMinute} connections a minute × ${fmt(SOFT_ERRORS / (1 - REAL_SHARE))} recipients before ${SOFT_ERRORS} refusals)`,
+    );
+    const key = `c${config.countLimit}r${config.ratePerMinute}`;
+    await singleNode(config, options.rows, out, key);
+    // The team rounds: the first configuration only (the issue's), 1 then 3 nodes.
+    if (options.teamRows > 0 && index === 0) {
+      const one = await teamRound(config, options.teamRows, 1, out, key);
+      const three = await teamRound(config, options.teamRows, 3, out, key);
+      out[`${key}_team_speedup`] = three / one;
+      console.log(
+        `  3 team nodes / 1   ${fmt(three / one, 2)}   (target ≥ 2.5)  ${three / one >= 2.5 ? 'MET' : 'MISSED'}`,
+      );
+    }
+  }
+  return out;
+}
