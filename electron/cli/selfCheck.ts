@@ -1,5 +1,6 @@
 // The self-check of a node's source address on the command line (docs/operations.md, "Self-check"): `--dnsbl`,
 // shared by `doctor`, `worker` and `serve`, and the words a node prints when its check ends.
+import type { Logger } from 'pino';
 import { Option } from 'commander';
 import {
   DEFAULT_DNSBL_ZONES,
@@ -47,13 +48,16 @@ export function selfCheckLines(check: AddressCheck): string[] {
 }
 
 /** A node's log when its self-check ends: a listed address on stderr, in words, the rest on stdout. */
-export function logSelfCheck(check: AddressCheck): void {
-  const summary = check.is_listed
-    ? `Self-check: source address ${check.address} is LISTED on a DNS block list: mail servers that use it refuse this node, and its mailbox checks come back unknown.`
-    : check.ok
-      ? `Self-check: source address ${check.address} is fit: reverse DNS confirmed${check.helo?.matches ? ', the HELO name matches' : ''}, not listed on ${check.block_lists.length} block list(s).`
-      : `Self-check: source address ${check.address} has ${check.problems.length} problem(s), and is not listed.`;
-  const write = (line: string) => (check.is_listed ? process.stderr : process.stdout).write(`${line}\n`);
-  write(summary);
-  for (const line of selfCheckLines(check)) write(`  ${line}`);
+/** Says each result of a node's self-check in its log: a listed address as a warning, with what to do. */
+export function selfCheckLogger(logger: Logger): (check: AddressCheck) => void {
+  return (check) => {
+    const summary = check.is_listed
+      ? `Self-check: source address ${check.address} is LISTED on a DNS block list: mail servers that use it refuse this node, and its mailbox checks come back unknown.`
+      : check.ok
+        ? `Self-check: source address ${check.address} is fit: reverse DNS confirmed${check.helo?.matches ? ', the HELO name matches' : ''}, not listed on ${check.block_lists.length} block list(s).`
+        : `Self-check: source address ${check.address} has ${check.problems.length} problem(s), and is not listed.`;
+    const write = (line: string) => (check.is_listed ? logger.warn(line) : logger.info(line));
+    write(summary);
+    for (const line of selfCheckLines(check)) write(`  ${line}`);
+  };
 }

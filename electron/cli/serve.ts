@@ -4,7 +4,7 @@ import { startService, UnsafeBindError, type TlsOption } from '../../service/ser
 import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
-import { dnsblFrom, logSelfCheck, type SelfCheckCliOptions } from './selfCheck.js';
+import { dnsblFrom, selfCheckLogger, type SelfCheckCliOptions } from './selfCheck.js';
 import {
   databaseUrlOf,
   nodeOptionsFrom,
@@ -127,7 +127,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(trustProxy ? { trustProxy } : {}),
       online,
       lists,
-      ...(team ? { team, selfCheck: { ...(dnsbl ? { dnsbl } : {}), onCheck: logSelfCheck } } : {}),
+      ...(team ? { team, selfCheck: { ...(dnsbl ? { dnsbl } : {}), onCheck: selfCheckLogger(logger) } } : {}),
     });
   } catch (error) {
     if (error instanceof UnsafeBindError) throw new CliError(error.message);

@@ -5,7 +5,7 @@
 import { describeDatabase, TeamDatabaseError } from '../../service/pg/url.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
-import { dnsblFrom, logSelfCheck, type SelfCheckCliOptions } from './selfCheck.js';
+import { dnsblFrom, selfCheckLogger, type SelfCheckCliOptions } from './selfCheck.js';
 import {
   databaseUrlOf,
   nodeOptionsFrom,
@@ -77,7 +77,7 @@ export async function worker(options: WorkerOptions): Promise<void> {
       ...(work.leaseSeconds !== undefined ? { leaseSeconds: work.leaseSeconds } : {}),
       ...(work.heartbeatSeconds !== undefined ? { heartbeatSeconds: work.heartbeatSeconds } : {}),
       ...(dnsbl ? { dnsbl } : {}),
-      onSelfCheck: logSelfCheck,
+      onSelfCheck: selfCheckLogger(logger),
     });
   } catch (error) {
     if (error instanceof TeamDatabaseError) throw new CliError(error.message);

@@ -52,21 +52,33 @@ export function startCli(
   args: string[],
   ready: RegExp,
   env: NodeJS.ProcessEnv = {},
-): Promise<{ child: ChildProcess; match: RegExpMatchArray; stop(): Promise<number | null> }> {
+): Promise<{
+  child: ChildProcess;
+  match: RegExpMatchArray;
+  /** What it printed (stdout and stderr) up to the ready line, that line included. */
+  printed: string;
+  stop(): Promise<number | null>;
+}> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    let printed = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      printed += c.toString();
+    });
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
+      printed += `${line}\n`;
       const match = line.match(ready);
       if (match)
         resolve({
           child,
           match,
+          printed,
           stop: () =>
             new Promise((done) => {
               if (child.exitCode !== null) return done(child.exitCode);

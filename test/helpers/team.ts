@@ -47,7 +47,7 @@ export async function startTeam(): Promise<TeamCluster> {
       dataDir = dir.path;
     }
     const started = await startCli(given < 0 ? [...args, '--data-dir', dataDir] : args, ready);
-    let printed = '';
+    let printed = started.printed;
     const keep = (chunk: Buffer) => {
       printed = (printed + chunk.toString()).slice(-64 * 1024);
     };
@@ -87,7 +87,17 @@ export async function startTeam(): Promise<TeamCluster> {
       ),
     worker: (sourceAddress, args = []) =>
       start(
-        ['worker', '--database', database, '--source-address', sourceAddress, ...args],
+        [
+          'worker',
+          '--database',
+          database,
+          '--source-address',
+          sourceAddress,
+          // A worker checks its own address in DNS at start: a test's stays on loopback (a DNS server of the
+          // test's own, or a port where nothing answers at once), never the machine's resolver.
+          ...(args.includes('--dns-servers') ? [] : ['--dns-servers', '127.0.0.1:9']),
+          ...args,
+        ],
         /Mailsieve worker taking list work/,
       ),
     async key(args = []) {

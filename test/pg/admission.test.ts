@@ -64,8 +64,10 @@ describe('uploads and E1', () => {
       );
       const waiting = async () => {
         const { rows } = await db.query<{ n: number }>(
+          // In their insert, or waiting for the key's turn (a key's submissions are counted one at a time).
           `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO list_blobs%'`,
+           WHERE wait_event_type = 'Lock'
+             AND (query LIKE 'INSERT INTO list_blobs%' OR query LIKE 'SELECT pg_advisory_xact_lock%')`,
         );
         return rows[0]?.n ?? 0;
       };

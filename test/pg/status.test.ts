@@ -79,6 +79,13 @@ afterAll(async () => {
   await farm?.close();
 });
 
+/** Waits up to 5 s for a node to print what matches `pattern`. */
+async function printedBy(node: { output(): string }, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!pattern.test(node.output()) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 async function until(
   what: string,
   isDone: (status: TeamStatus) => boolean,
@@ -155,6 +162,9 @@ describe('mailsieve status', () => {
         },
       ],
     });
+    // The node's log is written a moment later than its row (pino's lines go out in batches).
+    await printedBy(workers[1], /LISTED: 127\.0\.0\.3 is listed on bl\.mailsieve\.test/);
+    await printedBy(workers[0], /Self-check: source address 127\.0\.0\.2 is fit/);
     expect(workers[1].output()).toMatch(
       /Self-check: source address 127\.0\.0\.3 is LISTED on a DNS block list/,
     );

@@ -244,9 +244,12 @@ export class DnsClient {
       });
       // A connected socket hears the ICMP "port unreachable" of a closed port as ECONNREFUSED at once,
       // and takes answers only from the server it asked.
+      // A connect that fails (a server this source address cannot reach: EINVAL, ENETUNREACH) reports to its
+      // callback, not as an 'error' event: the socket is then not connected, and a send would throw.
       const ask = () =>
-        socket.connect(server.port, server.host, () => {
-          if (!done) socket.send(bytes);
+        socket.connect(server.port, server.host, (error?: NodeJS.ErrnoException | null) => {
+          if (error) finish({ kind: 'error', code: error.code ?? 'error' });
+          else if (!done) socket.send(bytes);
         });
       const source = this.options.sourceAddress;
       if (source) socket.bind({ address: source, port: 0 }, ask);
