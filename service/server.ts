@@ -169,11 +169,12 @@ export async function startService(options: StartOptions): Promise<RunningServic
       ...(onCheck ? { onSelfCheck: onCheck } : {}),
     }));
     const check = selfCheck;
-    // A source address on a block list is not fit to check mailboxes from.
-    service.readiness.register('source-address', () => {
-      const fit = check.readiness();
-      return fit.ok ? undefined : fit.detail;
-    });
+    // A source address on a block list is not fit to check mailboxes from (a node that checks mailboxes).
+    if (options.team?.workers !== false)
+      service.readiness.register('source-address', () => {
+        const fit = check.readiness();
+        return fit.ok ? undefined : fit.detail;
+      });
   }
   const address = service.app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);

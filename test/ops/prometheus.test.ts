@@ -78,6 +78,8 @@ beforeAll(async () => {
     'probe@mailsieve.test',
     '--max-wait',
     '0',
+    // The mail farm is on loopback, which a worker does not ask unless told to.
+    '--allow-private-mx',
   ]);
   dir = mkdtempSync(join(tmpdir(), 'mailsieve-prometheus-'));
 }, 120_000);

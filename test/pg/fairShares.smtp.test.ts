@@ -41,6 +41,8 @@ beforeAll(async () => {
       '100',
       '--parts',
       '1',
+      // The mail farm is on loopback, which a worker does not ask unless told to.
+      '--allow-private-mx',
     ]),
   ]);
 }, 60_000);
