@@ -114,3 +114,24 @@ export async function startTeam(): Promise<TeamCluster> {
 }
 
 export { CLI };
+
+/**
+ * A verifier node's options for a loopback mail world (test/helpers/smtpServer.ts's farm): its DNS server and
+ * port, the node's HELO name and the sender every test verifier uses.
+ */
+export function mailFarmArgs(
+  dns: { readonly address: string },
+  farm: { readonly port: number },
+  heloName = 'verifier.mailsieve.test',
+): string[] {
+  return [
+    '--dns-servers',
+    dns.address,
+    '--smtp-port',
+    String(farm.port),
+    '--helo-name',
+    heloName,
+    '--mail-from',
+    'probe@mailsieve.test',
+  ];
+}

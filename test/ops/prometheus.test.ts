@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listResourceSchema } from '../../shared/api/list.js';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import { getStatus, submit } from '../service/lists/helpers.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
@@ -68,14 +68,7 @@ beforeAll(async () => {
   worker = await team.worker('127.0.0.2', [
     '--http-port',
     String(workerPort),
-    '--dns-servers',
-    dns.address,
-    '--smtp-port',
-    String(farm.port),
-    '--helo-name',
-    'verifier.mailsieve.test',
-    '--mail-from',
-    'probe@mailsieve.test',
+    ...mailFarmArgs(dns, farm),
     '--max-wait',
     '0',
     // The mail farm is on loopback, which a worker does not ask unless told to.

@@ -8,7 +8,7 @@ import { zipSync } from 'fflate';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listResourceSchema, type ListResource } from '../../shared/api/list.js';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import {
   getResults,
   getStatus,
@@ -32,14 +32,7 @@ let dns: TestDnsServer;
 const ONLINE_ARGS = () => [
   // The mail world is on loopback: a team worker refuses private MX addresses unless allowed.
   '--allow-private-mx',
-  '--dns-servers',
-  dns.address,
-  '--smtp-port',
-  String(farm.port),
-  '--helo-name',
-  'verifier.mailsieve.test',
-  '--mail-from',
-  'probe@mailsieve.test',
+  ...mailFarmArgs(dns, farm),
   '--retry-delay',
   '1',
   '--max-wait',

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listResourceSchema } from '../../shared/api/list.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import { getStatus, submit } from '../service/lists/helpers.js';
 
 let team: TeamCluster;
@@ -29,14 +29,7 @@ beforeAll(async () => {
   [api] = await Promise.all([
     team.api(),
     team.worker('127.0.0.2', [
-      '--dns-servers',
-      dns.address,
-      '--smtp-port',
-      String(farm.port),
-      '--helo-name',
-      'verifier.mailsieve.test',
-      '--mail-from',
-      'probe@mailsieve.test',
+      ...mailFarmArgs(dns, farm),
       '--part-rows',
       '100',
       '--parts',

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listResourceSchema, type ListResource } from '../../shared/api/list.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import { runCli } from '../helpers/cli.js';
 import { getResults, getStatus, submit } from '../service/lists/helpers.js';
 
@@ -27,14 +27,7 @@ const EXISTING = USERS.filter((_, i) => i % 20 !== 0);
 const workerArgs = () => [
   // The mail world is on loopback: a team worker refuses private MX addresses unless allowed.
   '--allow-private-mx',
-  '--dns-servers',
-  dns.address,
-  '--smtp-port',
-  String(farm.port),
-  '--helo-name',
-  'verifier.mailsieve.test',
-  '--mail-from',
-  'probe@mailsieve.test',
+  ...mailFarmArgs(dns, farm),
   '--part-rows',
   '200',
   '--lease-seconds',

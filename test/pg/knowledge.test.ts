@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listResourceSchema } from '../../shared/api/list.js';
 import { startDnsServer, type TestDnsServer, type TestZone } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import { getResults, getStatus, submit } from '../service/lists/helpers.js';
 import { PG_MIGRATIONS } from '../../service/pg/migrations/index.js';
 
@@ -54,14 +54,7 @@ beforeAll(async () => {
   const args = [
     // The mail world is on loopback: a team worker refuses private MX addresses unless allowed.
     '--allow-private-mx',
-    '--dns-servers',
-    dns.address,
-    '--smtp-port',
-    String(farm.port),
-    '--helo-name',
-    'verifier.mailsieve.test',
-    '--mail-from',
-    'probe@mailsieve.test',
+    ...mailFarmArgs(dns, farm),
     '--part-rows',
     '100',
     // One part at a time each: the list's parts are shared between the two nodes.

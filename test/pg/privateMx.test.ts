@@ -10,7 +10,7 @@ import { runCli, startCli } from '../helpers/cli.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { tempDir } from '../helpers/service.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import { submit, waitForList } from '../service/lists/helpers.js';
 
 let farm: MailFarm;
@@ -40,16 +40,7 @@ afterAll(async () => {
   await farm?.close();
 });
 
-const online = () => [
-  '--dns-servers',
-  dns.address,
-  '--smtp-port',
-  String(farm.port),
-  '--helo-name',
-  'verifier.mailsieve.test',
-  '--mail-from',
-  'probe@mailsieve.test',
-];
+const online = () => [...mailFarmArgs(dns, farm)];
 
 async function runOnTeam(worker: TeamProcess) {
   const key = await team.key(['--checks', 'smtp']);

@@ -4,7 +4,7 @@
 // cluster of the test's own, against a loopback greylisting mail server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listResourceSchema, type ListResource } from '../../shared/api/list.js';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import { getResults, getStatus, submit } from '../service/lists/helpers.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../helpers/smtpServer.js';
@@ -37,14 +37,7 @@ const oneProcess = (sourceAddress: string, more: string[]) =>
     '1',
     '--source-address',
     sourceAddress,
-    '--dns-servers',
-    dns.address,
-    '--smtp-port',
-    String(farm.port),
-    '--helo-name',
-    'verifier.mailsieve.test',
-    '--mail-from',
-    'probe@mailsieve.test',
+    ...mailFarmArgs(dns, farm),
     '--dnsbl',
     'none',
     ...more,

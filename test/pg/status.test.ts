@@ -6,7 +6,7 @@
 // killed outright disappears once its lease runs out, one stopped disappears at once.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTeam, type TeamCluster, type TeamProcess } from '../helpers/team.js';
+import { startTeam, type TeamCluster, type TeamProcess, mailFarmArgs } from '../helpers/team.js';
 import { runCli } from '../helpers/cli.js';
 import { submit } from '../service/lists/helpers.js';
 import { startDnsServer, startSilentDnsServer, type TestDnsServer } from '../helpers/dnsServer.js';
@@ -22,14 +22,7 @@ let dns: TestDnsServer;
 let pool: pg.Pool;
 
 const online = (n: number) => [
-  '--dns-servers',
-  dns.address,
-  '--smtp-port',
-  String(farm.port),
-  '--helo-name',
-  `verifier${n}.mailsieve.test`,
-  '--mail-from',
-  'probe@mailsieve.test',
+  ...mailFarmArgs(dns, farm, `verifier${n}.mailsieve.test`),
   '--dnsbl',
   'bl.mailsieve.test',
   '--heartbeat-seconds',
