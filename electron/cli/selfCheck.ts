@@ -47,7 +47,6 @@ export function selfCheckLines(check: AddressCheck): string[] {
   ];
 }
 
-/** A node's log when its self-check ends: a listed address on stderr, in words, the rest on stdout. */
 /** Says each result of a node's self-check in its log: a listed address as a warning, with what to do. */
 export function selfCheckLogger(logger: Logger): (check: AddressCheck) => void {
   return (check) => {

@@ -55,8 +55,8 @@ export function startCli(
 ): Promise<{
   child: ChildProcess;
   match: RegExpMatchArray;
-  /** What it printed (stdout and stderr) up to the ready line, that line included. */
-  printed: string;
+  /** What it has printed so far, stdout and stderr (the last 256 KiB). */
+  output(): string;
   stop(): Promise<number | null>;
 }> {
   return new Promise((resolve, reject) => {
@@ -66,19 +66,21 @@ export function startCli(
     });
     let stderr = '';
     let printed = '';
+    const keep = (text: string) => (printed = (printed + text).slice(-256 * 1024));
     child.stderr.on('data', (c: Buffer) => {
       stderr += c.toString();
-      printed += c.toString();
+      keep(c.toString());
     });
     const lines = createInterface({ input: child.stdout });
+    // Lines after the ready one may come in the same chunk: every line is kept, before and after it.
     lines.on('line', (line) => {
-      printed += `${line}\n`;
+      keep(`${line}\n`);
       const match = line.match(ready);
       if (match)
         resolve({
           child,
           match,
-          printed,
+          output: () => printed,
           stop: () =>
             new Promise((done) => {
               if (child.exitCode !== null) return done(child.exitCode);

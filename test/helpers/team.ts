@@ -47,12 +47,6 @@ export async function startTeam(): Promise<TeamCluster> {
       dataDir = dir.path;
     }
     const started = await startCli(given < 0 ? [...args, '--data-dir', dataDir] : args, ready);
-    let printed = started.printed;
-    const keep = (chunk: Buffer) => {
-      printed = (printed + chunk.toString()).slice(-64 * 1024);
-    };
-    started.child.stdout?.on('data', keep);
-    started.child.stderr?.on('data', keep);
     const exited = new Promise<void>((resolve) => {
       if (started.child.exitCode !== null || started.child.signalCode !== null) resolve();
       else started.child.once('exit', () => resolve());
@@ -71,7 +65,7 @@ export async function startTeam(): Promise<TeamCluster> {
           started.child.kill('SIGKILL');
         await exited;
       },
-      output: () => printed,
+      output: () => started.output(),
     };
     processes.push(node);
     return node;
