@@ -208,6 +208,7 @@ describe('mailsieve status', () => {
           { zone: 'b.barracudacentral.org', status: 'unchecked' },
         ],
       });
+      await printedBy(worker, /Block list zen\.spamhaus\.org: could not check/);
       expect(worker.output()).toMatch(
         /Self-check: source address 127\.0\.0\.4 has 4 problem\(s\), and is not listed\./,
       );
