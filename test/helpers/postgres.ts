@@ -40,7 +40,8 @@ export const NO_POSTGRES_MESSAGE =
   'PostgreSQL server programs were not found (initdb, postgres): install them (on Debian: apt-get install postgresql) ' +
   'or set MAILSIEVE_PG_BIN to their folder.';
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 just now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

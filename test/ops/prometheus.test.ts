@@ -3,10 +3,10 @@
 // the interval are this test's), against two API nodes (`serve --metrics`) and a worker (`--http-port`) that
 // checks a list online against a loopback world of DNS and mail servers, one of which refuses it with a block
 // list reply. After the list, the metrics the docs name are asked of Prometheus' HTTP API.
+import { freePort } from '../helpers/postgres.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,18 +31,6 @@ const DOC = join(ROOT, 'docs', 'operations.md');
 function docBlocks(): string[] {
   const text = readFileSync(DOC, 'utf8');
   return [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1]);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 let team: TeamCluster;

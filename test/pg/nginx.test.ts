@@ -3,9 +3,9 @@
 // nginx with it (a non-daemon in a temporary prefix) in front of two API nodes serving TLS, as the doc's
 // `serve` command does. Through it E1 takes the key as a query parameter and E7–E10 as the spec's `api_key`
 // header (nginx drops header names with underscores unless told not to), and nginx's access log has no key.
+import { freePort } from '../helpers/postgres.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,17 +30,6 @@ function put(text: string, from: string | RegExp, to: string): string {
   if (typeof from === 'string' ? !text.includes(from) : !from.test(text))
     throw new Error(`the doc's nginx block no longer holds ${String(from)}: update this test`);
   return text.replace(from, to);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 let team: TeamCluster;
