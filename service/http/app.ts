@@ -31,7 +31,8 @@ import { knownBouncersFor } from '../identity/bounces.list.js';
 import type { Logger } from 'pino';
 import { Readiness } from '../ops/readiness.js';
 import type { Metrics } from '../ops/metrics.js';
-import { QUIET_ROUTES, registerOpsRoutes } from '../ops/routes.js';
+import { registerOpsRoutes } from '../ops/routes.js';
+import { observeRequests } from '../ops/requests.js';
 import { registerOpenApi } from './openapi.js';
 import {
   createOnlineVerifier,
@@ -108,7 +109,7 @@ export function buildService(options: ServiceOptions): Service {
   const logger = options.logger;
   const app = Fastify({
     // Fastify's own request logging would print URLs, and E1–E6 carry the key in the query string: each
-    // request is logged once, by the onResponse hook below, by its route and key id.
+    // request is logged once, by its route's onResponse hook (service/ops/requests.ts), by its route and key id.
     ...(logger
       ? {
           loggerInstance: logger as FastifyBaseLogger,
@@ -152,25 +153,7 @@ export function buildService(options: ServiceOptions): Service {
 
   app.decorateRequest('keyId', null);
   const metrics = options.metrics;
-  if (logger || metrics)
-    app.addHook('onResponse', (request, reply, done) => {
-      const route = request.routeOptions.url ?? 'unmatched';
-      const status = reply.statusCode;
-      const ms = reply.elapsedTime;
-      metrics?.observeRequest(route, status, ms / 1000);
-      if (logger && !QUIET_ROUTES.has(route))
-        logger.info(
-          {
-            reqId: request.id,
-            route,
-            status,
-            ms: Math.round(ms * 100) / 100,
-            keyId: request.keyId ?? undefined,
-          },
-          'request',
-        );
-      done();
-    });
+  observeRequests(app, { logger, metrics });
   const readiness = options.readiness ?? new Readiness();
   readiness.register('store', () => {
     if (!options.db.open) return 'the service database is closed';

@@ -7,15 +7,13 @@ import type { Logger } from 'pino';
 import { sendError } from '../http/errors.js';
 import { methodsFor, registerRoute } from '../http/routes.js';
 import type { Metrics } from './metrics.js';
+import { observeRequests } from './requests.js';
 import type { Readiness } from './readiness.js';
 
 export interface OpsRoutesOptions {
   readonly readiness: Readiness;
   readonly metrics?: Metrics;
 }
-
-/** Routes probed often: their requests are counted but not logged (a load balancer asks every few seconds). */
-export const QUIET_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 const json = 'application/json; charset=utf-8';
 
@@ -61,17 +59,8 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     ...(options.logger ? { loggerInstance: asFastifyLogger(options.logger) } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
   });
+  observeRequests(app, { metrics: options.metrics });
   registerOpsRoutes(app, options);
-  const metrics = options.metrics;
-  if (metrics)
-    app.addHook('onResponse', (request, reply, done) => {
-      metrics.observeRequest(
-        request.routeOptions.url ?? 'unmatched',
-        reply.statusCode,
-        reply.elapsedTime / 1000,
-      );
-      done();
-    });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const methods = methodsFor(app, path);
