@@ -1,10 +1,4 @@
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyServerOptions,
-} from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { ServiceDb } from '../store/db.js';
@@ -108,16 +102,11 @@ const noRouteSchemas = () => () => {
 export function buildService(options: ServiceOptions): Service {
   const logger = options.logger;
   const app = Fastify({
-    // Fastify's own request logging would print URLs, and E1–E6 carry the key in the query string: each
-    // request is logged once, by its route's onResponse hook (service/ops/requests.ts), by its route and key id.
-    ...(logger
-      ? {
-          loggerInstance: logger as FastifyBaseLogger,
-          logController: new LogController({ disableRequestLogging: true }),
-          // No child logger per request (an allocation on every E1 call): the request's line names its id.
-          childLoggerFactory: (parent: FastifyBaseLogger) => parent,
-        }
-      : { logger: false }),
+    // The node's logger (pino) is not handed to Fastify: with a logger, Fastify puts listeners on every response
+    // (a fifth of E1's requests/s), and its request lines would print URLs, which carry E1–E6's key. Each request
+    // is logged once by its route's hook (service/ops/requests.ts), by its route and key id; an error answered
+    // 500 is logged by the error handler below.
+    logger: false,
     // `/v5/ev/` is `/v5/ev`: a trailing slash gets the endpoint's answer.
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
@@ -177,10 +166,14 @@ export function buildService(options: ServiceOptions): Service {
   registerOpsRoutes(app, { readiness, ...(metrics ? { metrics } : {}) });
   registerOpenApi(app);
 
-  app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
+  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
     if (error instanceof HttpError) return sendError(reply, error.status, error.message);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendError(reply, status, error.message);
+    logger?.error(
+      { err: error, reqId: request.id, route: request.routeOptions.url ?? 'unmatched' },
+      'request failed',
+    );
     return sendError(reply, 500, 'Internal server error. The request was not processed; try again.');
   });
 

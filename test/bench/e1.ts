@@ -6,12 +6,21 @@
 // route's requests/s (the median of the rounds' ratios).
 import autocannon from 'autocannon';
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { BARE_BODY, fmt, spawnUntil, stop } from './util.js';
+import { BARE_BODY, fmt, spawnLogging, spawnUntil, stop } from './util.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '..', '..', '..', 'bin', 'mailsieve.js');
@@ -125,7 +134,7 @@ const autocannonLoad: Load = async (url, paths, seconds) => {
 
 /**
  * A `mailsieve serve` over `dataDir` with a `--rate-limit 0` key: its base URL and key. As a team operates it
- * (issue 28): with `--metrics`, and its log (one JSON line a request) read by this process.
+ * (issue 28): with `--metrics`, and its log (one JSON line a request) kept in `<dataDir>.log`.
  */
 async function startService(dataDir: string) {
   const key = execFileSync(
@@ -133,12 +142,14 @@ async function startService(dataDir: string) {
     [cli, 'keys', 'create', '--data-dir', dataDir, '--corrections', '--rate-limit', '0'],
     { encoding: 'utf8' },
   ).trim();
-  const service = await spawnUntil(
+  const logFile = `${dataDir}.log`;
+  const service = await spawnLogging(
     process.execPath,
     [cli, 'serve', '--port', '0', '--data-dir', dataDir, '--metrics', '--log-format', 'json'],
-    /listening on (http:\/\/\S+)/,
+    /listening on (http:\/\/[^\s"]+)/,
+    logFile,
   );
-  return { child: service.child, url: service.match[1], key };
+  return { child: service.child, url: service.match[1], key, logFile };
 }
 
 /** Imports activity for every other ACTIVITY_ADDRESSES address into `dataDir` (a few events each). */
@@ -158,6 +169,20 @@ function importActivity(dataDir: string, dir: string): void {
 async function answerOf(url: string, key: string, email: string): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}/v5/ev?email=${encodeURIComponent(email)}&api_key=${key}`);
   return ((await response.json()) as { safe_to_send: Record<string, unknown> }).safe_to_send;
+}
+
+/** The lines of a file, read in chunks (a service's log of a run is hundreds of megabytes). */
+function countLines(file: string): number {
+  const fd = openSync(file, 'r');
+  const chunk = Buffer.alloc(1 << 20);
+  let lines = 0;
+  try {
+    for (let read; (read = readSync(fd, chunk, 0, chunk.length, null)) > 0; )
+      for (let at = chunk.indexOf(10); at !== -1 && at < read; at = chunk.indexOf(10, at + 1)) lines++;
+  } finally {
+    closeSync(fd);
+  }
+  return lines;
 }
 
 const median = (values: readonly number[]) => {
@@ -252,7 +277,14 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
     console.log(
       `  E1 ${fmt(ratios[1] * 100, 1)}% of the bare route (the median of the rounds' ratios, which range ${range(ratiosOf(1))}; target ≥ ${TARGET_RATIO * 100}%) ${ratios[1] >= TARGET_RATIO ? 'MET' : 'MISSED'}`,
     );
+    // The services' logs hold a line a request (stopped first: what was buffered is written when they exit).
+    await stop(active.child);
+    await stop(plain.child);
+    const logged = countLines(plain.logFile) + countLines(active.logFile);
+    console.log(`  serve logged ${fmt(logged)} lines (a line a request) to its log files`);
+    if (logged < rounds.length * 1000) throw new Error(`serve logged only ${logged} lines`);
     return {
+      logged_lines: logged,
       bare_rps: rps[0],
       bare_p99_ms: p99[0],
       e1_rps: rps[1],

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Starts a child process and resolves with the first stdout line matching `ready`. */
 export function spawnUntil(
@@ -21,6 +23,30 @@ export function spawnUntil(
     });
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)));
   });
+}
+
+/**
+ * Starts a child process whose standard output goes to `logFile` (as a service manager keeps a node's log: the
+ * measured process pays for its lines, this one reads none of them), and resolves once a line matches `ready`.
+ */
+export async function spawnLogging(
+  command: string,
+  args: string[],
+  ready: RegExp,
+  logFile: string,
+): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const out = openSync(logFile, 'w');
+  const child = spawn(command, args, { stdio: ['ignore', out, 'inherit'] });
+  closeSync(out);
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (const started = Date.now(); Date.now() - started < 30_000; await sleep(50)) {
+    const match = readFileSync(logFile, 'utf8').match(ready);
+    if (match) return { child, match };
+    if (exited) break;
+  }
+  child.kill();
+  throw new Error(`${command} ${args.join(' ')} did not get ready (its log: ${logFile})`);
 }
 
 export function stop(child: ChildProcess): Promise<void> {
