@@ -25,19 +25,13 @@ import type {
   ListCompletion,
   ListJobHandlers,
   NewList,
-  PartOnlineState,
   PartReports,
-  PartResult,
   PartSlot,
   PartWork,
-  PlanRecord,
   RunStart,
   StoredBytes,
 } from './backend.js';
-import type { IdentityReportState } from './identityPass.js';
 import { listDir, listsRoot } from './names.js';
-import type { PartBounds } from './parts.js';
-import type { ReportState } from './report.js';
 import { DEFAULT_RETAIN_DAYS, RETENTION_SWEEP_MS, sweepListFiles } from './retention.js';
 import {
   deleteStoredList,
@@ -59,6 +53,14 @@ import {
   type ListRecord,
   type PartProgress,
 } from './store.js';
+import type {
+  IdentityReportState,
+  PartBounds,
+  PartOnlineState,
+  PartResult,
+  PlanRecord,
+  ReportState,
+} from './types.js';
 
 /** Attempts of a part job before its list is given up with Error (as the team server's queue does). */
 const PART_ATTEMPTS = 3;

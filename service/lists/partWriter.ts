@@ -9,8 +9,7 @@
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
 import { describeStatusCode } from '../../shared/api/codes.js';
 import type { IdentityPass } from './identityPass.js';
-import { type IdentityReportState } from './identityPass.js';
-import { ReportCounter, type ReportState } from './report.js';
+import { ReportCounter } from './report.js';
 import {
   FLAG_HAS_KEY,
   FLAG_ROLE,
@@ -20,8 +19,8 @@ import {
   statusOfFlags,
 } from './rowFlags.js';
 import { quoteField, RowScanner } from './scan.js';
-import type { PartAddresses, PartBounds, PartContext, PartRows } from './parts.js';
-import type { OnlineVerdicts } from './types.js';
+import type { PartAddresses, PartRows } from './parts.js';
+import type { IdentityReportState, OnlineVerdicts, PartBounds, PartContext, ReportState } from './types.js';
 
 const OUTPUT_BYTES = 4 * 1024 * 1024;
 

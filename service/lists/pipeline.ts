@@ -35,12 +35,11 @@ import {
   SCAN_ERROR,
   SCAN_NEED_MORE,
 } from './scan.js';
-import type { IdentityListService } from './store.js';
-import type { ListJob, ListPolicy } from './types.js';
+import type { IdentityListService, ListJob, ListPolicy, PartBounds, PartContext } from './types.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
 import { withKnownBouncers } from '../identity/bounces.list.js';
 import type { VerifierPool } from './verifierPool.js';
-import { PART_BYTES, rowsPerPart, type PartBounds, type PartContext, type PartRows } from './parts.js';
+import { PART_BYTES, rowsPerPart, type PartRows } from './parts.js';
 import { resultsHead } from './partWriter.js';
 import { extractZipEntry, inspectZip, ZipProblem } from './zip.js';
 

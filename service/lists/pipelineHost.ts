@@ -4,9 +4,16 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { ListServiceKey } from '../../shared/api/list.js';
-import type { PartResult } from './backend.js';
-import type { PartBounds, PartContext } from './parts.js';
-import type { ListJob, OnlineVerdicts, PipelineMessage, PipelineRequest, PlanReply } from './types.js';
+import type {
+  ListJob,
+  OnlineVerdicts,
+  PartBounds,
+  PartContext,
+  PartResult,
+  PipelineMessage,
+  PipelineRequest,
+  PlanReply,
+} from './types.js';
 import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
 
 /**

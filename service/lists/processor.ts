@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { LIST_RECORD_LIMIT } from '../../shared/api/limits.js';
 import { minLevel, type ChecksLevel, type OnlineVerifier } from '../engine/online/index.js';
 import type { KeyRecord } from '../store/keys.js';
-import type { ListBackend, ListJobHandlers, PartResult, PartSlot, RunStart } from './backend.js';
+import type { ListBackend, ListJobHandlers, PartSlot, RunStart } from './backend.js';
 import { callbackResolutionOf, deliverCallback, type CallbackOptions } from './callback.js';
 import type { CallbackResolution } from './callbackTarget.js';
-import { identityReporting, type IdentityReportState } from './identityPass.js';
+import { identityReporting } from './identityPass.js';
 import {
   DomainShare,
   Lanes,
@@ -32,7 +32,7 @@ import { PipelineHost } from './pipelineHost.js';
 import { identityJobFor } from './purchase.js';
 import { ReportCounter } from './report.js';
 import { partAddresses, decodePartRows, SPREAD_PARTS } from './parts.js';
-import type { ListJob, ListLimits, ListPolicy } from './types.js';
+import type { IdentityReportState, ListJob, ListLimits, ListPolicy, PartResult } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
 import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
 import { isObserved, publish, type OpsEvents } from '../ops/events.js';

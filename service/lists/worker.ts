@@ -9,8 +9,7 @@ import { planList, type ListPlan } from './pipeline.js';
 import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
 import { decodePartRows, encodePartRows, partAddresses, type PartRows } from './parts.js';
 import { quoteField } from './scan.js';
-import type { PlanRecord } from './backend.js';
-import type { PipelineMessage, PipelineRequest, PlanReply } from './types.js';
+import type { PipelineMessage, PipelineRequest, PlanRecord, PlanReply } from './types.js';
 import { VerifierPool } from './verifierPool.js';
 
 const port = parentPort;

@@ -17,17 +17,19 @@ import type {
   ListCompletion,
   ListJobHandlers,
   NewList,
-  PartOnlineState,
   PartReports,
-  PartResult,
   PartWork,
-  PlanRecord,
   RunStart,
   StoredBytes,
 } from '../lists/backend.js';
-import type { IdentityReportState } from '../lists/identityPass.js';
-import type { PartBounds } from '../lists/parts.js';
-import type { ReportState } from '../lists/report.js';
+import type {
+  IdentityReportState,
+  PartBounds,
+  PartOnlineState,
+  PartResult,
+  PlanRecord,
+  ReportState,
+} from '../lists/types.js';
 import {
   planOf,
   encodePlan,
