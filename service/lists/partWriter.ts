@@ -18,7 +18,7 @@ import {
   domainTypeOfFlags,
   statusOfFlags,
 } from './rowFlags.js';
-import { quoteField, RowScanner } from './scan.js';
+import { quoteField, RowScanner } from './read/scan.js';
 import type { PartAddresses, PartRows } from './parts.js';
 import type { IdentityReportState, OnlineVerdicts, PartBounds, PartContext, ReportState } from './types.js';
 

@@ -18,10 +18,10 @@ import { join } from 'node:path';
 import { detectDelimiter, resolveLayout, parseSampleRows } from '../../shared/columns.js';
 import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
 import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
-import { DuplicateTable } from './dupTable.js';
-import { formatBytes, formatCount } from './format.js';
+import { DuplicateTable } from './read/dupTable.js';
+import { formatBytes, formatCount } from './read/format.js';
 import { canRun, cannotRunReason, identityColumnsOf, IdentityPass } from './identityPass.js';
-import { InputWindow, lineAt, NotTextError } from './input.js';
+import { InputWindow, lineAt, NotTextError } from './read/input.js';
 import { resultsFileName } from './names.js';
 import {
   CR,
@@ -34,14 +34,14 @@ import {
   SCAN_END,
   SCAN_ERROR,
   SCAN_NEED_MORE,
-} from './scan.js';
+} from './read/scan.js';
 import type { IdentityListService, ListJob, ListPolicy, PartBounds, PartContext } from './types.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
 import { withKnownBouncers } from '../identity/bounces.list.js';
 import type { VerifierPool } from './verifierPool.js';
 import { PART_BYTES, rowsPerPart, type PartRows } from './parts.js';
 import { resultsHead } from './partWriter.js';
-import { extractZipEntry, inspectZip, ZipProblem } from './zip.js';
+import { extractZipEntry, inspectZip, ZipProblem } from './read/zip.js';
 
 /** How much of the file the layout is decided from. */
 const SAMPLE_BYTES = 1024 * 1024;

@@ -34,7 +34,7 @@ import { ReportCounter } from './report.js';
 import { partAddresses, decodePartRows, SPREAD_PARTS } from './parts.js';
 import type { IdentityReportState, ListJob, ListLimits, ListPolicy, PartResult } from './types.js';
 import { toVerifyPolicy } from './verdicts.js';
-import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
+import { fileSink, zipSink, ZIP_LIMITS } from './read/zip.js';
 import { isObserved, publish, type OpsEvents } from '../ops/events.js';
 
 export interface ListServiceOptions {

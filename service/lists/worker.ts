@@ -8,7 +8,7 @@ import { IdentityPass } from './identityPass.js';
 import { planList, type ListPlan } from './pipeline.js';
 import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
 import { decodePartRows, encodePartRows, partAddresses, type PartRows } from './parts.js';
-import { quoteField } from './scan.js';
+import { quoteField } from './read/scan.js';
 import type { PipelineMessage, PipelineRequest, PlanRecord, PlanReply } from './types.js';
 import { VerifierPool } from './verifierPool.js';
 

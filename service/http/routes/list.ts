@@ -28,7 +28,7 @@ import { countRecords, estimateRecords } from '../../lists/records.js';
 import { ListLimitError } from '../../lists/limits.js';
 import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
-import { ZipProblem } from '../../lists/zip.js';
+import { ZipProblem } from '../../lists/read/zip.js';
 import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';

@@ -15,7 +15,7 @@ import {
   unfinishedLists,
   updateProgress,
 } from '../../../service/lists/store.js';
-import { DuplicateTable, NO_SLOT } from '../../../service/lists/dupTable.js';
+import { DuplicateTable, NO_SLOT } from '../../../service/lists/read/dupTable.js';
 import { tempDir } from '../../helpers/service.js';
 
 describe('migration 0020: lists', () => {
