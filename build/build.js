@@ -73,7 +73,7 @@ await bundle(join(dist, 'electron', 'cli', 'main.js'), join(dist, 'cli'), 'mails
 await bundle(
   {
     worker: join(dist, 'service', 'lists', 'worker.js'),
-    verifyWorker: join(dist, 'service', 'lists', 'verifyWorker.js'),
+    verifyWorker: join(dist, 'service', 'lists', 'verify', 'verifyWorker.js'),
     exportWorker: join(dist, 'electron', 'core', 'jobs', 'exportWorker.js'),
   },
   join(dist, 'workers'),

@@ -38,7 +38,7 @@ import {
 import type { IdentityListService, ListJob, ListPolicy, PartBounds, PartContext } from './types.js';
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
 import { withKnownBouncers } from '../identity/bounces.list.js';
-import type { VerifierPool } from './verifierPool.js';
+import type { VerifierPool } from './verify/verifierPool.js';
 import { PART_BYTES, rowsPerPart, type PartRows } from './parts.js';
 import { resultsHead } from './partWriter.js';
 import { extractZipEntry, inspectZip, ZipProblem } from './read/zip.js';

@@ -10,7 +10,7 @@ import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
 import { decodePartRows, encodePartRows, partAddresses, type PartRows } from './parts.js';
 import { quoteField } from './read/scan.js';
 import type { PipelineMessage, PipelineRequest, PlanRecord, PlanReply } from './types.js';
-import { VerifierPool } from './verifierPool.js';
+import { VerifierPool } from './verify/verifierPool.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.js runs as a worker thread');
