@@ -1,5 +1,5 @@
 // The ports of the list pipeline: where lists are kept (their records, stored input, plans, parts and
-// results) and how their work is queued. There is one pipeline (processor.ts over pipeline.ts and
+// results) and how their work is queued. There is one pipeline (processor.ts over pipeline/plan.ts and
 // partWriter.ts) and two adapters: the single-node one (SQLite and files, an in-process queue: localBackend.ts)
 // and the team server's (PostgreSQL, pg-boss: service/pg/listBackend.ts). Both pass one contract suite
 // (test/service/lists/backend.contract.test.ts).

@@ -1,7 +1,7 @@
-// A list is cut into parts: runs of rows that are each a unit of work (their online checks, then their part of
-// the results) and of storage (each part's results bytes are kept on their own; E10 streams the head, then the
-// parts in order). The cut is made once the list is planned (pass 1, pipeline.ts): every PART_ROWS rows, or
-// sooner once a part holds PART_BYTES of input, so that a part's bytes always fit in memory.
+// A list is cut into parts: runs of rows that are each a unit of work (their online checks, then their part
+// of the results) and of storage (each part's results bytes are kept on their own; E10 streams the head, then
+// the parts in order). The cut is made once the list is planned (pass 1, pipeline/plan.ts): every PART_ROWS
+// rows, or sooner once a part holds PART_BYTES of input, so that a part's bytes always fit in memory.
 //
 // What a part needs of pass 1 travels as PartRows: each row's place in the part's bytes, its offline verdict,
 // whether it is a duplicate, its `Valid Email` and, for online checks, its address. The single-node service

@@ -1,6 +1,7 @@
-// The main thread's side of the pipeline worker (worker.ts): starts it when list work comes (or ahead of need,
-// while an upload arrives), sends it requests and matches their answers, and stops it once idle so its memory
-// is given back. A worker that fails fails every request in flight; the next request starts a new one.
+// The main thread's side of the pipeline worker (pipeline/pipelineWorker.ts): starts it when list work comes
+// (or ahead of need, while an upload arrives), sends it requests and matches their answers, and stops it once
+// idle so its memory is given back. A worker that fails fails every request in flight; the next request
+// starts a new one.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { ListServiceKey } from '../../shared/api/list.js';
@@ -128,7 +129,7 @@ export class PipelineHost {
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(workerUrl('worker'), {
+    const worker = new Worker(workerUrl('pipeline/pipelineWorker'), {
       workerData: { verifyThreads: this.options.verifyThreads ?? defaultVerifyThreads() },
       resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
     });

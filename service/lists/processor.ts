@@ -1,8 +1,8 @@
 // The list pipeline's work on a node: the jobs of the queue (backend.ts), run with this node's pipeline worker
 // and online verifier. One pipeline whatever the adapter:
 //
-//   plan    pass 1 of a list (pipeline.ts) in the pipeline worker: its rows verified offline, its duplicates
-//           known, cut into parts; the plan is kept and a job queued per part.
+//   plan    pass 1 of a list (pipeline/plan.ts) in the pipeline worker: its rows verified offline, its
+//           duplicates known, cut into parts; the plan is kept and a job queued per part.
 //   part    the part's online checks, if any (onlinePhase.ts; a part waiting for a retry waits in the queue),
 //           then pass 2 of its rows (partWriter.ts); its results are saved once, and the last part's save
 //           queues the list's completion.
@@ -18,7 +18,7 @@ import type { KeyRecord } from '../store/keys.js';
 import type { ListBackend, ListJobHandlers, PartSlot, RunStart } from './backend.js';
 import { callbackResolutionOf, deliverCallback, type CallbackOptions } from './callback.js';
 import type { CallbackResolution } from './callbackTarget.js';
-import { identityReporting } from './identityPass.js';
+import { identityReporting } from './pipeline/identityPass.js';
 import {
   DomainShare,
   Lanes,
@@ -27,7 +27,7 @@ import {
   DEFAULT_RETRY_DELAY_MS,
 } from './onlinePhase.js';
 import { sleep } from '../engine/online/cache.js';
-import { EXPLAIN_HEADER } from './partWriter.js';
+import { EXPLAIN_HEADER } from './pipeline/partWriter.js';
 import { PipelineHost } from './pipelineHost.js';
 import { identityJobFor } from './purchase.js';
 import { ReportCounter } from './report.js';

@@ -5,12 +5,12 @@
 import { closeSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { IdentityPass } from './identityPass.js';
-import { planList, type ListPlan } from './pipeline.js';
+import { planList, type ListPlan } from './plan.js';
 import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
-import { decodePartRows, encodePartRows, partAddresses, type PartRows } from './parts.js';
-import { quoteField } from './read/scan.js';
-import type { PipelineMessage, PipelineRequest, PlanRecord, PlanReply } from './types.js';
-import { VerifierPool } from './verify/verifierPool.js';
+import { decodePartRows, encodePartRows, partAddresses, type PartRows } from '../parts.js';
+import { quoteField } from '../read/scan.js';
+import type { PipelineMessage, PipelineRequest, PlanRecord, PlanReply } from '../types.js';
+import { VerifierPool } from '../verify/verifierPool.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.js runs as a worker thread');

@@ -4,18 +4,22 @@
 // the pipeline worker. Each row gets its appended columns (empty when nothing was found) and counts towards
 // its service's `reporting`; a report-only run counts and appends nothing.
 import Database from 'better-sqlite3';
-import type { PersonQuery } from '../../shared/api/bulk.js';
-import { EAM_UNKNOWN_ADDRESS, INTELLIGENCE_FIELDS, type EmailMatch } from '../../shared/api/intelligence.js';
+import type { PersonQuery } from '../../../shared/api/bulk.js';
+import {
+  EAM_UNKNOWN_ADDRESS,
+  INTELLIGENCE_FIELDS,
+  type EmailMatch,
+} from '../../../shared/api/intelligence.js';
 import {
   alternateEmailColumns,
   EMAIL_APPEND_COLUMNS,
   intelligenceColumns,
   LIST_SERVICE_INPUTS,
   LIST_SERVICE_TITLES,
-} from '../../shared/api/listServices.js';
-import type { ListServiceKey } from '../../shared/api/list.js';
-import { hasInputsFor } from '../../shared/api/listServiceNames.js';
-import { columnKindOf, type ColumnKind } from '../../shared/columns.js';
+} from '../../../shared/api/listServices.js';
+import type { ListServiceKey } from '../../../shared/api/list.js';
+import { hasInputsFor } from '../../../shared/api/listServiceNames.js';
+import { columnKindOf, type ColumnKind } from '../../../shared/columns.js';
 import {
   alternateEmailAnswer,
   emailAppendAnswer,
@@ -24,9 +28,9 @@ import {
   hasPostalRoute,
   intelligenceAnswer,
   isErrorAnswer,
-} from '../identity/answers.js';
-import { IdentityStore } from '../identity/store.js';
-import type { IdentityColumns, IdentityJob, IdentityListService, IdentityReportState } from './types.js';
+} from '../../identity/answers.js';
+import { IdentityStore } from '../../identity/store.js';
+import type { IdentityColumns, IdentityJob, IdentityListService, IdentityReportState } from '../types.js';
 
 /** The columns of a file, by the spec's header synonyms (first of each kind), and its email column. */
 export function identityColumnsOf(
