@@ -6,7 +6,7 @@ import { createKey, findActiveKey, setKeyChecks, setKeyKnownBouncers } from '../
 import { deleteStoredList } from '../../service/lists/store.js';
 import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
-import type { ListServiceOptions } from '../../service/lists/processor.js';
+import type { ListServiceOptions } from '../../service/lists/node/processor.js';
 import {
   decideChecks,
   effectiveNetwork,

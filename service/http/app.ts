@@ -21,7 +21,7 @@ import { registerStatus } from './routes/status.js';
 import { registerKeyInfo } from './routes/key.js';
 import { registerLists } from './routes/list.js';
 import { registerIdentityRoutes } from './routes/identity.js';
-import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
+import { ListProcessor, type ListServiceOptions } from '../lists/node/processor.js';
 import { LocalListBackend } from '../lists/localBackend.js';
 import type { ListBackend } from '../lists/backend.js';
 import { SERVICE_DB_FILE } from '../store/db.js';

@@ -1,7 +1,8 @@
-// The pipeline worker: plans lists (pass 1, with its own pool of verify workers) and writes their parts (pass 2),
-// off the service's request thread. Started by the pipeline host (pipelineHost.ts) of whichever node runs list
-// work. A plan stays here in memory until its list is done, so the single-node service writes each part from
-// it; a node writing a part of another node's plan is sent the part's stored rows and text instead.
+// The pipeline worker: plans lists (pass 1, with its own pool of verify workers) and writes their parts (pass
+// 2), off the service's request thread. Started by the main thread's handle on it (node/pipelineThread.ts) of
+// whichever node runs list work. A plan stays here in memory until its list is done, so the single-node
+// service writes each part from it; a node writing a part of another node's plan is sent the part's stored
+// rows and text instead.
 import { closeSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { IdentityPass } from './identityPass.js';

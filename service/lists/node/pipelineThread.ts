@@ -4,7 +4,7 @@
 // starts a new one.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { ListServiceKey } from '../../shared/api/list.js';
+import type { ListServiceKey } from '../../../shared/api/list.js';
 import type {
   ListJob,
   OnlineVerdicts,
@@ -14,8 +14,8 @@ import type {
   PipelineMessage,
   PipelineRequest,
   PlanReply,
-} from './types.js';
-import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
+} from '../types.js';
+import { WORKER_OLD_GENERATION_MB, workerUrl } from '../workerUrl.js';
 
 /**
  * Verify workers beside the pipeline worker, which verifies too whenever they are busy: one fewer than the
@@ -35,7 +35,7 @@ export interface PlanListeners {
   services(services: readonly ListServiceKey[] | undefined, delimiter?: string): void;
 }
 
-export class PipelineHost {
+export class PipelineThread {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
