@@ -10,7 +10,7 @@
 // whose node was stopped or killed, the next slice of a long part — asks only what has no answer yet.
 import type { OnlineLevel, OnlineVerdict, OnlineVerifier } from '../../engine/online/index.js';
 import type { VerifyPolicy } from '../../engine/types.js';
-import type { JournalEntry, ListBackend, PartWork } from '../backend.js';
+import type { JournalEntry, ListBackend, PartWork } from '../backend/port.js';
 import type { ListPolicy, OnlineVerdicts, PartOnlineState } from '../types.js';
 import { packVerdict } from '../verdicts.js';
 import { UnknownCauseTally } from '../../../shared/unknownCauses.js';

@@ -1,5 +1,5 @@
-// The list pipeline's work on a node: the jobs of the queue (backend.ts), run with this node's pipeline worker
-// and online verifier. One pipeline whatever the adapter:
+// The list pipeline's work on a node: the jobs of the queue (backend/port.ts), run with this node's pipeline
+// worker and online verifier. One pipeline whatever the adapter:
 //
 //   plan    pass 1 of a list (pipeline/plan.ts) in the pipeline worker: its rows verified offline, its
 //           duplicates known, cut into parts; the plan is kept and a job queued per part.
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { LIST_RECORD_LIMIT } from '../../../shared/api/limits.js';
 import { minLevel, type ChecksLevel, type OnlineVerifier } from '../../engine/online/index.js';
 import type { KeyRecord } from '../../store/keys.js';
-import type { ListBackend, ListJobHandlers, PartSlot, RunStart } from '../backend.js';
+import type { ListBackend, ListJobHandlers, PartSlot, RunStart } from '../backend/port.js';
 import { callbackResolutionOf, deliverCallback, type CallbackOptions } from './callback.js';
 import type { CallbackResolution } from './callbackTarget.js';
 import { identityReporting } from '../pipeline/identityPass.js';

@@ -10,7 +10,7 @@ import {
 import { listServicesOfKey } from '../../../shared/api/listServices.js';
 import { canonicalFieldName, parseRequestFieldList, type RequestField } from '../../identity/fields.js';
 import { intelligencePolicyFor, type IntelligencePolicy, type KeyAccess } from '../../identity/policy.js';
-import type { ListRecord } from '../store.js';
+import type { ListRecord } from '../backend/store.js';
 import type { IdentityJob } from '../types.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; status: 400 | 403; message: string };

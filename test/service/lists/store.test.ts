@@ -14,7 +14,7 @@ import {
   markResults,
   unfinishedLists,
   updateProgress,
-} from '../../../service/lists/store.js';
+} from '../../../service/lists/backend/store.js';
 import { DuplicateTable, NO_SLOT } from '../../../service/lists/read/dupTable.js';
 import { tempDir } from '../../helpers/service.js';
 

@@ -1,8 +1,8 @@
 // The ports of the list pipeline: where lists are kept (their records, stored input, plans, parts and
-// results) and how their work is queued. There is one pipeline (processor.ts over pipeline/plan.ts and
-// partWriter.ts) and two adapters: the single-node one (SQLite and files, an in-process queue: localBackend.ts)
-// and the team server's (PostgreSQL, pg-boss: service/pg/listBackend.ts). Both pass one contract suite
-// (test/service/lists/backend.contract.test.ts).
+// results) and how their work is queued. There is one pipeline (node/processor.ts over pipeline/plan.ts and
+// pipeline/partWriter.ts) and two adapters: the single-node one (SQLite and files, an in-process queue:
+// backend/localBackend.ts) and the team server's (PostgreSQL, pg-boss: service/pg/listBackend.ts). Both pass
+// one contract suite (test/service/lists/backend.contract.test.ts).
 //
 // Work is leased and done at least once, and recorded exactly once: a part's results are saved under its
 // (list, run, part) key, and a second save of the same part changes nothing. A run is one processing of a
@@ -16,7 +16,7 @@ import type {
   ListServiceKey,
   PurchaseRequest,
   SubmitListParams,
-} from '../../shared/api/list.js';
+} from '../../../shared/api/list.js';
 import type { ListRecord } from './store.js';
 import type {
   IdentityReportState,
@@ -26,8 +26,8 @@ import type {
   PartResult,
   PlanRecord,
   ReportState,
-} from './types.js';
-import type { UnknownCause } from '../../shared/unknownCauses.js';
+} from '../types.js';
+import type { UnknownCause } from '../../../shared/unknownCauses.js';
 
 /** A verdict of the online phase, as the journal keeps it (see onlinePhase.ts). */
 export interface JournalEntry {
@@ -57,7 +57,10 @@ export interface NewList {
   readonly reservedRecords: number;
   /** The usage period they were charged in (their refund or settlement goes back to it). */
   readonly chargedPeriod: string;
-  /** What the key may hold: the list is refused with ListLimitError (E7's 429) past it (service/lists/limits.ts). */
+  /**
+   * What the key may hold: the list is refused with ListLimitError (E7's 429) past it
+   * (service/lists/backend/limits.ts).
+   */
   readonly limits: ListLimits;
 }
 
