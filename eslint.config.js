@@ -5,21 +5,48 @@ import globals from 'globals';
 import { builtinModules } from 'node:module';
 import reactHooks from 'eslint-plugin-react-hooks';
 
-// The layering of DESIGN.md: renderer → shared; electron → shared, service; service → shared.
+// The layering of DESIGN.md: renderer → shared; electron → shared, service; service → shared. Inside
+// service/lists/, one room per place its code runs (docs/architecture.md).
 // Nothing imports renderer. shared/ is pure TypeScript: no node:*, no DOM-only or Electron imports.
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
-const layer = (/** @type {string[]} */ forbiddenFolders, /** @type {string[]} */ extraPaths = []) => ({
+const layer = (
+  /** @type {string[]} */ forbiddenFolders,
+  /** @type {string[]} */ extraPaths = [],
+  /** @type {{ group?: string[], regex?: string, message: string }[]} */ extraPatterns = [],
+) => ({
   'no-restricted-imports': [
     'error',
     {
       paths: extraPaths.map((name) => ({ name, message: 'Not allowed in this layer (see DESIGN.md).' })),
-      patterns: forbiddenFolders.map((folder) => ({
-        group: [`**/${folder}/**`, `**/${folder}`],
-        message: `This layer may not import from ${folder}/ (see DESIGN.md, "Allowed imports").`,
-      })),
+      patterns: [
+        ...forbiddenFolders.map((folder) => ({
+          group: [`**/${folder}/**`, `**/${folder}`],
+          message: `This layer may not import from ${folder}/ (see DESIGN.md, "Allowed imports").`,
+        })),
+        ...extraPatterns,
+      ],
     },
   ],
 });
+
+// The rooms of service/lists/, by where their code runs (docs/architecture.md, "The list pipeline"). A rule of
+// a room replaces the service's (ESLint keeps the last), so each repeats it: no renderer/, no electron/.
+const room = (
+  /** @type {string} */ name,
+  /** @type {string[]} */ forbidden,
+  /** @type {{ group?: string[], regex?: string, message: string }[]} */ extraPatterns = [],
+) =>
+  layer(
+    ['renderer', 'electron'],
+    ['electron'],
+    [
+      ...forbidden.map((other) => ({
+        group: [`**/${other}/**`],
+        message: `${name} may not import from ${other}/ (see docs/architecture.md, "The list pipeline").`,
+      })),
+      ...extraPatterns,
+    ],
+  );
 
 export default tseslint.config(
   {
@@ -58,6 +85,62 @@ export default tseslint.config(
     rules: layer(['renderer', 'electron', 'service'], [...nodeBuiltins, 'electron']),
   },
   { files: ['service/**/*.ts'], rules: layer(['renderer', 'electron'], ['electron']) },
+  // What every room of service/lists/ shares (types.ts, parts.ts, rowFlags.ts, report.ts, verdicts.ts, names.ts,
+  // workerUrl.ts) stands below the rooms: it may use the reading of files (read/), nothing else of them.
+  {
+    files: ['service/lists/*.ts'],
+    rules: room('Code every room shares', ['node', 'pipeline', 'verify', 'backend']),
+  },
+  // The types both threads and both backends share import nothing of service/lists/ (no circle can form).
+  {
+    files: ['service/lists/types.ts'],
+    rules: room('types.ts', [], [{ regex: '^\\./', message: 'types.ts imports nothing of service/lists/.' }]),
+  },
+  // The reading of list files (also the desktop's and the CLI's): its own room and the shared types only.
+  {
+    files: ['service/lists/read/**/*.ts'],
+    rules: room(
+      'The reading of list files',
+      ['node', 'pipeline', 'verify', 'backend', 'engine', 'identity', 'store', 'pg', 'http', 'ops'],
+      [
+        {
+          regex: '^\\.\\./(?!types\\.js$)[^/]+$',
+          message: 'The reading of list files may import, of service/lists/, only types.ts.',
+        },
+      ],
+    ),
+  },
+  // The verify workers answer the pipeline worker: nothing of the node's side, the pipeline or the backends.
+  {
+    files: ['service/lists/verify/**/*.ts'],
+    rules: room('A verify worker', ['node', 'pipeline', 'backend']),
+  },
+  // The pipeline worker thread talks to the node's side by messages (types.ts), and never keeps lists itself.
+  {
+    files: ['service/lists/pipeline/**/*.ts'],
+    rules: room('The pipeline worker', ['node', 'backend', 'pg']),
+  },
+  // The node's side reaches the pipeline worker through its handle (node/pipelineThread.ts) and its messages,
+  // not its entry or its plan; the verify workers are the pipeline worker's; the backends through the port.
+  {
+    files: ['service/lists/node/**/*.ts'],
+    rules: room(
+      "The node's side",
+      ['verify', 'pg'],
+      [
+        {
+          group: ['**/pipeline/pipelineWorker*', '**/pipeline/plan*', '**/backend/localBackend*'],
+          message:
+            "The node's side uses the pipeline worker through node/pipelineThread.ts and the backends through backend/port.ts (see docs/architecture.md).",
+        },
+      ],
+    ),
+  },
+  // The port and the single node's adapter know nothing of who runs the jobs, nor how list files are read.
+  {
+    files: ['service/lists/backend/**/*.ts'],
+    rules: room('The backends', ['node', 'pipeline', 'verify', 'read']),
+  },
   { files: ['electron/**/*.ts'], rules: layer(['renderer']) },
   // Inside electron/, one folder per program (DESIGN.md): the core is free of Electron and of the programs
   // that use it; only the shell (main/) imports 'electron'; no program imports another's entry folder.

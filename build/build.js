@@ -72,8 +72,8 @@ const dist = join(root, 'dist');
 await bundle(join(dist, 'electron', 'cli', 'main.js'), join(dist, 'cli'), 'mailsieve.js');
 await bundle(
   {
-    worker: join(dist, 'service', 'lists', 'worker.js'),
-    verifyWorker: join(dist, 'service', 'lists', 'verifyWorker.js'),
+    pipelineWorker: join(dist, 'service', 'lists', 'pipeline', 'pipelineWorker.js'),
+    verifyWorker: join(dist, 'service', 'lists', 'verify', 'verifyWorker.js'),
     exportWorker: join(dist, 'electron', 'core', 'jobs', 'exportWorker.js'),
   },
   join(dist, 'workers'),

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { buildService, type OnlineServiceOptions, type Service } from './http/app.js';
-import type { ListServiceOptions } from './lists/processor.js';
+import type { ListServiceOptions } from './lists/node/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
 import type { TeamNode, TeamOptions } from './pg/team.js';
 import type { NodeRegistration } from './pg/nodes.js';

@@ -87,7 +87,7 @@ function isBlankRow(row: readonly string[]): boolean {
  * Splits the start of a file into rows and fields, by papaparse (RFC 4180 quoting: a field that starts with
  * a quote runs to the closing quote, `""` is a quote inside it). Blank lines are left out; a row cut off by
  * the end of a partial sample is dropped. Meant for samples of a few hundred KiB; the service scans whole
- * files with its own byte scanner (service/lists/scan.ts).
+ * files with its own byte scanner (service/lists/read/scan.ts).
  */
 export function parseSampleRows(
   text: string,

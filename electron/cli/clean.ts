@@ -38,7 +38,7 @@ import { EXPORT_KINDS, isExportKind, type ExportKind, type ResultsSummary } from
 import { STATUS_ZIP } from '../../shared/exports.js';
 import { runListJob, type JobEvent } from '../core/jobs/runner.js';
 import { readHead } from '../core/files/source.js';
-import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/zip.js';
+import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/read/zip.js';
 import { clientFor } from './connect.js';
 import {
   downloadExplanations,
@@ -149,7 +149,7 @@ async function readSample(file: string): Promise<{ text: string; textName: strin
       closeSync(fd);
     }
   }
-  // The one zip rule of the service and the app (service/lists/zip.ts), with its messages.
+  // The one zip rule of the service and the app (service/lists/read/zip.ts), with its messages.
   try {
     const entry = await inspectZip(file);
     const { bytes, isWhole } = await readHead(await openZipEntry(file, entry.fileName), SAMPLE_BYTES);

@@ -15,7 +15,7 @@ import { loadDemo, writeDemoCsv } from '../../service/identity/demo.js';
 import { clearReferenceData, referenceDataStatus } from '../../service/identity/status.js';
 import { clearBounces } from '../../service/identity/bounces.js';
 import { openServiceDb, SERVICE_DB_FILE } from '../../service/store/db.js';
-import { DEFAULT_RETAIN_DAYS, listFilesUsage } from '../../service/lists/retention.js';
+import { DEFAULT_RETAIN_DAYS, listFilesUsage } from '../../service/lists/backend/retention.js';
 import type { Command, Option } from 'commander';
 import { CliError, intOption } from './errors.js';
 

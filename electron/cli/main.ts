@@ -16,7 +16,7 @@ import { clean, collect } from './clean.js';
 import { purchase } from './purchase.js';
 import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
 import { registerDataCommands } from './data.js';
-import { DEFAULT_RETAIN_DAYS } from '../../service/lists/retention.js';
+import { DEFAULT_RETAIN_DAYS } from '../../service/lists/backend/retention.js';
 import {
   DEFAULT_BOUNCE_MAX_AGE_DAYS,
   DEFAULT_MAX_BYTES_DAY,

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { startService, type RunningService } from '../../service/server.js';
 import { openServiceDb, type ServiceDb } from '../../service/store/db.js';
 import { createKey, findActiveKey, setKeyChecks, setKeyKnownBouncers } from '../../service/store/keys.js';
-import { deleteStoredList } from '../../service/lists/store.js';
+import { deleteStoredList } from '../../service/lists/backend/store.js';
 import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
-import type { ListServiceOptions } from '../../service/lists/processor.js';
+import type { ListServiceOptions } from '../../service/lists/node/processor.js';
 import {
   decideChecks,
   effectiveNetwork,

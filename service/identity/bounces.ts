@@ -8,7 +8,7 @@
 // asks it once, at its start, of every stored bounce, and hands the addresses that count to its verify
 // workers as a set of 64-bit hashes in shared memory (knownBouncerSet; bounces.list.ts).
 import type Database from 'better-sqlite3';
-import { hashAsciiLowerAddressInto, hashInto, SharedHashSet64 } from '../lists/dupTable.js';
+import { hashAsciiLowerAddressInto, hashInto, SharedHashSet64 } from '../lists/read/dupTable.js';
 
 const DAY_S = 86_400;
 

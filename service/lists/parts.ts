@@ -1,17 +1,12 @@
-// A list is cut into parts: runs of rows that are each a unit of work (their online checks, then their part of
-// the results) and of storage (each part's results bytes are kept on their own; E10 streams the head, then the
-// parts in order). The cut is made once the list is planned (pass 1, pipeline.ts): every PART_ROWS rows, or
-// sooner once a part holds PART_BYTES of input, so that a part's bytes always fit in memory.
+// A list is cut into parts: runs of rows that are each a unit of work (their online checks, then their part
+// of the results) and of storage (each part's results bytes are kept on their own; E10 streams the head, then
+// the parts in order). The cut is made once the list is planned (pass 1, pipeline/plan.ts): every PART_ROWS
+// rows, or sooner once a part holds PART_BYTES of input, so that a part's bytes always fit in memory.
 //
 // What a part needs of pass 1 travels as PartRows: each row's place in the part's bytes, its offline verdict,
 // whether it is a duplicate, its `Valid Email` and, for online checks, its address. The single-node service
 // hands PartRows over in memory; the team server stores them encoded (encodePartRows) with the part, so any
 // node can write any part. Both then write the part with the same code (partWriter.ts).
-import type { ListServiceKey } from '../../shared/api/list.js';
-import type { OnlineLevel } from '../engine/online/levels.js';
-import type { IdentityColumns, IdentityJob } from './identityPass.js';
-import type { IdentityListService } from './store.js';
-import type { ListPolicy } from './types.js';
 
 /** Rows in a part (the last part may hold fewer). */
 export const PART_ROWS = 10_000;
@@ -32,54 +27,6 @@ export function rowsPerPart(records: number, partRows?: number, spreadParts?: nu
 
 /** Input bytes after which a part ends early (a row is at most 1 MiB, so a part stays under 9 MiB). */
 export const PART_BYTES = 8 * 1024 * 1024;
-
-/** Where a part lies in the list's text: its rows, and its bytes (from the end of the row before it). */
-export interface PartBounds {
-  readonly index: number;
-  readonly firstRow: number;
-  readonly rowCount: number;
-  /** Offset in the text of the part's first byte: the end of the row before (or of the header, or the BOM). */
-  readonly byteStart: number;
-  /** The end of the part's last row; for the last part, the end of the text (trailing blank lines). */
-  readonly byteEnd: number;
-}
-
-/** What writing any part of a list needs to know of the whole list: plain data, the same for every part. */
-export interface PartContext {
-  readonly listId: number;
-  readonly delimiter: string;
-  /** The line break written after each row (the input's own). */
-  readonly newline: string;
-  /** The byte that ends a line in the input (LF, or CR for old Mac files). */
-  readonly breakByte: number;
-  /** Fields of every row. */
-  readonly columnCount: number;
-  /** 0-based index of the email field; -1 when the list has none. */
-  readonly emailIndex: number;
-  readonly runsValidation: boolean;
-  /** Columns appended to each row (validation's and the other services'). */
-  readonly appendedCount: number;
-  /** Whether the first part's bytes begin after the header row's content (its line break is in the gap). */
-  readonly hasHeader: boolean;
-  readonly partCount: number;
-  /** Write the explain rows (a list with online checks whose validation writes results). */
-  readonly explain: boolean;
-  /** A report-only run of services to buy: parts are counted, nothing is written. */
-  readonly isReportOnly: boolean;
-  /** The services other than validation, when they run. */
-  readonly identity?: {
-    readonly job: IdentityJob;
-    readonly services: readonly IdentityListService[];
-    readonly columns: IdentityColumns;
-  };
-  /** The services that run (for the list's record once complete). */
-  readonly services: readonly ListServiceKey[];
-  /** The online checks of the rows left undecided offline: their level, and the key's policy. */
-  readonly check?: { readonly level: OnlineLevel; readonly policy: ListPolicy };
-  /** A zip list's results are a zip archive holding one file of this name, with its input file's time. */
-  readonly zipEntryName?: string;
-  readonly zipEntryTime?: { readonly date: number; readonly time: number };
-}
 
 /** A part's rows. Offsets are relative to the part's first byte (PartBounds.byteStart). */
 export interface PartRows {

@@ -15,6 +15,7 @@ import {
   FLAG_STATUS_MASK,
   LIST_ROW_STATUSES,
 } from './rowFlags.js';
+import type { ReportState } from './types.js';
 
 const INVALID = LIST_ROW_STATUSES.indexOf('invalid');
 
@@ -26,16 +27,6 @@ const STATUS_KEY: Record<(typeof LIST_ROW_STATUSES)[number], (typeof REPORT_STAT
   unknown: 'Unknown',
   corrected: 'Corrected',
 };
-
-/** A ReportCounter's counts as plain data (JSON): what a part reports, summed when its list is complete. */
-export interface ReportState {
-  readonly statuses: number[];
-  readonly domainTypes: number[];
-  /** [code, count] of codes that occurred. */
-  readonly codes: [number, number][];
-  readonly invalidCodes: [number, number][];
-  readonly roles: number;
-}
 
 /**
  * Counts rows as they are written. Every key of `statuses`, `invalid_categories` and `domain_type` is present,

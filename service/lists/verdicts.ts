@@ -8,7 +8,7 @@ import type { Verdict, VerifyPolicy } from '../engine/types.js';
 import { verifyOffline } from '../engine/index.js';
 import { FLAG_DOMAIN_SHIFT, FLAG_HAS_KEY, FLAG_ROLE, STATUS_INDEX, type ListRowStatus } from './rowFlags.js';
 import type { ListPolicy } from './types.js';
-import { hashAsciiLowerTextInto, hashInto } from './dupTable.js';
+import { hashAsciiLowerTextInto, hashInto } from './read/dupTable.js';
 import { isBouncedIn } from '../identity/bounces.js';
 
 /**

@@ -5,7 +5,7 @@ const ROOT = new URL('../../', import.meta.url);
 /** The build's folder. */
 const DIST = ROOT.href.endsWith('/dist/') ? ROOT : new URL('dist/', ROOT);
 /** The workers build/build.js also bundles (dist/workers/<name>.js): the ones of a list's run. */
-const BUNDLED: ReadonlySet<string> = new Set(['worker', 'verifyWorker', 'exportWorker']);
+const BUNDLED: ReadonlySet<string> = new Set(['pipelineWorker', 'verifyWorker', 'exportWorker']);
 
 /**
  * The URL of the worker script `name` beside the module at `moduleUrl` (its `import.meta.url`), as

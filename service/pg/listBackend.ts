@@ -1,9 +1,9 @@
-// The team server's adapter of the list pipeline's ports (service/lists/backend.ts): lists, their input, plans,
-// parts and results in PostgreSQL, their work on a pg-boss queue in the same database. Every step that writes
-// data and queues the work that follows does both in one transaction (pg-boss's `db` option), so a crash never
-// leaves a part without its job or a job without its part. Work is leased (a job's expiry): a node killed mid-
-// part leaves its job to expire and be taken again, by any node; a part's results are saved once (the first
-// save wins, later ones change nothing), so nothing is done twice in the results.
+// The team server's adapter of the list pipeline's ports (service/lists/backend/port.ts): lists, their input,
+// plans, parts and results in PostgreSQL, their work on a pg-boss queue in the same database. Every step that
+// writes data and queues the work that follows does both in one transaction (pg-boss's `db` option), so a
+// crash never leaves a part without its job or a job without its part. Work is leased (a job's expiry): a
+// node killed mid-part leaves its job to expire and be taken again, by any node; a part's results are saved
+// once (the first save wins, later ones change nothing), so nothing is done twice in the results.
 import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,17 +17,19 @@ import type {
   ListCompletion,
   ListJobHandlers,
   NewList,
-  PartOnlineState,
   PartReports,
-  PartResult,
   PartWork,
-  PlanRecord,
   RunStart,
   StoredBytes,
-} from '../lists/backend.js';
-import type { IdentityReportState } from '../lists/identityPass.js';
-import type { PartBounds } from '../lists/parts.js';
-import type { ReportState } from '../lists/report.js';
+} from '../lists/backend/port.js';
+import type {
+  IdentityReportState,
+  PartBounds,
+  PartOnlineState,
+  PartResult,
+  PlanRecord,
+  ReportState,
+} from '../lists/types.js';
 import {
   planOf,
   encodePlan,
@@ -35,8 +37,8 @@ import {
   type ListRecord,
   type ListWait,
   type ServiceState,
-} from '../lists/store.js';
-import { dayStartOf, listLimitProblem } from '../lists/limits.js';
+} from '../lists/backend/store.js';
+import { dayStartOf, listLimitProblem } from '../lists/backend/limits.js';
 import {
   DEFAULT_UPLOAD_CONNECTIONS,
   inTransaction,

@@ -1,7 +1,8 @@
-// How long a team server keeps a list: as on a single service (service/lists/retention.ts), a list is deleted —
-// its row, its input, its parts' results, its journal, its assembled files — `retainDays` after it completed
-// (Results, Invalid or Error; a report-only list waiting for its purchase is kept). What nodes learnt of a
-// domain goes once its TTL has passed. Every node sweeps every hour; a sweep done twice deletes nothing twice.
+// How long a team server keeps a list: as on a single service (service/lists/backend/retention.ts), a list is
+// deleted — its row, its input, its parts' results, its journal, its assembled files — `retainDays` after it
+// completed (Results, Invalid or Error; a report-only list waiting for its purchase is kept). What nodes
+// learnt of a domain goes once its TTL has passed. Every node sweeps every hour; a sweep done twice deletes
+// nothing twice.
 import type { Queryable } from './db.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

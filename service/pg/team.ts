@@ -10,7 +10,7 @@ import { PgSharedKnowledge } from './knowledge.js';
 import { PgListBackend } from './listBackend.js';
 import { sweepPgLists } from './retention.js';
 import { addUsage, PgUsageMeter } from './usage.js';
-import { RETENTION_SWEEP_MS } from '../lists/retention.js';
+import { RETENTION_SWEEP_MS } from '../lists/backend/retention.js';
 import { NodeRegistration, type NodeIdentity } from './nodes.js';
 import { queueJobs } from './status.js';
 import { PG_MIGRATIONS } from './migrations/index.js';

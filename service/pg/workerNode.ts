@@ -5,7 +5,7 @@
 // `--http-port`, only its health, readiness and metrics (service/ops/routes.ts).
 import { join } from 'node:path';
 import { createOnlineVerifier, type ChecksLevel, type OnlineOptions } from '../engine/online/index.js';
-import { ListProcessor, type ListServiceOptions } from '../lists/processor.js';
+import { ListProcessor, type ListServiceOptions } from '../lists/node/processor.js';
 import { openServiceDb, SERVICE_DB_FILE } from '../store/db.js';
 import { knownBouncersFor } from '../identity/bounces.list.js';
 import { openTeamNode, type TeamOptions } from './team.js';

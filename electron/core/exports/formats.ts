@@ -6,7 +6,7 @@ import { rmSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type ExcelJS from 'exceljs';
 import type { ExportFormat } from '../../../shared/exportChoices.js';
-import { quoteField } from '../../../service/lists/scan.js';
+import { quoteField } from '../../../service/lists/read/scan.js';
 import { BufferedFile } from '../jobs/outputs.js';
 
 export interface RowWriter {

@@ -10,7 +10,7 @@ import {
   type ExportChoices,
   type LeftOut,
 } from '../../../shared/exportChoices.js';
-import { HashSet64, hashInto } from '../../../service/lists/dupTable.js';
+import { HashSet64, hashInto } from '../../../service/lists/read/dupTable.js';
 
 export class ShapeProblem extends Error {
   readonly code = 'results-unreadable';

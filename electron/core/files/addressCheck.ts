@@ -2,7 +2,7 @@
 // invalid?) and a 52-bit hash of its lower-case form for counting duplicates. Run by the pre-check's own
 // thread and by its helper thread (syntaxWorker.ts), which takes every other batch on a second core.
 import { statusForCode } from '../../../shared/api/codes.js';
-import { hashInto } from '../../../service/lists/dupTable.js';
+import { hashInto } from '../../../service/lists/read/dupTable.js';
 import { syntaxVerdict } from '../../../service/engine/index.js';
 
 const words = new Uint32Array(2);

@@ -1,14 +1,14 @@
-// Exact row counts of a list, by the service's own row walk (service/lists/rowWalk.ts): a quoted line break
-// is part of its row, blank rows are not rows, as the service counts them. Files in other encodings are read
-// as UTF-8 through a decoder; reports the bytes read so far and stops on an AbortSignal. The column mapper
-// shows "about N" from the sample while this runs, then the exact figure.
+// Exact row counts of a list, by the service's own row walk (service/lists/read/rowWalk.ts): a quoted line
+// break is part of its row, blank rows are not rows, as the service counts them. Files in other encodings are
+// read as UTF-8 through a decoder; reports the bytes read so far and stops on an AbortSignal. The column
+// mapper shows "about N" from the sample while this runs, then the exact figure.
 import type { Readable } from 'node:stream';
 import {
   fieldText,
   walkRows as walkUtf8Rows,
   type RowWalkOptions as Utf8RowWalkOptions,
-} from '../../../service/lists/rowWalk.js';
-import type { RowScanner } from '../../../service/lists/scan.js';
+} from '../../../service/lists/read/rowWalk.js';
+import type { RowScanner } from '../../../service/lists/read/scan.js';
 import type { Encoding } from './source.js';
 
 export { fieldText };
@@ -41,7 +41,10 @@ export interface RowWalkOptions extends Utf8RowWalkOptions {
   readonly encoding?: Encoding;
 }
 
-/** Every row of a list in any encoding (service/lists/rowWalk.ts reads UTF-8: other encodings are converted). */
+/**
+ * Every row of a list in any encoding (service/lists/read/rowWalk.ts reads UTF-8: other encodings are
+ * converted).
+ */
 export function walkRows(
   stream: AsyncIterable<Uint8Array>,
   options: RowWalkOptions,

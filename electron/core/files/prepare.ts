@@ -19,7 +19,7 @@ import {
   type Precheck,
 } from '../../../shared/desktop/contract.js';
 import { readsNamedColumns } from '../../../shared/desktop/listServices.js';
-import { quoteField } from '../../../service/lists/scan.js';
+import { quoteField } from '../../../service/lists/read/scan.js';
 import { checkAddresses, type CheckedAddresses } from './addressCheck.js';
 import { SyntaxHelper } from './syntaxHelper.js';
 import { fieldText, walkRows } from './count.js';

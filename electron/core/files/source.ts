@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { inspectZip, openZipEntry, ZipProblem, type ZipEntryInfo } from '../../../service/lists/zip.js';
+import { inspectZip, openZipEntry, ZipProblem, type ZipEntryInfo } from '../../../service/lists/read/zip.js';
 import { notAListFile } from '../../../shared/fileName.js';
 import type { ENCODINGS } from '../../../shared/desktop/contract.js';
 import { sheetCsvStream } from './xlsx.js';
@@ -78,8 +78,8 @@ export async function openListSource(
   }
   if (format !== 'zip')
     return { format, textName: name, textSize: size, open: () => Promise.resolve(createReadStream(path)) };
-  // The one zip rule of the service (service/lists/zip.ts): one .csv/.txt beside archiver noise, no unsafe
-  // path, no zip bomb; its message is the service's own.
+  // The one zip rule of the service (service/lists/read/zip.ts): one .csv/.txt beside archiver noise, no
+  // unsafe path, no zip bomb; its message is the service's own.
   let entry: ZipEntryInfo;
   try {
     entry = await inspectZip(path);

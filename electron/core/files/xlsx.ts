@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type ExcelJS from 'exceljs';
 import yauzl from 'yauzl';
-import { quoteField } from '../../../service/lists/scan.js';
+import { quoteField } from '../../../service/lists/read/scan.js';
 
 export class SheetProblem extends Error {
   readonly code = 'file-unreadable';

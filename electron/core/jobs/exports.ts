@@ -14,7 +14,7 @@ import { renameSync, rmSync, statSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { outputNameFor } from '../../../shared/fileName.js';
 import type { Readable } from 'node:stream';
-import { quoteField } from '../../../service/lists/scan.js';
+import { quoteField } from '../../../service/lists/read/scan.js';
 import { exportKeepsStatus, exportNeedsStatus, type ExportChoice } from '../../../shared/exports.js';
 import {
   defaultExportChoices,
@@ -25,7 +25,7 @@ import {
 import { rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { openRowWriter, type RowWriter } from '../exports/formats.js';
 import { keyHashOf, RowShaper, resultsLayout, type ShapeRow } from '../exports/shape.js';
-import { hashAsciiLowerInto } from '../../../service/lists/dupTable.js';
+import { hashAsciiLowerInto } from '../../../service/lists/read/dupTable.js';
 import { openListSource } from '../files/source.js';
 import { BufferedFile, temporaryPathOf } from './outputs.js';
 import {

@@ -16,7 +16,7 @@ import {
   SCAN_NEED_MORE,
   detectLineBreak,
   type LineBreakMode,
-} from '../../../service/lists/scan.js';
+} from '../../../service/lists/read/scan.js';
 
 /** The column of the status exports go by, and the one that flags a repeated address. */
 export const STATUS_COLUMN = 'Validation Status';

@@ -3,10 +3,10 @@
 // duplicates, a page at a time). Exports are the exporter's (jobs/exports.ts); the headline's Ready to mail is
 // counted by the exporter's own rule for the default export, so the two cannot disagree.
 //
-// Rows are found by the list row scanner (service/lists/scan.ts: quoted line breaks included) over a stream of
-// the results' text, so a 1,000,000-row file is read with bounded memory. A drill-down keeps an index of the
-// matching rows' byte offsets (8 bytes a row) and reads a page by seeking to them; a zipped results file
-// cannot seek, so its pages are read by scanning again.
+// Rows are found by the list row scanner (service/lists/read/scan.ts: quoted line breaks included) over a
+// stream of the results' text, so a 1,000,000-row file is read with bounded memory. A drill-down keeps an
+// index of the matching rows' byte offsets (8 bytes a row) and reads a page by seeking to them; a zipped
+// results file cannot seek, so its pages are read by scanning again.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import {
   RowScanner,
@@ -15,7 +15,7 @@ import {
   SCAN_NEED_MORE,
   SCAN_ROW,
   detectLineBreak,
-} from '../../../service/lists/scan.js';
+} from '../../../service/lists/read/scan.js';
 import {
   DUPLICATE_COLUMN,
   STATUS_COLUMN,

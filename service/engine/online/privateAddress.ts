@@ -1,6 +1,6 @@
 // Addresses that a service reachable from other machines must not be made to connect to on a client's word:
 // this machine, its private networks (loopback, private, link-local, unique-local, CGNAT), unspecified,
-// multicast and reserved ones. List callbacks (service/lists/callbackTarget.ts) and mailbox checks
+// multicast and reserved ones. List callbacks (service/lists/node/callbackTarget.ts) and mailbox checks
 // (verifier.ts: MX hosts, unless `--allow-private-mx`) are refused there.
 import { BlockList, isIP } from 'node:net';
 

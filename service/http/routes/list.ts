@@ -18,17 +18,17 @@ import {
   type SubmitListParams,
 } from '../../../shared/api/list.js';
 import type { KeyRecord } from '../../store/keys.js';
-import type { ListBackend } from '../../lists/backend.js';
+import type { ListBackend } from '../../lists/backend/port.js';
 import { listsRoot, resultsFileName } from '../../lists/names.js';
-import { callbackProblemOf } from '../../lists/callbackTarget.js';
-import type { ListProcessor } from '../../lists/processor.js';
-import { checkPurchase, submissionServices } from '../../lists/purchase.js';
-import type { ListRecord } from '../../lists/store.js';
-import { countRecords, estimateRecords } from '../../lists/records.js';
-import { ListLimitError } from '../../lists/limits.js';
+import { callbackProblemOf } from '../../lists/node/callbackTarget.js';
+import type { ListProcessor } from '../../lists/node/processor.js';
+import { checkPurchase, submissionServices } from '../../lists/node/purchase.js';
+import type { ListRecord } from '../../lists/backend/store.js';
+import { countRecords, estimateRecords } from '../../lists/node/records.js';
+import { ListLimitError } from '../../lists/backend/limits.js';
 import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
-import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/upload.js';
-import { ZipProblem } from '../../lists/zip.js';
+import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
+import { ZipProblem } from '../../lists/read/zip.js';
 import { authorise, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';

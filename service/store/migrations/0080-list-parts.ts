@@ -1,9 +1,9 @@
 import type { Migration } from '../migrate.js';
 
 /**
- * Lists are processed in runs and cut into parts (service/lists/backend.ts, parts.ts): the run a list is on,
- * its plan, the records reserved against its key's quota, each part's state and counts (its results bytes are
- * files in the list's folder: parts/<run>-<part>.out), and the journal of online verdicts.
+ * Lists are processed in runs and cut into parts (service/lists/backend/port.ts, parts.ts): the run a list is
+ * on, its plan, the records reserved against its key's quota, each part's state and counts (its results bytes
+ * are files in the list's folder: parts/<run>-<part>.out), and the journal of online verdicts.
  */
 export const listParts: Migration = {
   version: 80,

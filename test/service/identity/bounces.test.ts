@@ -12,7 +12,7 @@ import {
 } from '../../../service/identity/bounces.js';
 import { knownBouncersFor, withKnownBouncers } from '../../../service/identity/bounces.list.js';
 import { importActivityFile, importBouncesFile } from '../../../service/identity/import.js';
-import { SharedHashSet64 } from '../../../service/lists/dupTable.js';
+import { SharedHashSet64 } from '../../../service/lists/read/dupTable.js';
 import { serviceDbPerTest, writeCsv } from './fixture.js';
 
 const DAY_S = 86_400;

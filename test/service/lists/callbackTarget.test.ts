@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListResource } from '../../../shared/api/list.js';
-import { deliverCallback } from '../../../service/lists/callback.js';
-import { isPrivateAddress } from '../../../service/lists/callbackTarget.js';
+import { deliverCallback } from '../../../service/lists/node/callback.js';
+import { isPrivateAddress } from '../../../service/lists/node/callbackTarget.js';
 
 const DOCUMENT = { list_id: 41, status: 'Results' } as unknown as ListResource;
 

@@ -1,8 +1,9 @@
-// A team node's share of a heavy domain (service/lists/onlinePhase.ts, DomainShare) and the cut of a team's
-// SMTP list into parts (service/lists/parts.ts, rowsPerPart): the parts of a list dominated by one domain are
-// many, and a node that already holds enough of that domain hands the next part back for another node.
+// A team node's share of a heavy domain (service/lists/node/onlinePhase.ts, DomainShare) and the cut of a
+// team's SMTP list into parts (service/lists/parts.ts, rowsPerPart): the parts of a list dominated by one
+// domain are many, and a node that already holds enough of that domain hands the next part back for another
+// node.
 import { describe, expect, it } from 'vitest';
-import { DomainShare } from '../../../service/lists/onlinePhase.js';
+import { DomainShare } from '../../../service/lists/node/onlinePhase.js';
 import { PART_ROWS, rowsPerPart } from '../../../service/lists/parts.js';
 
 const of = (domain: string, n: number) => Array.from({ length: n }, () => domain);

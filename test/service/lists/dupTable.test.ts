@@ -1,4 +1,4 @@
-// The address hash of duplicates, in its three forms (service/lists/dupTable.ts): a string, a string
+// The address hash of duplicates, in its three forms (service/lists/read/dupTable.ts): a string, a string
 // lower-cased as it goes, and bytes lower-cased as they go. The pipeline's `Duplicate` column and the
 // exporter's dedupe hash an address by different forms, so they must agree, and a hash must not change
 // unnoticed (the value below is the one of the first release of this hash).
@@ -8,7 +8,7 @@ import {
   hashAsciiLowerInto,
   hashAsciiLowerTextInto,
   hashInto,
-} from '../../../service/lists/dupTable.js';
+} from '../../../service/lists/read/dupTable.js';
 
 const hashOf = (text: string): [number, number] => {
   const out = new Uint32Array(2);

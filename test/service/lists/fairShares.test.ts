@@ -2,7 +2,7 @@
 // runs one list at a time, and the next is the first waiting list of the key whose turn came longest ago, so
 // one client's many lists do not hold back another client's list submitted after them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getList } from '../../../service/lists/store.js';
+import { getList } from '../../../service/lists/backend/store.js';
 import { startListService, submit, waitForList, type ListService } from './helpers.js';
 
 let svc: ListService;

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startService, type RunningService } from '../../../service/server.js';
-import type { ListServiceOptions } from '../../../service/lists/processor.js';
+import type { ListServiceOptions } from '../../../service/lists/node/processor.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { createKey, type KeyConfig } from '../../../service/store/keys.js';
 import { isFinalListStatus, listResourceSchema, type ListResource } from '../../../shared/api/list.js';

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getList } from '../../../service/lists/store.js';
+import { getList } from '../../../service/lists/backend/store.js';
 import { listDir } from '../../../service/lists/names.js';
 import { REVOKED_LIST_REASON, revokeKey } from '../../../service/store/keys.js';
 import { startListService, submit, waitForList, type ListService } from './helpers.js';

@@ -1,8 +1,8 @@
-// The node's lanes (service/lists/onlinePhase.ts): a freed lane goes to the part whose next check's domain
-// comes first, so a list's parts ask each domain together; a check that fails fails its part's feed (the
-// part's job is taken again) without stopping the other parts or escaping as an unhandled rejection.
+// The node's lanes (service/lists/node/onlinePhase.ts): a freed lane goes to the part whose next check's
+// domain comes first, so a list's parts ask each domain together; a check that fails fails its part's feed
+// (the part's job is taken again) without stopping the other parts or escaping as an unhandled rejection.
 import { describe, expect, it } from 'vitest';
-import { Lanes, type LaneFeed } from '../../../service/lists/onlinePhase.js';
+import { Lanes, type LaneFeed } from '../../../service/lists/node/onlinePhase.js';
 
 /** A feed of checks at `domains`, recording each start in `started`; `failAt` makes that check throw. */
 function feedOf(name: string, domains: string[], started: string[], failAt?: number): LaneFeed {

@@ -10,7 +10,7 @@ import {
   SCAN_NEED_MORE,
   SCAN_ROW,
   type ScanErrorKind,
-} from '../../../service/lists/scan.js';
+} from '../../../service/lists/read/scan.js';
 
 interface Scanned {
   rows: string[][];

@@ -14,8 +14,8 @@ import {
   markResults,
   unfinishedLists,
   updateProgress,
-} from '../../../service/lists/store.js';
-import { DuplicateTable, NO_SLOT } from '../../../service/lists/dupTable.js';
+} from '../../../service/lists/backend/store.js';
+import { DuplicateTable, NO_SLOT } from '../../../service/lists/read/dupTable.js';
 import { tempDir } from '../../helpers/service.js';
 
 describe('migration 0020: lists', () => {

@@ -1,7 +1,7 @@
 // The verify workers (real worker threads, from the build): verdicts come back for the right rows, and a
 // list that stopped early leaves nothing behind for the next one.
 import { afterEach, describe, expect, it } from 'vitest';
-import { VerifierPool } from '../../../service/lists/verifierPool.js';
+import { VerifierPool } from '../../../service/lists/verify/verifierPool.js';
 import { statusOfFlags } from '../../../service/lists/rowFlags.js';
 import type { BatchVerdicts } from '../../../service/lists/verdicts.js';
 

@@ -1,7 +1,8 @@
-// One zip rule for "the one list in a zip" (service/lists/zip.ts), and the three programs agree on it: the
-// service (E7 over HTTP), `mailsieve clean` (the built CLI) and the desktop core (files:inspect). A zip holding
-// the list beside archiver noise (`.DS_Store`, `__MACOSX/`, `._*`) is accepted by all; no list, several, a
-// file that is not .csv/.txt, or a path that climbs out of the archive is refused by all, in the same words.
+// One zip rule for "the one list in a zip" (service/lists/read/zip.ts), and the three programs agree on it:
+// the service (E7 over HTTP), `mailsieve clean` (the built CLI) and the desktop core (files:inspect). A zip
+// holding the list beside archiver noise (`.DS_Store`, `__MACOSX/`, `._*`) is accepted by all; no list,
+// several, a file that is not .csv/.txt, or a path that climbs out of the archive is refused by all, in the
+// same words.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';

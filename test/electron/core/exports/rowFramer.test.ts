@@ -30,7 +30,7 @@ import {
   exportResultsFile,
   type ExportRequest,
 } from '../../../../electron/core/jobs/exports.js';
-import { quoteField } from '../../../../service/lists/scan.js';
+import { quoteField } from '../../../../service/lists/read/scan.js';
 import { defaultExportChoices } from '../../../../shared/exportChoices.js';
 import { tempDir } from '../../../helpers/service.js';
 

@@ -7,7 +7,7 @@ import { startService, type RunningService } from '../../../../service/server.js
 import { openServiceDb, type ServiceDb } from '../../../../service/store/db.js';
 import { createKey, type KeyConfig } from '../../../../service/store/keys.js';
 import type { OnlineServiceOptions } from '../../../../service/http/app.js';
-import type { ListServiceOptions } from '../../../../service/lists/processor.js';
+import type { ListServiceOptions } from '../../../../service/lists/node/processor.js';
 import { parseDnsServers } from '../../../../service/engine/online/index.js';
 
 export const SERVERS = {

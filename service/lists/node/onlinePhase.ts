@@ -8,12 +8,12 @@
 //
 // Every verdict goes to the list's journal as it comes (the backend's), so a part asked again — a retry, a part
 // whose node was stopped or killed, the next slice of a long part — asks only what has no answer yet.
-import type { OnlineLevel, OnlineVerdict, OnlineVerifier } from '../engine/online/index.js';
-import type { VerifyPolicy } from '../engine/types.js';
-import type { JournalEntry, ListBackend, PartOnlineState, PartWork } from './backend.js';
-import type { ListPolicy, OnlineVerdicts } from './types.js';
-import { packVerdict } from './verdicts.js';
-import { UnknownCauseTally } from '../../shared/unknownCauses.js';
+import type { OnlineLevel, OnlineVerdict, OnlineVerifier } from '../../engine/online/index.js';
+import type { VerifyPolicy } from '../../engine/types.js';
+import type { JournalEntry, ListBackend, PartWork } from '../backend/port.js';
+import type { ListPolicy, OnlineVerdicts, PartOnlineState } from '../types.js';
+import { packVerdict } from '../verdicts.js';
+import { UnknownCauseTally } from '../../../shared/unknownCauses.js';
 import TinyQueue from 'tinyqueue';
 
 export const DEFAULT_RETRY_DELAY_MS = 5 * 60_000;

@@ -1,17 +1,17 @@
-// The pipeline worker: plans lists (pass 1, with its own pool of verify workers) and writes their parts (pass 2),
-// off the service's request thread. Started by the pipeline host (pipelineHost.ts) of whichever node runs list
-// work. A plan stays here in memory until its list is done, so the single-node service writes each part from
-// it; a node writing a part of another node's plan is sent the part's stored rows and text instead.
+// The pipeline worker: plans lists (pass 1, with its own pool of verify workers) and writes their parts (pass
+// 2), off the service's request thread. Started by the main thread's handle on it (node/pipelineThread.ts) of
+// whichever node runs list work. A plan stays here in memory until its list is done, so the single-node
+// service writes each part from it; a node writing a part of another node's plan is sent the part's stored
+// rows and text instead.
 import { closeSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { IdentityPass } from './identityPass.js';
-import { planList, type ListPlan } from './pipeline.js';
+import { planList, type ListPlan } from './plan.js';
 import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
-import { decodePartRows, encodePartRows, partAddresses, type PartRows } from './parts.js';
-import { quoteField } from './scan.js';
-import type { PlanRecord } from './backend.js';
-import type { PipelineMessage, PipelineRequest, PlanReply } from './types.js';
-import { VerifierPool } from './verifierPool.js';
+import { decodePartRows, encodePartRows, partAddresses, type PartRows } from '../parts.js';
+import { quoteField } from '../read/scan.js';
+import type { PipelineMessage, PipelineRequest, PlanRecord, PlanReply } from '../types.js';
+import { VerifierPool } from '../verify/verifierPool.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.js runs as a worker thread');

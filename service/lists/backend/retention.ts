@@ -4,8 +4,8 @@
 // too. `mailsieve serve --retain-days N` sets the days (default 30), and so does the embedded service.
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import type { ServiceDb } from '../store/db.js';
-import { listsRoot } from './names.js';
+import type { ServiceDb } from '../../store/db.js';
+import { listsRoot } from '../names.js';
 import { deleteStoredList } from './store.js';
 
 export const DEFAULT_RETAIN_DAYS = 30;

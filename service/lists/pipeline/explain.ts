@@ -3,8 +3,8 @@
 // ("mx1.example.com: 550 5.1.1 User unknown", "DNS: … has no MX and no address: the domain takes no mail").
 // Read later through GET /v5/list/{id}/explain (a Mailsieve extension) and by `clean --explain`.
 import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
-import { describeStatusCode } from '../../shared/api/codes.js';
-import type { OnlineVerdicts } from './types.js';
+import { describeStatusCode } from '../../../shared/api/codes.js';
+import type { OnlineVerdicts } from '../types.js';
 
 export const EXPLAIN_COLUMNS = ['Row', 'Email', 'Status Code', 'Checked', 'Why'] as const;
 

@@ -1,8 +1,8 @@
-// The single-node adapter of the list pipeline's ports (backend.ts): lists in the service's SQLite database,
+// The single-node adapter of the list pipeline's ports (port.ts): lists in the service's SQLite database,
 // their input, parts and results as files in the list's folder (`<dataDir>/lists/<id>/`), and an in-process
-// queue. The plan of the list being processed stays in the pipeline worker's memory, so a part is written from
-// it; a service stopped mid-list starts the list's next run at its next start (the online verdicts already
-// learnt are kept in the journal and not asked again). One list runs at a time, as it always did.
+// queue. The plan of the list being processed stays in the pipeline worker's memory, so a part is written
+// from it; a service stopped mid-list starts the list's next run at its next start (the online verdicts
+// already learnt are kept in the journal and not asked again). One list runs at a time, as it always did.
 /* eslint-disable @typescript-eslint/require-await -- SQLite answers synchronously; the port is async for PostgreSQL */
 import {
   existsSync,
@@ -17,27 +17,21 @@ import { createReadStream } from 'node:fs';
 import { open as openFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { ListResource, ListServiceKey, PurchaseRequest } from '../../shared/api/list.js';
-import type { ServiceDb } from '../store/db.js';
+import type { ListResource, ListServiceKey, PurchaseRequest } from '../../../shared/api/list.js';
+import type { ServiceDb } from '../../store/db.js';
 import type {
   JournalEntry,
   ListBackend,
   ListCompletion,
   ListJobHandlers,
   NewList,
-  PartOnlineState,
   PartReports,
-  PartResult,
   PartSlot,
   PartWork,
-  PlanRecord,
   RunStart,
   StoredBytes,
-} from './backend.js';
-import type { IdentityReportState } from './identityPass.js';
-import { listDir, listsRoot } from './names.js';
-import type { PartBounds } from './parts.js';
-import type { ReportState } from './report.js';
+} from './port.js';
+import { listDir, listsRoot } from '../names.js';
 import { DEFAULT_RETAIN_DAYS, RETENTION_SWEEP_MS, sweepListFiles } from './retention.js';
 import {
   deleteStoredList,
@@ -59,6 +53,14 @@ import {
   type ListRecord,
   type PartProgress,
 } from './store.js';
+import type {
+  IdentityReportState,
+  PartBounds,
+  PartOnlineState,
+  PartResult,
+  PlanRecord,
+  ReportState,
+} from '../types.js';
 
 /** Attempts of a part job before its list is given up with Error (as the team server's queue does). */
 const PART_ATTEMPTS = 3;

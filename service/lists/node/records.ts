@@ -4,11 +4,11 @@
 // or read from the first rows as pass 1 reads it. A zip is counted from the file inside it.
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { detectDelimiter } from '../../shared/columns.js';
-import { effectiveDelimiter, listFileExtension, type SubmitListParams } from '../../shared/api/list.js';
-import { walkRows } from './rowWalk.js';
-import type { ListLimits } from './types.js';
-import { inspectZip, openZipEntry } from './zip.js';
+import { detectDelimiter } from '../../../shared/columns.js';
+import { effectiveDelimiter, listFileExtension, type SubmitListParams } from '../../../shared/api/list.js';
+import { walkRows } from '../read/rowWalk.js';
+import type { ListLimits } from '../types.js';
+import { inspectZip, openZipEntry } from '../read/zip.js';
 
 /** How much of the file the delimiter is read from (as pass 1's sample). */
 const SAMPLE_BYTES = 1024 * 1024;

@@ -1,12 +1,11 @@
 // The lists table (migrations 0020…0080) of the single-node service: one row per submitted list, and the
 // status document (E8) both adapters build from a list's record and its parts. Query functions take the db first.
 import { rmSync } from 'node:fs';
-import type { ServiceDb } from '../store/db.js';
-import type { PartOnlineState } from './backend.js';
-import { listDir } from './names.js';
+import type { ServiceDb } from '../../store/db.js';
+import { listDir } from '../names.js';
 import { dayStartOf, listLimitProblem, type ListLimits } from './limits.js';
-import type { PartBounds, PartContext } from './parts.js';
-import { UnknownCauseTally } from '../../shared/unknownCauses.js';
+import type { IdentityListService, PartBounds, PartContext, PartOnlineState } from '../types.js';
+import { UnknownCauseTally } from '../../../shared/unknownCauses.js';
 import type {
   EmailValidationReporting,
   ListOnline,
@@ -16,10 +15,7 @@ import type {
   PurchaseRequest,
   ServiceStatus,
   SubmitListParams,
-} from '../../shared/api/list.js';
-
-/** The list services other than validation, whose state is kept as JSON (`service_state`). */
-export type IdentityListService = Exclude<ListServiceKey, 'email_validation'>;
+} from '../../../shared/api/list.js';
 
 /** The state of a list service other than validation, as the status document shows it. */
 export interface ServiceState {

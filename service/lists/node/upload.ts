@@ -5,10 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ListFileExtension } from '../../shared/api/list.js';
-import { formatBytes } from './format.js';
-import type { ListLimits } from './types.js';
-import { inspectZip, isZipMagic, ZipProblem } from './zip.js';
+import type { ListFileExtension } from '../../../shared/api/list.js';
+import { formatBytes } from '../read/format.js';
+import type { ListLimits } from '../types.js';
+import { inspectZip, isZipMagic, ZipProblem } from '../read/zip.js';
 
 /** An upload refused, with the HTTP status and the words for it. */
 export class UploadProblem extends Error {

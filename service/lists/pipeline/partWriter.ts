@@ -6,11 +6,10 @@
 // A part's text and its output share one arena, so a row is placed with copyWithin (no view allocated per row,
 // as Buffer#copy and TypedArray#set make): the text at the front, a 4 MiB output area behind it, cut into
 // chunks as it fills.
-import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
-import { describeStatusCode } from '../../shared/api/codes.js';
+import { VALIDATION_COLUMNS } from '../../../shared/api/listServices.js';
+import { describeStatusCode } from '../../../shared/api/codes.js';
 import type { IdentityPass } from './identityPass.js';
-import { type IdentityReportState } from './identityPass.js';
-import { ReportCounter, type ReportState } from './report.js';
+import { ReportCounter } from '../report.js';
 import {
   FLAG_HAS_KEY,
   FLAG_ROLE,
@@ -18,10 +17,10 @@ import {
   LIST_ROW_STATUSES,
   domainTypeOfFlags,
   statusOfFlags,
-} from './rowFlags.js';
-import { quoteField, RowScanner } from './scan.js';
-import type { PartAddresses, PartBounds, PartContext, PartRows } from './parts.js';
-import type { OnlineVerdicts } from './types.js';
+} from '../rowFlags.js';
+import { quoteField, RowScanner } from '../read/scan.js';
+import type { PartAddresses, PartRows } from '../parts.js';
+import type { IdentityReportState, OnlineVerdicts, PartBounds, PartContext, ReportState } from '../types.js';
 
 const OUTPUT_BYTES = 4 * 1024 * 1024;
 

@@ -3,9 +3,9 @@
 // Workers outlive a list (starting one costs the engine's word lists, ~0.2 s): each list first sends the
 // policy of its key, then its batches; messages on a port arrive in order.
 import { parentPort } from 'node:worker_threads';
-import type { VerifyPolicy } from '../engine/types.js';
-import type { ListPolicy } from './types.js';
-import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
+import type { VerifyPolicy } from '../../engine/types.js';
+import type { ListPolicy } from '../types.js';
+import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from '../verdicts.js';
 
 export type VerifyRequest =
   | { readonly type: 'policy'; readonly policy: ListPolicy }

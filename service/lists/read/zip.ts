@@ -8,7 +8,7 @@ import { pipeline as streamPipeline, Transform, type Readable, type TransformCal
 import yauzl from 'yauzl';
 import { Zip, ZipDeflate } from 'fflate';
 import { formatBytes } from './format.js';
-import type { ListLimits } from './types.js';
+import type { ListLimits } from '../types.js';
 
 /** Zip archives start with a local file header, or are an empty archive's end record. */
 export function isZipMagic(head: Uint8Array): boolean {

@@ -4,18 +4,22 @@
 // the pipeline worker. Each row gets its appended columns (empty when nothing was found) and counts towards
 // its service's `reporting`; a report-only run counts and appends nothing.
 import Database from 'better-sqlite3';
-import type { PersonQuery } from '../../shared/api/bulk.js';
-import { EAM_UNKNOWN_ADDRESS, INTELLIGENCE_FIELDS, type EmailMatch } from '../../shared/api/intelligence.js';
+import type { PersonQuery } from '../../../shared/api/bulk.js';
+import {
+  EAM_UNKNOWN_ADDRESS,
+  INTELLIGENCE_FIELDS,
+  type EmailMatch,
+} from '../../../shared/api/intelligence.js';
 import {
   alternateEmailColumns,
   EMAIL_APPEND_COLUMNS,
   intelligenceColumns,
   LIST_SERVICE_INPUTS,
   LIST_SERVICE_TITLES,
-} from '../../shared/api/listServices.js';
-import type { ListServiceKey } from '../../shared/api/list.js';
-import { hasInputsFor } from '../../shared/api/listServiceNames.js';
-import { columnKindOf, type ColumnKind } from '../../shared/columns.js';
+} from '../../../shared/api/listServices.js';
+import type { ListServiceKey } from '../../../shared/api/list.js';
+import { hasInputsFor } from '../../../shared/api/listServiceNames.js';
+import { columnKindOf, type ColumnKind } from '../../../shared/columns.js';
 import {
   alternateEmailAnswer,
   emailAppendAnswer,
@@ -24,42 +28,9 @@ import {
   hasPostalRoute,
   intelligenceAnswer,
   isErrorAnswer,
-} from '../identity/answers.js';
-import type { IntelligencePolicy } from '../identity/policy.js';
-import { IdentityStore } from '../identity/store.js';
-import type { IdentityListService } from './store.js';
-
-/** What the services other than validation need to run a list, as data a worker can receive. */
-export interface IdentityJob {
-  /** The service database (read-only here). */
-  readonly dbPath: string;
-  readonly nativeBinding?: string | undefined;
-  /** Count matches only (`report=true` before a purchase): nothing is appended. */
-  readonly report: boolean;
-  /** The intelligence policy (the key's fields, limited by E7's `fields` or what was bought). */
-  readonly intelligence?: IntelligencePolicy | undefined;
-  /** Email append: `I` appends Individual matches only, `H` both kinds. */
-  readonly emailAppendMatchType: 'I' | 'H';
-  /** Alternate email matches per row (the key's maximum, 1–5). */
-  readonly alternateMax: number;
-  /** One clock for the whole list's activity metrics (Unix seconds). */
-  readonly nowS: number;
-}
-
-/** Column indexes (0-based) of what the services read, -1 when the file has none. */
-export interface IdentityColumns {
-  readonly email: number;
-  readonly md5: number;
-  readonly sha1: number;
-  readonly first: number;
-  readonly last: number;
-  readonly full: number;
-  readonly street: number;
-  readonly street2: number;
-  readonly city: number;
-  readonly state: number;
-  readonly zip: number;
-}
+} from '../../identity/answers.js';
+import { IdentityStore } from '../../identity/store.js';
+import type { IdentityColumns, IdentityJob, IdentityListService, IdentityReportState } from '../types.js';
 
 /** The columns of a file, by the spec's header synonyms (first of each kind), and its email column. */
 export function identityColumnsOf(
@@ -120,15 +91,6 @@ const RANKS = ['', '2nd ', '3rd ', '4th ', '5th '];
 
 /** The order of `email_intelligence` reporting: the spec's table order, then the sections. */
 const REPORT_ORDER: readonly string[] = [...INTELLIGENCE_FIELDS, 'eam', 'postal_address'];
-
-/** The counts behind the services' `reporting`, as plain data. */
-export interface IdentityReportState {
-  /** [field, rows matched] in the order first matched. */
-  readonly fields: [string, number][];
-  readonly append: { Individual: number; Household: number };
-  /** Alternate matches by rank (0–4) and kind. */
-  readonly alternate: { Individual: number; Household: number }[];
-}
 
 /** The `reporting` of each service, in the spec's shapes, from the counts of every row of the list. */
 export function identityReporting(

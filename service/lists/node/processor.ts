@@ -1,8 +1,8 @@
-// The list pipeline's work on a node: the jobs of the queue (backend.ts), run with this node's pipeline worker
-// and online verifier. One pipeline whatever the adapter:
+// The list pipeline's work on a node: the jobs of the queue (backend/port.ts), run with this node's pipeline
+// worker and online verifier. One pipeline whatever the adapter:
 //
-//   plan    pass 1 of a list (pipeline.ts) in the pipeline worker: its rows verified offline, its duplicates
-//           known, cut into parts; the plan is kept and a job queued per part.
+//   plan    pass 1 of a list (pipeline/plan.ts) in the pipeline worker: its rows verified offline, its
+//           duplicates known, cut into parts; the plan is kept and a job queued per part.
 //   part    the part's online checks, if any (onlinePhase.ts; a part waiting for a retry waits in the queue),
 //           then pass 2 of its rows (partWriter.ts); its results are saved once, and the last part's save
 //           queues the list's completion.
@@ -12,13 +12,13 @@
 // Statuses move Pending → Processing → Results | Processed | Invalid | Error (docs/lists.md).
 import { createReadStream, mkdirSync, openSync, closeSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { LIST_RECORD_LIMIT } from '../../shared/api/limits.js';
-import { minLevel, type ChecksLevel, type OnlineVerifier } from '../engine/online/index.js';
-import type { KeyRecord } from '../store/keys.js';
-import type { ListBackend, ListJobHandlers, PartResult, PartSlot, RunStart } from './backend.js';
+import { LIST_RECORD_LIMIT } from '../../../shared/api/limits.js';
+import { minLevel, type ChecksLevel, type OnlineVerifier } from '../../engine/online/index.js';
+import type { KeyRecord } from '../../store/keys.js';
+import type { ListBackend, ListJobHandlers, PartSlot, RunStart } from '../backend/port.js';
 import { callbackResolutionOf, deliverCallback, type CallbackOptions } from './callback.js';
 import type { CallbackResolution } from './callbackTarget.js';
-import { identityReporting, type IdentityReportState } from './identityPass.js';
+import { identityReporting } from '../pipeline/identityPass.js';
 import {
   DomainShare,
   Lanes,
@@ -26,16 +26,16 @@ import {
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_RETRY_DELAY_MS,
 } from './onlinePhase.js';
-import { sleep } from '../engine/online/cache.js';
-import { EXPLAIN_HEADER } from './partWriter.js';
-import { PipelineHost } from './pipelineHost.js';
+import { sleep } from '../../engine/online/cache.js';
+import { EXPLAIN_HEADER } from '../pipeline/partWriter.js';
+import { PipelineThread } from './pipelineThread.js';
 import { identityJobFor } from './purchase.js';
-import { ReportCounter } from './report.js';
-import { partAddresses, decodePartRows, SPREAD_PARTS } from './parts.js';
-import type { ListJob, ListLimits, ListPolicy } from './types.js';
-import { toVerifyPolicy } from './verdicts.js';
-import { fileSink, zipSink, ZIP_LIMITS } from './zip.js';
-import { isObserved, publish, type OpsEvents } from '../ops/events.js';
+import { ReportCounter } from '../report.js';
+import { partAddresses, decodePartRows, SPREAD_PARTS } from '../parts.js';
+import type { IdentityReportState, ListJob, ListLimits, ListPolicy, PartResult } from '../types.js';
+import { toVerifyPolicy } from '../verdicts.js';
+import { fileSink, zipSink, ZIP_LIMITS } from '../read/zip.js';
+import { isObserved, publish, type OpsEvents } from '../../ops/events.js';
 
 export interface ListServiceOptions {
   /** Lists start once this settles (the service's checks level being decided). */
@@ -117,10 +117,10 @@ export interface ListNode {
 export class ListProcessor {
   readonly limits: ListLimits;
   readonly maxUploadBytes: number;
-  private readonly host: PipelineHost;
+  private readonly host: PipelineThread;
   /** The team server's plans' pipeline workers (takePlanHost), and those not planning now. */
-  private readonly planHosts: PipelineHost[] = [];
-  private readonly freePlanHosts: PipelineHost[] = [];
+  private readonly planHosts: PipelineThread[] = [];
+  private readonly freePlanHosts: PipelineThread[] = [];
   private readonly lanes: Lanes;
   /** On a team server: the checks this node holds by domain, so that a heavy domain's parts go to every node. */
   private readonly share: DomainShare | undefined;
@@ -139,7 +139,7 @@ export class ListProcessor {
   ) {
     this.limits = { ...DEFAULT_LIST_LIMITS, ...options.limits };
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
-    this.host = new PipelineHost({
+    this.host = new PipelineThread({
       ...(options.verifyThreads !== undefined ? { verifyThreads: options.verifyThreads } : {}),
       ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     });
@@ -272,10 +272,10 @@ export class ListProcessor {
   }
 
   /** A pipeline worker for a plan of the team server: a free one, or a new one (at most PLAN_LANES in all). */
-  private takePlanHost(): PipelineHost {
+  private takePlanHost(): PipelineThread {
     const free = this.freePlanHosts.pop();
     if (free) return free;
-    const host = new PipelineHost({
+    const host = new PipelineThread({
       ...(this.options.verifyThreads !== undefined ? { verifyThreads: this.options.verifyThreads } : {}),
       ...(this.options.idleMs !== undefined ? { idleMs: this.options.idleMs } : {}),
     });
@@ -283,7 +283,7 @@ export class ListProcessor {
     return host;
   }
 
-  private async planWith(host: PipelineHost, planKey: string, job: ListJob, keyId: number, run: number) {
+  private async planWith(host: PipelineThread, planKey: string, job: ListJob, keyId: number, run: number) {
     const { listId } = job;
     let saving: Promise<void> = Promise.resolve();
     const outcome = await host.plan(planKey, job, this.backend.kind === 'postgres', false, {

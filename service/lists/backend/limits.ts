@@ -1,7 +1,7 @@
 // What a key may hold (docs/team-server.md, "Limits of a key"): lists waiting or running at once, and bytes of
 // lists submitted a UTC day. Past either E7 answers 429 with Retry-After and words. Both adapters of the list
 // store check them in the transaction that adds the list, so that concurrent submissions never pass them.
-import type { KeyRecord } from '../store/keys.js';
+import type { KeyRecord } from '../../store/keys.js';
 
 export type ListLimits = Pick<KeyRecord, 'maxLists' | 'maxBytesDay'>;
 

@@ -1,13 +1,21 @@
-// The main thread's side of the pipeline worker (worker.ts): starts it when list work comes (or ahead of need,
-// while an upload arrives), sends it requests and matches their answers, and stops it once idle so its memory
-// is given back. A worker that fails fails every request in flight; the next request starts a new one.
+// The main thread's side of the pipeline worker (pipeline/pipelineWorker.ts): starts it when list work comes
+// (or ahead of need, while an upload arrives), sends it requests and matches their answers, and stops it once
+// idle so its memory is given back. A worker that fails fails every request in flight; the next request
+// starts a new one.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { ListServiceKey } from '../../shared/api/list.js';
-import type { PartResult } from './backend.js';
-import type { PartBounds, PartContext } from './parts.js';
-import type { ListJob, OnlineVerdicts, PipelineMessage, PipelineRequest, PlanReply } from './types.js';
-import { WORKER_OLD_GENERATION_MB, workerUrl } from './workerUrl.js';
+import type { ListServiceKey } from '../../../shared/api/list.js';
+import type {
+  ListJob,
+  OnlineVerdicts,
+  PartBounds,
+  PartContext,
+  PartResult,
+  PipelineMessage,
+  PipelineRequest,
+  PlanReply,
+} from '../types.js';
+import { WORKER_OLD_GENERATION_MB, workerUrl } from '../workerUrl.js';
 
 /**
  * Verify workers beside the pipeline worker, which verifies too whenever they are busy: one fewer than the
@@ -27,7 +35,7 @@ export interface PlanListeners {
   services(services: readonly ListServiceKey[] | undefined, delimiter?: string): void;
 }
 
-export class PipelineHost {
+export class PipelineThread {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
@@ -121,7 +129,7 @@ export class PipelineHost {
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(workerUrl('worker'), {
+    const worker = new Worker(workerUrl('pipeline/pipelineWorker'), {
       workerData: { verifyThreads: this.options.verifyThreads ?? defaultVerifyThreads() },
       resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
     });

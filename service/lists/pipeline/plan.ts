@@ -15,14 +15,14 @@
 // but the `Valid Email` of valid and corrected rows, so a 1,000,000-row list needs ~25 MB here, whatever its width.
 import { closeSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { detectDelimiter, resolveLayout, parseSampleRows } from '../../shared/columns.js';
-import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../shared/api/list.js';
-import { VALIDATION_COLUMNS } from '../../shared/api/listServices.js';
-import { DuplicateTable } from './dupTable.js';
-import { formatBytes, formatCount } from './format.js';
+import { detectDelimiter, resolveLayout, parseSampleRows } from '../../../shared/columns.js';
+import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../../shared/api/list.js';
+import { VALIDATION_COLUMNS } from '../../../shared/api/listServices.js';
+import { DuplicateTable } from '../read/dupTable.js';
+import { formatBytes, formatCount } from '../read/format.js';
 import { canRun, cannotRunReason, identityColumnsOf, IdentityPass } from './identityPass.js';
-import { InputWindow, lineAt, NotTextError } from './input.js';
-import { resultsFileName } from './names.js';
+import { InputWindow, lineAt, NotTextError } from '../read/input.js';
+import { resultsFileName } from '../names.js';
 import {
   CR,
   detectLineBreak,
@@ -34,15 +34,14 @@ import {
   SCAN_END,
   SCAN_ERROR,
   SCAN_NEED_MORE,
-} from './scan.js';
-import type { IdentityListService } from './store.js';
-import type { ListJob, ListPolicy } from './types.js';
-import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from './verdicts.js';
-import { withKnownBouncers } from '../identity/bounces.list.js';
-import type { VerifierPool } from './verifierPool.js';
-import { PART_BYTES, rowsPerPart, type PartBounds, type PartContext, type PartRows } from './parts.js';
+} from '../read/scan.js';
+import type { IdentityListService, ListJob, ListPolicy, PartBounds, PartContext } from '../types.js';
+import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from '../verdicts.js';
+import { withKnownBouncers } from '../../identity/bounces.list.js';
+import type { VerifierPool } from '../verify/verifierPool.js';
+import { PART_BYTES, rowsPerPart, type PartRows } from '../parts.js';
 import { resultsHead } from './partWriter.js';
-import { extractZipEntry, inspectZip, ZipProblem } from './zip.js';
+import { extractZipEntry, inspectZip, ZipProblem } from '../read/zip.js';
 
 /** How much of the file the layout is decided from. */
 const SAMPLE_BYTES = 1024 * 1024;

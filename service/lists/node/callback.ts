@@ -3,8 +3,8 @@
 // attempt (network error, timeout or a non-2xx answer) after growing delays, and gives up after the last
 // one, saying so on stderr. Redirects are not followed. Unless private targets are allowed, the target is
 // checked (callbackTarget.ts) and connections go only to public addresses, checked when they are made.
-import type { ListResource } from '../../shared/api/list.js';
-import type { DnsServer } from '../engine/online/dns.js';
+import type { ListResource } from '../../../shared/api/list.js';
+import type { DnsServer } from '../../engine/online/dns.js';
 import { callbackDispatcher, callbackTargetProblem, type CallbackResolution } from './callbackTarget.js';
 
 export interface CallbackOptions {

@@ -1,8 +1,8 @@
 // The ports of the list pipeline: where lists are kept (their records, stored input, plans, parts and
-// results) and how their work is queued. There is one pipeline (processor.ts over pipeline.ts and
-// partWriter.ts) and two adapters: the single-node one (SQLite and files, an in-process queue: localBackend.ts)
-// and the team server's (PostgreSQL, pg-boss: service/pg/listBackend.ts). Both pass one contract suite
-// (test/service/lists/backend.contract.test.ts).
+// results) and how their work is queued. There is one pipeline (node/processor.ts over pipeline/plan.ts and
+// pipeline/partWriter.ts) and two adapters: the single-node one (SQLite and files, an in-process queue:
+// backend/localBackend.ts) and the team server's (PostgreSQL, pg-boss: service/pg/listBackend.ts). Both pass
+// one contract suite (test/service/lists/backend.contract.test.ts).
 //
 // Work is leased and done at least once, and recorded exactly once: a part's results are saved under its
 // (list, run, part) key, and a second save of the same part changes nothing. A run is one processing of a
@@ -16,12 +16,18 @@ import type {
   ListServiceKey,
   PurchaseRequest,
   SubmitListParams,
-} from '../../shared/api/list.js';
-import type { IdentityReportState } from './identityPass.js';
-import type { PartBounds, PartContext } from './parts.js';
-import type { ReportState } from './report.js';
+} from '../../../shared/api/list.js';
 import type { ListRecord } from './store.js';
-import type { UnknownCause, UnknownCauseCount } from '../../shared/unknownCauses.js';
+import type {
+  IdentityReportState,
+  PartBounds,
+  PartContext,
+  PartOnlineState,
+  PartResult,
+  PlanRecord,
+  ReportState,
+} from '../types.js';
+import type { UnknownCause } from '../../../shared/unknownCauses.js';
 
 /** A verdict of the online phase, as the journal keeps it (see onlinePhase.ts). */
 export interface JournalEntry {
@@ -33,30 +39,6 @@ export interface JournalEntry {
   readonly w: string;
   readonly r?: 1;
   readonly u?: UnknownCause;
-}
-
-/** The online phase of one part, as E8's `online` sums it over the parts. */
-export interface PartOnlineState {
-  readonly rows_to_check: number;
-  readonly rows_checked: number;
-  readonly domains_total: number;
-  readonly domains_done: number;
-  /** Rows waiting for a retry, and when it is asked (null: none waits). */
-  readonly retry_rows: number;
-  readonly retry_at: string | null;
-  readonly retry_attempt: number;
-  /** The part's rows answered unknown so far, by cause (every cause: the list sums and trims them). */
-  readonly unknown_causes?: UnknownCauseCount[];
-  /** The mail host whose allowance this node's checks wait on, while one does (E8's `online.paced_by`). */
-  readonly paced_by?: PacedBy;
-}
-
-/** E8's `online.paced_by`. */
-export interface PacedBy {
-  readonly host: string;
-  readonly allowance: string;
-  readonly waiting: number;
-  readonly words: string;
 }
 
 /** What a new list is made of (E7). */
@@ -75,28 +57,11 @@ export interface NewList {
   readonly reservedRecords: number;
   /** The usage period they were charged in (their refund or settlement goes back to it). */
   readonly chargedPeriod: string;
-  /** What the key may hold: the list is refused with ListLimitError (E7's 429) past it (service/lists/limits.ts). */
+  /**
+   * What the key may hold: the list is refused with ListLimitError (E7's 429) past it
+   * (service/lists/backend/limits.ts).
+   */
   readonly limits: ListLimits;
-}
-
-/** What planning a list gave, to keep with its run. */
-export interface PlanRecord {
-  readonly records: number;
-  readonly head: Uint8Array;
-  readonly context: PartContext;
-  readonly parts: readonly PartBounds[];
-  /** Rows complete before any online check. */
-  readonly completedOffline: number;
-  /** Per part: its rows complete before any online check, and its rows and distinct domains to check. */
-  readonly partStarts: readonly {
-    readonly completed: number;
-    readonly rowsToCheck: number;
-    readonly domains: number;
-  }[];
-  /** The team server's stored form of each part's rows (PartRows, encoded); the single node keeps them in memory. */
-  readonly encodedRows?: readonly Uint8Array[];
-  /** Where the plan read the list's text, when it was extracted from a zip (the team server stores it). */
-  readonly extractedText?: string;
 }
 
 /** A part as its job reads it. */
@@ -108,17 +73,6 @@ export interface PartWork {
   /** The list's online wait: when it began, and whether Finish now ended it. */
   readonly waitingSince: string | null;
   readonly isFinishedEarly: boolean;
-}
-
-/** A part's results, as partWriter.ts wrote them. */
-export interface PartResult {
-  /** The results bytes; none when the pipeline worker wrote them to the backend's file itself (`isWritten`). */
-  readonly chunks: readonly Uint8Array[];
-  readonly isWritten?: boolean;
-  readonly size: number;
-  readonly explain: string;
-  readonly report: ReportState;
-  readonly identity?: IdentityReportState;
 }
 
 /** What every part reported, for the list's completion. */

@@ -6,12 +6,12 @@ import {
   type ListServiceKey,
   type PurchaseRequest,
   type SubmitListParams,
-} from '../../shared/api/list.js';
-import { listServicesOfKey } from '../../shared/api/listServices.js';
-import { canonicalFieldName, parseRequestFieldList, type RequestField } from '../identity/fields.js';
-import { intelligencePolicyFor, type IntelligencePolicy, type KeyAccess } from '../identity/policy.js';
-import type { IdentityJob } from './identityPass.js';
-import type { ListRecord } from './store.js';
+} from '../../../shared/api/list.js';
+import { listServicesOfKey } from '../../../shared/api/listServices.js';
+import { canonicalFieldName, parseRequestFieldList, type RequestField } from '../../identity/fields.js';
+import { intelligencePolicyFor, type IntelligencePolicy, type KeyAccess } from '../../identity/policy.js';
+import type { ListRecord } from '../backend/store.js';
+import type { IdentityJob } from '../types.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; status: 400 | 403; message: string };
 

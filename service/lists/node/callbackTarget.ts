@@ -9,8 +9,8 @@
 import { lookup, promises as dnsPromises } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Agent } from 'undici';
-import { formatServer, type DnsServer } from '../engine/online/dns.js';
-import { isPrivateAddress } from '../engine/online/privateAddress.js';
+import { formatServer, type DnsServer } from '../../engine/online/dns.js';
+import { isPrivateAddress } from '../../engine/online/privateAddress.js';
 
 export { isPrivateAddress };
 
