@@ -1,4 +1,4 @@
-// The log of `serve` and `worker`: Fastify's own logger (pino), one line a request, a list's steps, a mail
+// The log of `serve` and `worker`: pino (Fastify's logger), one line a request, a list's steps, a mail
 // server refusing this machine or talking to it again, in JSON (for a log shipper) or text (for a person at a
 // terminal; formatted in this process, no transport thread). A key never appears: requests are logged by
 // their route and key id, never their URL, headers or query, and pino redacts any `api_key` that an error
