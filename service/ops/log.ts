@@ -149,8 +149,7 @@ class LineBatch implements DestinationStream {
   private makeRequestLines(): void {
     const { routes, ids, statuses, ms, keyIds, times } = this.requests;
     for (let i = 0; i < ids.length; i++) {
-      const keyId = keyIds[i];
-      const line = `{"level":"info"${isoTime(times[i])},"reqId":${JSON.stringify(ids[i])}${routes[i]},"status":${statuses[i]},"ms":${round(ms[i])}${keyId === null ? '' : `,"keyId":${keyId}`},"msg":"request"}\n`;
+      const line = jsonRequestLine(times[i], ids[i], routes[i], statuses[i], ms[i], keyIds[i]);
       this.lines.push(line);
       this.chars += line.length;
     }
@@ -250,13 +249,23 @@ export function requestLineFor(logger: Logger, route: string): RequestLine {
     };
   return (reqId, status, ms, keyId) => {
     if (logger.isLevelEnabled('info'))
-      output.write(
-        `{"level":"info"${isoTime()},"reqId":${JSON.stringify(reqId)}${routeMember},"status":${status},"ms":${round(ms)}${keyId === null ? '' : `,"keyId":${keyId}`},"msg":"request"}\n`,
-      );
+      output.write(jsonRequestLine(Date.now(), reqId, routeMember, status, ms, keyId));
   };
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** A request's JSON line (`routeMember`: its `,"route":…` member, made once per route). */
+function jsonRequestLine(
+  time: number,
+  reqId: string,
+  routeMember: string,
+  status: number,
+  ms: number,
+  keyId: number | null,
+): string {
+  return `{"level":"info"${isoTime(time)},"reqId":${JSON.stringify(reqId)}${routeMember},"status":${status},"ms":${round(ms)}${keyId === null ? '' : `,"keyId":${keyId}`},"msg":"request"}\n`;
+}
 
 /**
  * Logs what a node does beyond requests: a list's steps (accepted, planned, part done, finished, failed, with

@@ -1,6 +1,6 @@
 // Prometheus metrics of a node (prom-client): `GET /metrics` on an API node started with `--metrics`, and on a
 // worker's `--http-port`. The names are a contract (dashboards and alerts rely on them): docs/operations.md
-// says what each means. HTTP requests are counted by the service's onResponse hooks (requests.ts); the rest
+// says what each means. HTTP requests are counted by each route's onSend hook (requests.ts); the rest
 // arrives as events (events.ts) from the engine and the list pipeline, or is read when Prometheus scrapes
 // (the lists by status, the queue's jobs).
 import {
@@ -55,8 +55,8 @@ export class RouteRequests {
 
 type DurationValue = { value: number; labels: Record<string, string | number>; metricName: string };
 
-const name = 'mailsieve_http_request_duration_seconds';
-const HELP = 'Time to answer HTTP requests, by route';
+const DURATION = 'mailsieve_http_request_duration_seconds';
+const DURATION_HELP = 'Time to answer HTTP requests, by route';
 
 /**
  * `mailsieve_http_request_duration_seconds`: a prom-client histogram (its name, help, type and registration)
@@ -68,8 +68,8 @@ class RequestDurations extends Histogram<'route'> {
     registers: Registry[],
   ) {
     super({
-      name,
-      help: HELP,
+      name: DURATION,
+      help: DURATION_HELP,
       labelNames: ['route'],
       buckets: DURATION_BUCKETS,
       registers,
@@ -84,17 +84,17 @@ class RequestDurations extends Histogram<'route'> {
       let count = 0;
       DURATION_BUCKETS.forEach((le, i) => {
         count += requests.buckets[i];
-        values.push({ value: count, labels: { le, route }, metricName: `${name}_bucket` });
+        values.push({ value: count, labels: { le, route }, metricName: `${DURATION}_bucket` });
       });
       values.push(
-        { value: requests.count, labels: { le: '+Inf', route }, metricName: `${name}_bucket` },
-        { value: requests.seconds, labels: { route }, metricName: `${name}_sum` },
-        { value: requests.count, labels: { route }, metricName: `${name}_count` },
+        { value: requests.count, labels: { le: '+Inf', route }, metricName: `${DURATION}_bucket` },
+        { value: requests.seconds, labels: { route }, metricName: `${DURATION}_sum` },
+        { value: requests.count, labels: { route }, metricName: `${DURATION}_count` },
       );
     }
     return Promise.resolve({
-      name,
-      help: HELP,
+      name: DURATION,
+      help: DURATION_HELP,
       // prom-client's MetricType enum is a type only (no value at run time).
       type: 'histogram',
       values,
