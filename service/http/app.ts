@@ -26,7 +26,7 @@ import type { Logger } from 'pino';
 import { Readiness } from '../ops/readiness.js';
 import type { Metrics } from '../ops/metrics.js';
 import { registerOpsRoutes } from '../ops/routes.js';
-import { observeRequests } from '../ops/requests.js';
+import { OBSERVED_SERVER, observeRequests } from '../ops/requests.js';
 import { registerOpenApi } from './openapi.js';
 import {
   createOnlineVerifier,
@@ -101,6 +101,9 @@ const noRouteSchemas = () => () => {
 /** Builds the Email Data Service (not yet listening). */
 export function buildService(options: ServiceOptions): Service {
   const logger = options.logger;
+  const { https, ...fastifyOptions } = options.fastify ?? {};
+  // Its responses count and log themselves when they end (service/ops/requests.ts).
+  const server = { maxHeaderSize: MAX_HEADER_BYTES, ...OBSERVED_SERVER };
   const app = Fastify({
     // The node's logger (pino) is not handed to Fastify: with a logger, Fastify puts listeners on every response
     // (a fifth of E1's requests/s), and its request lines would print URLs, which carry E1–E6's key. Each request
@@ -110,7 +113,7 @@ export function buildService(options: ServiceOptions): Service {
     // `/v5/ev/` is `/v5/ev`: a trailing slash gets the endpoint's answer.
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    ...(https ? { https: { ...https, ...server } } : { http: server }),
     clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
       if (!socket.writable) return;
       if (error.code === 'HPE_HEADER_OVERFLOW')
@@ -126,7 +129,7 @@ export function buildService(options: ServiceOptions): Service {
     schemaController: {
       compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas },
     },
-    ...options.fastify,
+    ...fastifyOptions,
   } as unknown as FastifyServerOptions);
 
   const team = options.team;

@@ -3,8 +3,25 @@
 // terminal; formatted in this process, no transport thread). A key never appears: requests are logged by
 // their route and key id, never their URL, headers or query, and pino redacts any `api_key` that an error
 // might carry. See docs/operations.md "Logs".
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { workerScriptUrl } from '../lists/workerUrl.js';
 import { subscribe } from './events.js';
+import {
+  CLOSING,
+  DONE,
+  FLUSH_MS,
+  INLINE,
+  jsonRequestLine,
+  NO_READER,
+  READER,
+  RingReader,
+  RingWriter,
+  routeMember,
+  ringBuffers,
+  writeAll,
+} from './logRing.js';
 
 export type LogFormat = 'json' | 'text';
 export const LOG_FORMATS: readonly LogFormat[] = ['json', 'text'];
@@ -32,7 +49,7 @@ export const REDACTED_PATHS = [
 
 /**
  * pino's `"time"` member, in ISO 8601: the string of the current millisecond is reused (a busy node logs many
- * requests a millisecond; formatting a date for each costs it more than the rest of its line).
+ * lines a millisecond; formatting a date for each costs more than the rest of its line).
  */
 function isoTime(now = Date.now()): string {
   if (now !== lastTimeMs) {
@@ -93,78 +110,105 @@ function textDestination(out: { write(line: string): unknown }): DestinationStre
   };
 }
 
-/** The longest a JSON line waits in the log's buffer. */
-export const FLUSH_MS = 200;
-/** A batch of JSON lines is written once it holds this many characters, or this many request lines. */
-const BATCH_CHARS = 4096;
-const BATCH_REQUESTS = 32;
-
 /**
- * Standard output in batches of 4 KiB, and at least every FLUSH_MS: a write a line costs a busy node a fifth of
- * its CPU. The lines of a batch are joined when it is written (sonic-boom's own `minLength` appends each line
- * to one growing string and measures that string's bytes again at every line). Written synchronously, like
- * pino's default destination; what is left goes out when the process exits.
+ * Standard output as a node's JSON log: pino's lines and the members of request lines go into a ring of shared
+ * memory, and a thread of its own (logWriter.ts) makes the lines and writes them, in the order they were
+ * logged, at least every FLUSH_MS (service/ops/logRing.ts says why). Should that thread not start or stop, this
+ * one makes and writes them, in batches. What is left when the process exits is written before it ends.
  */
-class LineBatch implements DestinationStream {
-  private lines: string[] = [];
-  private chars = 0;
-  private readonly out = pino.destination({ dest: 1, sync: true });
-  /**
-   * Request lines not yet made: their members, in arrival order, made into lines when the batch is written (a
-   * request pays a few array stores; the lines are made together, before any later line of pino's).
-   */
-  private readonly requests = {
-    routes: [] as string[],
-    ids: [] as string[],
-    statuses: [] as number[],
-    ms: [] as number[],
-    keyIds: [] as (number | null)[],
-    times: [] as number[],
-  };
+class ThreadedLog implements DestinationStream {
+  private readonly buffers = ringBuffers();
+  private readonly control = new Int32Array(this.buffers.control);
+  readonly ring = new RingWriter(this.buffers, (waitedMs) => {
+    // Full: the writer is behind (it writes at the pace of standard output), starting, or gone.
+    if (this.reader || (waitedMs >= WRITER_START_MS && this.takeOver(false))) this.readInline();
+  });
+  /** Reads the ring on this thread, once it is its reader (INLINE). */
+  private reader: RingReader | undefined;
+  /** Standard output took the lines (false once it is closed: EPIPE). */
+  private writable = true;
+  /** After exit: lines are written at once. */
+  private closed = false;
+  /** `Date.now() - performance.now()`, brought up to date every FLUSH_MS: a request's time without a clock read. */
+  clockOffset = Date.now() - performance.now();
 
-  constructor() {
-    setInterval(() => this.flush(), FLUSH_MS).unref();
-    process.once('exit', () => this.flush());
+  constructor(private readonly fd = 1) {
+    const worker = new Worker(workerScriptUrl(import.meta.url, 'logWriter'), {
+      workerData: { buffers: this.buffers, fd },
+      // None of the node's own options (`--input-type` stops a worker from starting).
+      execArgv: [],
+      stdout: false,
+      stderr: false,
+    });
+    worker.unref();
+    const stopped = () => {
+      // The writer thread stopped, and never runs again: this thread reads the ring from now on.
+      if (!this.reader && !this.closed && this.takeOver(true)) this.readInline();
+    };
+    worker.once('error', stopped);
+    worker.once('exit', stopped);
+    setInterval(() => {
+      this.clockOffset = Date.now() - performance.now();
+      this.ring.publish();
+      if (this.reader) this.readInline();
+    }, FLUSH_MS).unref();
+    process.once('exit', () => this.close());
   }
 
   write(line: string): void {
-    if (this.requests.ids.length > 0) this.makeRequestLines();
-    this.lines.push(line);
-    this.chars += line.length;
-    if (this.chars >= BATCH_CHARS) this.flush();
+    if (this.closed) this.put(line);
+    else this.ring.text(line);
   }
 
-  /** Adds the line of a request (`routeMember`: its `,"route":…` member, made once per route). */
-  request(routeMember: string, reqId: string, status: number, ms: number, keyId: number | null): void {
-    const requests = this.requests;
-    requests.routes.push(routeMember);
-    requests.ids.push(reqId);
-    requests.statuses.push(status);
-    requests.ms.push(ms);
-    requests.keyIds.push(keyId);
-    requests.times.push(Date.now());
-    if (requests.ids.length >= BATCH_REQUESTS) this.flush();
+  /**
+   * Makes this thread the ring's reader, if the writer thread has not started (it then stands aside when it
+   * does) or has stopped, or `force`: the writer is known to be gone. Whether it is now. A writer that runs
+   * but is slow (standard output blocks) keeps the ring: two readers would write lines twice.
+   */
+  private takeOver(force: boolean): boolean {
+    const control = this.control;
+    const unread = Atomics.compareExchange(control, READER, NO_READER, INLINE) === NO_READER;
+    if (!unread && !force && Atomics.load(control, DONE) !== 1) return false;
+    Atomics.store(control, READER, INLINE);
+    this.reader = new RingReader(this.buffers);
+    return true;
   }
 
-  private makeRequestLines(): void {
-    const { routes, ids, statuses, ms, keyIds, times } = this.requests;
-    for (let i = 0; i < ids.length; i++) {
-      const line = jsonRequestLine(times[i], ids[i], routes[i], statuses[i], ms[i], keyIds[i]);
-      this.lines.push(line);
-      this.chars += line.length;
+  private readInline(): void {
+    this.ring.publish();
+    const lines = this.reader!.take();
+    if (lines.length > 0) this.put(lines);
+  }
+
+  private put(lines: string | Uint8Array): void {
+    if (!this.writable) return;
+    try {
+      writeAll(this.fd, lines);
+    } catch {
+      // Standard output is closed (EPIPE): the lines cannot go anywhere.
+      this.writable = false;
     }
-    for (const members of [routes, ids, statuses, ms, keyIds, times]) members.length = 0;
   }
 
-  flush(): void {
-    if (this.requests.ids.length > 0) this.makeRequestLines();
-    if (this.lines.length === 0) return;
-    const text = this.lines.join('');
-    this.lines = [];
-    this.chars = 0;
-    this.out.write(text);
+  /** The process exits: what the ring holds is written (by the writer thread, or here). */
+  private close(): void {
+    if (this.reader || this.takeOver(false)) this.readInline();
+    else {
+      const control = this.control;
+      this.ring.publish();
+      Atomics.store(control, CLOSING, 1);
+      this.ring.wake();
+      // A writer blocked on a full pipe for this long loses what it holds; the process does not wait longer.
+      Atomics.wait(control, DONE, 0, EXIT_WAIT_MS);
+    }
+    this.closed = true;
   }
 }
+
+/** A full ring whose writer thread has not started for this long is read by the logging thread itself. */
+const WRITER_START_MS = 2000;
+/** How long an exiting node waits for its log's writer thread to write what is left. */
+const EXIT_WAIT_MS = 5000;
 
 export interface LoggerOptions {
   readonly format: LogFormat;
@@ -176,7 +220,7 @@ export interface LoggerOptions {
 /** Where a logger made by createLogger writes, and in which format: its request lines are written there. */
 const outputs = new WeakMap<
   Logger,
-  { readonly format: LogFormat; write(line: string): void; readonly batch?: LineBatch }
+  { readonly format: LogFormat; write(line: string): void; readonly threaded?: ThreadedLog }
 >();
 
 export function createLogger(options: LoggerOptions): Logger {
@@ -197,27 +241,33 @@ export function createLogger(options: LoggerOptions): Logger {
     },
   };
   const text = options.format === 'text';
-  const batch = options.destination ? undefined : new LineBatch();
-  const out: { write(line: string): void } = options.destination ?? batch!;
+  const threaded = options.destination ? undefined : new ThreadedLog();
+  const out: { write(line: string): void } = options.destination ?? threaded!;
   const logger = pino(settings, text ? textDestination(out) : out);
   outputs.set(logger, {
     format: options.format,
     write: (line) => out.write(line),
-    ...(batch && !text ? { batch } : {}),
+    ...(threaded && !text ? { threaded } : {}),
   });
   return logger;
 }
 
-/** Writes the line of an answered request of one route. */
-export type RequestLine = (reqId: string, status: number, ms: number, keyId: number | null) => void;
+/** Writes the line of an answered request of one route (`now`: `performance.now()` as it was answered). */
+export type RequestLine = (
+  reqId: string,
+  status: number,
+  ms: number,
+  keyId: number | null,
+  now: number,
+) => void;
 
 /**
  * The request lines of `route` (its requests are logged by its route's hook, service/ops/requests.ts):
  * `{"level":"info","time":…,"reqId":…,"route":…,"status":…,"ms":…,"keyId":…,"msg":"request"}`, the line pino
  * writes for `logger.info({ reqId, route, status, ms, keyId }, 'request')`, made here without pino: its
  * serialisation of the object costs 0.8 µs a line, and E1 answers a request in about 15 µs of CPU (issue 28
- * allows logs and metrics 5% of it). On standard output a request only notes its members, and the batch makes
- * the lines when it is written. Nothing in a line can hold a key: the route is the endpoint's pattern, the
+ * allows logs and metrics 5% of it). On standard output a request only puts its members in the log's ring,
+ * and the log's writer thread makes its line (logRing.ts). Nothing in a line can hold a key: the route is the endpoint's pattern, the
  * request id Fastify's counter, the key id a number. A logger not made by createLogger gets pino's line.
  */
 export function requestLineFor(logger: Logger, route: string): RequestLine {
@@ -241,31 +291,25 @@ export function requestLineFor(logger: Logger, route: string): RequestLine {
           }),
         );
     };
-  const routeMember = `,"route":${JSON.stringify(route)}`;
-  const batch = output.batch;
-  if (batch)
-    return (reqId, status, ms, keyId) => {
-      if (logger.isLevelEnabled('info')) batch.request(routeMember, reqId, status, ms, keyId);
+  const threaded = output.threaded;
+  if (threaded) {
+    const ring = threaded.ring;
+    const index = ring.route(route);
+    // pino's isLevelEnabled looks the level up at every call: its answer is kept until the level changes.
+    let enabled = logger.isLevelEnabled('info');
+    logger.on('level-change', () => (enabled = logger.isLevelEnabled('info')));
+    return (reqId, status, ms, keyId, now) => {
+      if (enabled) ring.request(index, reqId, status, ms, keyId, threaded.clockOffset + now);
     };
+  }
+  const member = routeMember(route);
   return (reqId, status, ms, keyId) => {
     if (logger.isLevelEnabled('info'))
-      output.write(jsonRequestLine(Date.now(), reqId, routeMember, status, ms, keyId));
+      output.write(jsonRequestLine(Date.now(), reqId, member, status, ms, keyId));
   };
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
-
-/** A request's JSON line (`routeMember`: its `,"route":…` member, made once per route). */
-function jsonRequestLine(
-  time: number,
-  reqId: string,
-  routeMember: string,
-  status: number,
-  ms: number,
-  keyId: number | null,
-): string {
-  return `{"level":"info"${isoTime(time)},"reqId":${JSON.stringify(reqId)}${routeMember},"status":${status},"ms":${round(ms)}${keyId === null ? '' : `,"keyId":${keyId}`},"msg":"request"}\n`;
-}
 
 /**
  * Logs what a node does beyond requests: a list's steps (accepted, planned, part done, finished, failed, with

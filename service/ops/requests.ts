@@ -1,68 +1,112 @@
-// Every answered request of a node counted (metrics) and logged (one line, never its URL or key), by two hooks:
-// `onRequest` notes when the request arrived, and an `onSend` hook of each route, made when the route is
-// registered with the route's name, its counts and its line in hand, counts and logs it when its answer is
-// handed to the connection. Cheap on purpose (E1 answers tens of thousands of requests a second, and issue 28
-// allows logs and metrics 5% of that; `npm run bench -- e1` runs `serve --metrics --log-format json`):
-// - no `onResponse` hook and no Fastify request logger: either makes Fastify 5 put two listeners on every
-//   response and take them off again ("finish" and "error"), which cost E1 a fifth of its requests/s on the
-//   bench. A request's time is therefore the time to its answer, not to the answer's last byte (the same for
-//   every answer but E9's streamed results files);
+// Every answered request of a node counted (metrics) and logged (one line, never its URL or key) when its answer
+// ends: the node's HTTP server makes its responses as ObservedResponse, which observes itself in `end()`, and
+// two `onRequest` hooks tell each response what observes it:
+// - the instance's, first of all, notes when the request arrived and which request it answers, and gives the
+//   response the observer of the route Fastify found (looked up there, for an answer given before its route's
+//   hook ran: a malformed query's 400), or of route "unmatched" (404, 405);
+// - each route's, made when the route is registered with the route's name, counts and line in hand, gives the
+//   response that route's observer.
+// Cheap on purpose (E1 answers tens of thousands of requests a second, and issue 28 allows logs and metrics 5%
+// of that; `npm run bench -- e1` runs `serve --metrics --log-format json`):
+// - no `onSend` or `onResponse` hook and no Fastify request logger: Fastify runs an `onSend` hook through a
+//   runner made for each request (a few % of E1's requests/s), and an `onResponse` hook or a logger makes it
+//   put two listeners on every response and take them off again ("finish" and "error": a fifth of E1's
+//   requests/s). Adding a hook to the `onRequest` hooks the node has anyway costs nothing measurable;
 // - no lookup per request: Fastify's `request.routeOptions` builds an object at every read.
-// Requests no route matched (404, 405) are counted and logged as route "unmatched".
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+// A request's time is from its `onRequest` hooks to the last byte of its answer handed to the connection (for
+// E9's streamed results file, its end). A connection closed before the answer ends is not observed.
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { ServerResponse, type ServerOptions } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { requestLineFor } from './log.js';
 import type { Metrics } from './metrics.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** When the request arrived (`performance.now()`), for its line and its duration metric. */
-    arrivedAt: number;
+/** Routes probed often: their requests are counted but not logged (a load balancer asks every few seconds). */
+export const QUIET_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Counts and logs an answered request. */
+type Observe = (response: ObservedResponse) => void;
+
+/**
+ * The responses of an observed node's HTTP server (`http`/`https` options of Fastify: `OBSERVED_SERVER`): each
+ * is counted and logged once, when it ends.
+ */
+export class ObservedResponse extends ServerResponse {
+  /** Counts and logs this response when it ends; null until its request's hooks run, and once observed. */
+  observe: Observe | null = null;
+  /** The request this answers (its id and key id go in its line). */
+  request: FastifyRequest | null = null;
+  /** When the request's hooks began (`performance.now()`). */
+  arrivedAt = 0;
+
+  override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
+    const observe = this.observe;
+    if (observe !== null) {
+      this.observe = null;
+      observe(this);
+    }
+    return super.end(chunk, encoding as BufferEncoding, callback as () => void);
   }
 }
 
-/** Routes probed often: their requests are counted but not logged (a load balancer asks every few seconds). */
-export const QUIET_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+/** Node HTTP(S) server options that make an observed node's responses (see observeRequests). */
+export const OBSERVED_SERVER: ServerOptions = {
+  // Node's type asks for a class generic in its request type; ObservedResponse answers IncomingMessage.
+  ServerResponse: ObservedResponse as unknown as typeof ServerResponse,
+};
 
 export interface RequestObservers {
   readonly logger?: Logger | undefined;
   readonly metrics?: Metrics | undefined;
 }
 
-type Observe = (request: FastifyRequest, reply: FastifyReply) => void;
-
-/** Counts and logs the requests of `app`'s routes: call before any route is registered. */
+/**
+ * Counts and logs the requests of `app`'s routes: call before any route is registered, on an instance whose
+ * server was made with OBSERVED_SERVER (its `http` or `https` options).
+ */
 export function observeRequests(app: FastifyInstance, { logger, metrics }: RequestObservers): void {
   if (!logger && !metrics) return;
   const observerOf = (route: string): Observe => {
     const requests = metrics?.requestsOf(route);
     const line = logger && !QUIET_ROUTES.has(route) ? requestLineFor(logger, route) : undefined;
-    return (request, reply) => {
-      const ms = performance.now() - request.arrivedAt;
-      const status = reply.statusCode;
+    return (response) => {
+      const now = performance.now();
+      const ms = now - response.arrivedAt;
+      const status = response.statusCode;
       requests?.observe(status, ms / 1000);
-      line?.(request.id, status, ms, request.keyId ?? null);
+      const request = response.request;
+      line?.(request?.id ?? '', status, ms, request?.keyId ?? null, now);
     };
   };
-  app.decorateRequest('arrivedAt', 0);
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.arrivedAt = performance.now();
+  const unmatched = observerOf('unmatched');
+  // Answered before its route's hook ran (or by the not-found handler): the route is looked up then.
+  const byRoute = new Map<string, Observe>();
+  const early: Observe = (response) => {
+    const request = response.request;
+    const route = request === null || request.is404 ? undefined : request.routeOptions.url;
+    if (route === undefined) return unmatched(response);
+    let observe = byRoute.get(route);
+    if (observe === undefined) byRoute.set(route, (observe = observerOf(route)));
+    observe(response);
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    const response = reply.raw as ObservedResponse;
+    response.arrivedAt = performance.now();
+    response.request = request;
+    response.observe = early;
     done();
   });
   app.addHook('onRoute', (route) => {
-    const observe = observerOf(route.url ?? route.path);
-    const hook: onSendHookHandler = (request, reply, payload, done) => {
-      observe(request, reply);
-      done(null, payload);
+    const name = route.url ?? route.path;
+    let observe = byRoute.get(name);
+    if (observe === undefined) byRoute.set(name, (observe = observerOf(name)));
+    const routeObserve = observe;
+    const hook: onRequestHookHandler = (_request, reply, done) => {
+      (reply.raw as ObservedResponse).observe = routeObserve;
+      done();
     };
-    const hooks = route.onSend;
-    route.onSend = hooks === undefined ? [hook] : [...(Array.isArray(hooks) ? hooks : [hooks]), hook];
-  });
-  // Fastify's not-found handler runs the instance's hooks, not a route's.
-  const unmatched = observerOf('unmatched');
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.is404) unmatched(request, reply);
-    done(null, payload);
+    const hooks = route.onRequest;
+    route.onRequest = hooks === undefined ? [hook] : [hook, ...(Array.isArray(hooks) ? hooks : [hooks])];
   });
 }

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { sendError } from '../http/errors.js';
 import { methodsFor, registerRoute } from '../http/routes.js';
 import type { Metrics } from './metrics.js';
-import { observeRequests } from './requests.js';
+import { OBSERVED_SERVER, observeRequests } from './requests.js';
 import type { Readiness } from './readiness.js';
 
 export interface OpsRoutesOptions {
@@ -58,6 +58,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const app = Fastify({
     ...(options.logger ? { loggerInstance: asFastifyLogger(options.logger) } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
+    http: OBSERVED_SERVER,
   });
   observeRequests(app, { metrics: options.metrics });
   registerOpsRoutes(app, options);
