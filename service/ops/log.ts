@@ -220,7 +220,13 @@ export interface LoggerOptions {
 /** Where a logger made by createLogger writes, and in which format: its request lines are written there. */
 const outputs = new WeakMap<
   Logger,
-  { readonly format: LogFormat; write(line: string): void; readonly threaded?: ThreadedLog }
+  {
+    readonly format: LogFormat;
+    write(line: string): void;
+    readonly threaded?: ThreadedLog;
+    /** Whether the logger logs at info (pino's isLevelEnabled looks the level up at every call). */
+    readonly info: { enabled: boolean };
+  }
 >();
 
 export function createLogger(options: LoggerOptions): Logger {
@@ -244,10 +250,13 @@ export function createLogger(options: LoggerOptions): Logger {
   const threaded = options.destination ? undefined : new ThreadedLog();
   const out: { write(line: string): void } = options.destination ?? threaded!;
   const logger = pino(settings, text ? textDestination(out) : out);
+  const info = { enabled: logger.isLevelEnabled('info') };
+  logger.on('level-change', () => (info.enabled = logger.isLevelEnabled('info')));
   outputs.set(logger, {
     format: options.format,
     write: (line) => out.write(line),
     ...(threaded && !text ? { threaded } : {}),
+    info,
   });
   return logger;
 }
@@ -277,7 +286,7 @@ export function requestLineFor(logger: Logger, route: string): RequestLine {
       logger.info({ reqId, route, status, ms: round(ms), keyId: keyId ?? undefined }, 'request');
   if (output.format === 'text')
     return (reqId, status, ms, keyId) => {
-      if (logger.isLevelEnabled('info'))
+      if (output.info.enabled)
         output.write(
           textLine({
             time: new Date().toISOString(),
@@ -295,16 +304,14 @@ export function requestLineFor(logger: Logger, route: string): RequestLine {
   if (threaded) {
     const ring = threaded.ring;
     const index = ring.route(route);
-    // pino's isLevelEnabled looks the level up at every call: its answer is kept until the level changes.
-    let enabled = logger.isLevelEnabled('info');
-    logger.on('level-change', () => (enabled = logger.isLevelEnabled('info')));
+    const info = output.info;
     return (reqId, status, ms, keyId, now) => {
-      if (enabled) ring.request(index, reqId, status, ms, keyId, threaded.clockOffset + now);
+      if (info.enabled) ring.request(index, reqId, status, ms, keyId, threaded.clockOffset + now);
     };
   }
   const member = routeMember(route);
   return (reqId, status, ms, keyId) => {
-    if (logger.isLevelEnabled('info'))
+    if (output.info.enabled)
       output.write(jsonRequestLine(Date.now(), reqId, member, status, ms, keyId));
   };
 }
