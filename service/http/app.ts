@@ -9,7 +9,7 @@ import { HttpError, sendError } from './errors.js';
 import type { AuthContext, KeyLookup } from './auth.js';
 import { AuthFailureLimit } from './authFailures.js';
 import { queryEncodingProblem } from './params.js';
-import { methodsFor } from './routes.js';
+import { answerUnmatched } from './routes.js';
 import { registerEv } from './routes/ev.js';
 import { registerStatus } from './routes/status.js';
 import { registerKeyInfo } from './routes/key.js';
@@ -180,19 +180,7 @@ export function buildService(options: ServiceOptions): Service {
     return sendError(reply, 500, 'Internal server error. The request was not processed; try again.');
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '/';
-    const methods = methodsFor(app, path);
-    if (methods.length > 0) {
-      reply.header('allow', methods.join(', '));
-      return sendError(
-        reply,
-        405,
-        `Method ${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`,
-      );
-    }
-    return sendError(reply, 404, `No such endpoint: ${request.method} ${path.slice(0, 200)}`);
-  });
+  answerUnmatched(app);
 
   app.addHook('onRequest', (request, reply, done) => {
     const problem = queryEncodingProblem(request.url);

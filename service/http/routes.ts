@@ -1,4 +1,5 @@
 import type { FastifyInstance, HTTPMethods, RouteHandlerMethod, RouteOptions } from 'fastify';
+import { sendError } from './errors.js';
 
 interface KnownRoute {
   readonly pattern: RegExp;
@@ -43,4 +44,24 @@ export function registerRoute(
 export function methodsFor(app: FastifyInstance, path: string): string[] {
   const route = (knownRoutes.get(app.server) ?? []).find((r) => r.pattern.test(path));
   return route ? [...route.methods] : [];
+}
+
+/**
+ * Answers the requests no route of `app` takes: 405 naming the methods the path accepts (and an Allow
+ * header), or 404.
+ */
+export function answerUnmatched(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const methods = methodsFor(app, path);
+    if (methods.length > 0) {
+      reply.header('allow', methods.join(', '));
+      return sendError(
+        reply,
+        405,
+        `Method ${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`,
+      );
+    }
+    return sendError(reply, 404, `No such endpoint: ${request.method} ${path.slice(0, 200)}`);
+  });
 }

@@ -4,8 +4,7 @@
 // (startOpsServer). See docs/operations.md.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { sendError } from '../http/errors.js';
-import { methodsFor, registerRoute } from '../http/routes.js';
+import { answerUnmatched, registerRoute } from '../http/routes.js';
 import type { Metrics } from './metrics.js';
 import { OBSERVED_SERVER, observeRequests } from './requests.js';
 import type { Readiness } from './readiness.js';
@@ -62,15 +61,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   });
   observeRequests(app, { metrics: options.metrics });
   registerOpsRoutes(app, options);
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '/';
-    const methods = methodsFor(app, path);
-    if (methods.length > 0) {
-      reply.header('allow', methods.join(', '));
-      return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}.`);
-    }
-    return sendError(reply, 404, `No such endpoint: ${path.slice(0, 200)}`);
-  });
+  answerUnmatched(app);
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
