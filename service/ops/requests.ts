@@ -79,16 +79,19 @@ export function observeRequests(app: FastifyInstance, { logger, metrics }: Reque
       line?.(request?.id ?? '', status, ms, request?.keyId ?? null, now);
     };
   };
-  const unmatched = observerOf('unmatched');
+  // One observer a route (a GET route's HEAD twin shares it), made when the route is registered.
+  const observers = new Map<string, Observe>();
+  const observerFor = (route: string): Observe => {
+    let observe = observers.get(route);
+    if (observe === undefined) observers.set(route, (observe = observerOf(route)));
+    return observe;
+  };
+  const unmatched = observerFor('unmatched');
   // Answered before its route's hook ran (or by the not-found handler): the route is looked up then.
-  const byRoute = new Map<string, Observe>();
   const early: Observe = (response) => {
     const request = response.request;
     const route = request === null || request.is404 ? undefined : request.routeOptions.url;
-    if (route === undefined) return unmatched(response);
-    let observe = byRoute.get(route);
-    if (observe === undefined) byRoute.set(route, (observe = observerOf(route)));
-    observe(response);
+    (route === undefined ? unmatched : observerFor(route))(response);
   };
   app.addHook('onRequest', (request, reply, done) => {
     const response = reply.raw as ObservedResponse;
@@ -98,10 +101,7 @@ export function observeRequests(app: FastifyInstance, { logger, metrics }: Reque
     done();
   });
   app.addHook('onRoute', (route) => {
-    const name = route.url ?? route.path;
-    let observe = byRoute.get(name);
-    if (observe === undefined) byRoute.set(name, (observe = observerOf(name)));
-    const routeObserve = observe;
+    const routeObserve = observerFor(route.url ?? route.path);
     const hook: onRequestHookHandler = (_request, reply, done) => {
       (reply.raw as ObservedResponse).observe = routeObserve;
       done();
