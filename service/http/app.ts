@@ -107,7 +107,7 @@ export function buildService(options: ServiceOptions): Service {
   const app = Fastify({
     // The node's logger (pino) is not handed to Fastify: with a logger, Fastify puts listeners on every response
     // (a fifth of E1's requests/s), and its request lines would print URLs, which carry E1–E6's key. Each request
-    // is logged once by its route's hook (service/ops/requests.ts), by its route and key id; an error answered
+    // is logged once, when its answer ends (service/ops/requests.ts), by its route and key id; an error answered
     // 500 is logged by the error handler below.
     logger: false,
     // `/v5/ev/` is `/v5/ev`: a trailing slash gets the endpoint's answer.

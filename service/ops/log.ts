@@ -1,6 +1,6 @@
 // The log of `serve` and `worker`: pino (Fastify's logger), one line a request, a list's steps, a mail
-// server refusing this machine or talking to it again, in JSON (for a log shipper) or text (for a person at a
-// terminal; formatted in this process, no transport thread). A key never appears: requests are logged by
+// server refusing this machine or talking to it again, in JSON (for a log shipper; written by a thread of its own,
+// logRing.ts) or text (for a person at a terminal; formatted and written by the node itself). A key never appears: requests are logged by
 // their route and key id, never their URL, headers or query, and pino redacts any `api_key` that an error
 // might carry. See docs/operations.md "Logs".
 import { performance } from 'node:perf_hooks';
@@ -271,13 +271,13 @@ export type RequestLine = (
 ) => void;
 
 /**
- * The request lines of `route` (its requests are logged by its route's hook, service/ops/requests.ts):
+ * The request lines of `route` (its requests are logged when their answers end, service/ops/requests.ts):
  * `{"level":"info","time":…,"reqId":…,"route":…,"status":…,"ms":…,"keyId":…,"msg":"request"}`, the line pino
  * writes for `logger.info({ reqId, route, status, ms, keyId }, 'request')`, made here without pino: its
  * serialisation of the object costs 0.8 µs a line, and E1 answers a request in about 15 µs of CPU (issue 28
  * allows logs and metrics 5% of it). On standard output a request only puts its members in the log's ring,
- * and the log's writer thread makes its line (logRing.ts). Nothing in a line can hold a key: the route is the endpoint's pattern, the
- * request id Fastify's counter, the key id a number. A logger not made by createLogger gets pino's line.
+ * and the log's writer thread makes its line (logRing.ts). Nothing in a line can hold a key: the route is the
+ * endpoint's pattern, the request id Fastify's counter, the key id a number. A logger not made by createLogger gets pino's line.
  */
 export function requestLineFor(logger: Logger, route: string): RequestLine {
   const output = outputs.get(logger);
@@ -311,8 +311,7 @@ export function requestLineFor(logger: Logger, route: string): RequestLine {
   }
   const member = routeMember(route);
   return (reqId, status, ms, keyId) => {
-    if (output.info.enabled)
-      output.write(jsonRequestLine(Date.now(), reqId, member, status, ms, keyId));
+    if (output.info.enabled) output.write(jsonRequestLine(Date.now(), reqId, member, status, ms, keyId));
   };
 }
 

@@ -1,6 +1,6 @@
 // Prometheus metrics of a node (prom-client): `GET /metrics` on an API node started with `--metrics`, and on a
 // worker's `--http-port`. The names are a contract (dashboards and alerts rely on them): docs/operations.md
-// says what each means. HTTP requests are counted by each route's onSend hook (requests.ts); the rest
+// says what each means. HTTP requests are counted when their answers end (requests.ts); the rest
 // arrives as events (events.ts) from the engine and the list pipeline, or is read when Prometheus scrapes
 // (the lists by status, the queue's jobs).
 import {
@@ -221,7 +221,7 @@ export class Metrics {
     this.gauges = gauges;
   }
 
-  /** The counts of a route's answered requests (the service's onResponse hook adds to them: keep it cheap). */
+  /** The counts of a route's answered requests (each answer adds to them as it ends: keep it cheap). */
   requestsOf(route: string): RouteRequests {
     let requests = this.routes.get(route);
     if (!requests) {
