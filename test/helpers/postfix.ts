@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startDnsServer, type TestDnsServer, type TestZone } from './dnsServer.js';
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -110,17 +111,6 @@ export function postfixMissing(): string | undefined {
 }
 
 const random = (from: number, to: number) => from + Math.floor(Math.random() * (to - from + 1));
-
-function freePort(ip: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, ip, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForPort(ip: string, port: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;

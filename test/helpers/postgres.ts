@@ -4,10 +4,10 @@
 // root, so under root (CI, these machines) the cluster runs as the `postgres` user the package creates.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './ports.js';
 
 export interface PostgresCluster {
   readonly port: number;
@@ -39,19 +39,6 @@ export function postgresBinDir(): string | undefined {
 export const NO_POSTGRES_MESSAGE =
   'PostgreSQL server programs were not found (initdb, postgres): install them (on Debian: apt-get install postgresql) ' +
   'or set MAILSIEVE_PG_BIN to their folder.';
-
-/** A TCP port free on 127.0.0.1 just now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 

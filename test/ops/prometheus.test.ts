@@ -3,7 +3,7 @@
 // the interval are this test's), against two API nodes (`serve --metrics`) and a worker (`--http-port`) that
 // checks a list online against a loopback world of DNS and mail servers, one of which refuses it with a block
 // list reply. After the list, the metrics the docs name are asked of Prometheus' HTTP API.
-import { freePort } from '../helpers/postgres.js';
+import { freePort } from '../helpers/ports.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -3,7 +3,7 @@
 // nginx with it (a non-daemon in a temporary prefix) in front of two API nodes serving TLS, as the doc's
 // `serve` command does. Through it E1 takes the key as a query parameter and E7–E10 as the spec's `api_key`
 // header (nginx drops header names with underscores unless told not to), and nginx's access log has no key.
-import { freePort } from '../helpers/postgres.js';
+import { freePort } from '../helpers/ports.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
