@@ -9,7 +9,7 @@ import { worker } from './worker.js';
 import { addDatabaseOption, addNodeOptions, addWorkOptions, sourceAddressOption } from './teamOptions.js';
 import { dnsblOption } from './selfCheck.js';
 import { status } from './status.js';
-import { addLogFormatOption } from './opsOptions.js';
+import { addLogOptions } from './opsOptions.js';
 import { verify } from './verify.js';
 import { doctor } from './doctor.js';
 import { clean, collect } from './clean.js';
@@ -69,7 +69,7 @@ export function buildProgram(): Command {
       '1',
     )
     .option('--metrics', 'serve Prometheus metrics at GET /metrics (off by default)');
-  addLogFormatOption(serveCommand);
+  addLogOptions(serveCommand);
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);
   addWorkOptions(serveCommand).addOption(dnsblOption());
@@ -93,7 +93,7 @@ export function buildProgram(): Command {
     )
     .option('--http-port <n>', 'serve GET /healthz, /readyz and /metrics on this port (0: any free port)')
     .option('--http-host <host>', 'the address --http-port binds', '127.0.0.1');
-  addLogFormatOption(workerCommand);
+  addLogOptions(workerCommand);
   addDatabaseOption(workerCommand, 'the team server’s database');
   addNodeOptions(workerCommand);
   addWorkOptions(workerCommand).addOption(dnsblOption());

@@ -145,7 +145,13 @@ export function buildService(options: ServiceOptions): Service {
 
   app.decorateRequest('keyId', null);
   const metrics = options.metrics;
-  observeRequests(app, { logger, metrics });
+  // The instance's first hook: a request whose query is not UTF-8 percent-encoding is answered 400 there, and
+  // its route never runs (it is counted and logged: observeRequests notes its arrival first).
+  observeRequests(app, { logger, metrics }, (request, reply, done) => {
+    const problem = queryEncodingProblem(request.url);
+    if (problem) sendError(reply, 400, problem);
+    else done();
+  });
   const readiness = options.readiness ?? new Readiness();
   readiness.register('store', () => {
     if (!options.db.open) return 'the service database is closed';
@@ -181,13 +187,6 @@ export function buildService(options: ServiceOptions): Service {
   });
 
   answerUnmatched(app);
-
-  app.addHook('onRequest', (request, reply, done) => {
-    const problem = queryEncodingProblem(request.url);
-    if (problem)
-      sendError(reply, 400, problem); // answered here: the route never runs
-    else done();
-  });
 
   const { checks: ceiling = 'smtp', checksDecided, ...onlineOptions } = options.online ?? {};
   const online: { verifier: OnlineVerifier; ceiling: ChecksLevel } = {

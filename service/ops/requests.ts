@@ -63,10 +63,23 @@ export interface RequestObservers {
 
 /**
  * Counts and logs the requests of `app`'s routes: call before any route is registered, on an instance whose
- * server was made with OBSERVED_SERVER (its `http` or `https` options).
+ * server was made with OBSERVED_SERVER (its `http` or `https` options). `then`: the instance's own first
+ * `onRequest` hook, run in the same hook once the request's arrival is noted (each hook costs Fastify's hook
+ * runner a call a request), and installed alone when nothing observes.
  */
-export function observeRequests(app: FastifyInstance, { logger, metrics }: RequestObservers): void {
-  if (!logger && !metrics) return;
+export function observeRequests(
+  app: FastifyInstance,
+  watchers: RequestObservers,
+  then?: onRequestHookHandler,
+): void {
+  const metrics = watchers.metrics;
+  // Request lines are at info: a node started at a higher level (`--log-level warn`) logs none, and with no
+  // metrics either observes nothing, at no cost.
+  const logger = watchers.logger?.isLevelEnabled('info') ? watchers.logger : undefined;
+  if (!logger && !metrics) {
+    if (then) app.addHook('onRequest', then);
+    return;
+  }
   const observerOf = (route: string): Observe => {
     const requests = metrics?.requestsOf(route);
     const line = logger && !QUIET_ROUTES.has(route) ? requestLineFor(logger, route) : undefined;
@@ -93,12 +106,13 @@ export function observeRequests(app: FastifyInstance, { logger, metrics }: Reque
     const route = request === null || request.is404 ? undefined : request.routeOptions.url;
     (route === undefined ? unmatched : observerFor(route))(response);
   };
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function (request, reply, done) {
     const response = reply.raw as ObservedResponse;
     response.arrivedAt = performance.now();
     response.request = request;
     response.observe = early;
-    done();
+    if (then) then.call(this, request, reply, done);
+    else done();
   });
   app.addHook('onRoute', (route) => {
     const routeObserve = observerFor(route.url ?? route.path);

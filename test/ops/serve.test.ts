@@ -4,7 +4,8 @@
 // validator accepts, made from the zod contracts.
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli } from '../helpers/cli.js';
+import { runCli, spawnCli, startCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
 import { tempDir } from '../helpers/service.js';
 import { getStatus, submit } from '../service/lists/helpers.js';
 import { listResourceSchema } from '../../shared/api/list.js';
@@ -73,6 +74,8 @@ describe('the log of serve (--log-format json)', () => {
     const asked = [
       `/v5/ev?email=jane%40example.com&api_key=${node.key}`,
       `/v5/ev?email=jane%40example.com&api_key=${wrong}`,
+      // Not UTF-8 percent-encoding: answered 400 before the route runs, and logged under the route.
+      `/v5/ev?email=jane%E0%A4&api_key=${node.key}`,
       `/v5/key?api_key=${node.key}`,
       `/no/such/path?api_key=${node.key}`,
     ];
@@ -104,10 +107,10 @@ describe('the log of serve (--log-format json)', () => {
     }
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const requests = records.filter((record) => record.msg === 'request');
-    // One line a request: 6 above, the 2 submissions, the status polls.
-    expect(requests.length).toBeGreaterThanOrEqual(8);
+    // One line a request: 7 above, the 2 submissions, the status polls.
+    expect(requests.length).toBeGreaterThanOrEqual(9);
     const e1 = requests.filter((record) => record.route === '/v5/ev');
-    expect(e1.map((record) => record.status)).toEqual([200, 401]);
+    expect(e1.map((record) => record.status)).toEqual([200, 401, 400]);
     expect(e1[0]).toMatchObject({ level: 'info', keyId: 1 });
     expect(typeof e1[0].reqId).toBe('string');
     expect(typeof e1[0].ms).toBe('number');
@@ -164,6 +167,67 @@ describe('the log of serve (--log-format json)', () => {
     expect(Object.keys(document.components.schemas.ListResource.properties ?? {})).toEqual(
       expect.arrayContaining(['list_id', 'status', 'records', 'services', 'online']),
     );
+  });
+});
+
+describe('the log of serve (--log-level warn)', () => {
+  it('logs no request and no list step, but a list that failed', async () => {
+    const dir = tempDir('mailsieve-ops-');
+    dirs.push(dir);
+    const made = await runCli([
+      'keys',
+      'create',
+      '--data-dir',
+      dir.path,
+      '--rate-limit',
+      '0',
+      '--checks',
+      'offline',
+    ]);
+    expect(made.code).toBe(0);
+    const key = made.stdout.trim();
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const served = spawnCli([
+      'serve',
+      '--port',
+      new URL(url).port,
+      '--data-dir',
+      dir.path,
+      '--log-format',
+      'json',
+      '--log-level',
+      'warn',
+    ]);
+    let badId = 0;
+    try {
+      await until(
+        () =>
+          fetch(`${url}/healthz`).then(
+            (response) => response.ok,
+            () => false,
+          ),
+        'the node to answer',
+      );
+      expect((await fetch(`${url}/v5/ev?email=jane%40example.com&api_key=${key}`)).status).toBe(200);
+      expect((await fetch(`${url}/v5/ev?email=jane%E0%A4&api_key=${key}`)).status).toBe(400);
+      expect((await fetch(`${url}/no/such/path`)).status).toBe(404);
+      const bad = await submit(url, key, 'email,n\njane@example.com,1\njohn@example.com\n', {
+        query: { header: 'true' },
+      });
+      badId = bad.json<{ list_id: number }>().list_id;
+      await until(
+        async () => listResourceSchema.parse((await getStatus(url, key, badId)).json()).status === 'Invalid',
+        'the list to fail',
+      );
+    } finally {
+      served.child.kill('SIGTERM');
+    }
+    const { stdout } = await served.done;
+    const records = stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records).toEqual([expect.objectContaining({ level: 'warn', event: 'failed', listId: badId })]);
   });
 });
 
