@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -27,24 +27,22 @@ export function spawnUntil(
 
 /**
  * Starts a child process whose standard output goes to `logFile` (as a service manager keeps a node's log: the
- * measured process pays for its lines, this one reads none of them), and resolves once a line matches `ready`.
+ * measured process pays for its lines, this one reads none of them), and resolves once `isReady` says so (asked
+ * every 50 ms; a server's port answering, not a line of its log, which a quiet node may not write).
  */
 export async function spawnLogging(
   command: string,
   args: string[],
-  ready: RegExp,
+  isReady: () => Promise<boolean>,
   logFile: string,
-): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+): Promise<ChildProcess> {
   const out = openSync(logFile, 'w');
   const child = spawn(command, args, { stdio: ['ignore', out, 'inherit'] });
   closeSync(out);
   let exited = false;
   child.once('exit', () => (exited = true));
-  for (const started = Date.now(); Date.now() - started < 30_000; await sleep(50)) {
-    const match = readFileSync(logFile, 'utf8').match(ready);
-    if (match) return { child, match };
-    if (exited) break;
-  }
+  for (const started = Date.now(); Date.now() - started < 30_000 && !exited; await sleep(50))
+    if (await isReady()) return child;
   child.kill();
   throw new Error(`${command} ${args.join(' ')} did not get ready (its log: ${logFile})`);
 }
