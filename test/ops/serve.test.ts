@@ -21,7 +21,8 @@ interface Served {
 
 const dirs: { remove(): void }[] = [];
 
-async function serve(args: string[]): Promise<Served> {
+/** A data dir of its own with a `--rate-limit 0` key checking offline. */
+async function storeWithKey(): Promise<{ path: string; key: string }> {
   const dir = tempDir('mailsieve-ops-');
   dirs.push(dir);
   const made = await runCli([
@@ -35,6 +36,11 @@ async function serve(args: string[]): Promise<Served> {
     'offline',
   ]);
   expect(made.code).toBe(0);
+  return { path: dir.path, key: made.stdout.trim() };
+}
+
+async function serve(args: string[]): Promise<Served> {
+  const dir = await storeWithKey();
   const started = await startCli(
     ['serve', '--port', '0', '--data-dir', dir.path, ...args],
     /listening on (http:\/\/\S+)/,
@@ -44,7 +50,7 @@ async function serve(args: string[]): Promise<Served> {
   started.child.stderr?.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   return {
     url: started.match[1],
-    key: made.stdout.trim(),
+    key: dir.key,
     lines: () => printed.split('\n').filter((line) => line !== ''),
     stop: async () => void (await started.stop()),
   };
@@ -172,27 +178,14 @@ describe('the log of serve (--log-format json)', () => {
 
 describe('the log of serve (--log-level warn)', () => {
   it('logs no request and no list step, but a list that failed', async () => {
-    const dir = tempDir('mailsieve-ops-');
-    dirs.push(dir);
-    const made = await runCli([
-      'keys',
-      'create',
-      '--data-dir',
-      dir.path,
-      '--rate-limit',
-      '0',
-      '--checks',
-      'offline',
-    ]);
-    expect(made.code).toBe(0);
-    const key = made.stdout.trim();
+    const { path, key } = await storeWithKey();
     const url = `http://127.0.0.1:${await freePort()}`;
     const served = spawnCli([
       'serve',
       '--port',
       new URL(url).port,
       '--data-dir',
-      dir.path,
+      path,
       '--log-format',
       'json',
       '--log-level',
