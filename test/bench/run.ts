@@ -17,8 +17,9 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
     benchE1({
       seconds: Number(process.env.BENCH_SECONDS ?? 5),
-      // Even: half the rounds load E1 quiet first, half E1 observed.
-      rounds: Number(process.env.BENCH_ROUNDS ?? 6),
+      // Even: half the rounds load E1 quiet first, half E1 observed. Eight: a round's E1 observed/quiet ratio
+      // swings ±5% (servers started afresh differ by that much), their median by about 2%.
+      rounds: Number(process.env.BENCH_ROUNDS ?? 8),
     }),
   identity: () =>
     benchIdentity({
