@@ -3,7 +3,8 @@
 // two `onRequest` hooks tell each response what observes it:
 // - the instance's, first of all, notes when the request arrived and which request it answers, and gives the
 //   response the observer of the route Fastify found (looked up there, for an answer given before its route's
-//   hook ran: a malformed query's 400), or of route "unmatched" (404, 405);
+//   hook ran: a malformed query's 400), or of route "unmatched" (404, 405); then runs the instance's own first
+//   check (the API node's query check), in the same hook;
 // - each route's, made when the route is registered with the route's name, counts and line in hand, gives the
 //   response that route's observer.
 // Cheap on purpose (E1 answers tens of thousands of requests a second, and issue 28 allows logs and metrics 5%
