@@ -1,19 +1,22 @@
 // Every answered request of a node counted (metrics) and logged (one line, never its URL or key) when its answer
 // ends: the node's HTTP server makes its responses as ObservedResponse, which observes itself in `end()`, and
-// two `onRequest` hooks tell each response what observes it:
-// - the instance's, first of all, notes when the request arrived and which request it answers, and gives the
-//   response the observer of the route Fastify found (looked up there, for an answer given before its route's
-//   hook ran: a malformed query's 400), or of route "unmatched" (404, 405); then runs the instance's own first
-//   check (the API node's query check), in the same hook;
-// - each route's, made when the route is registered with the route's name, counts and line in hand, gives the
-//   response that route's observer.
+// two things tell each response what observes it:
+// - the instance's `onRequest` hook, first of all, notes when the request arrived and which request it
+//   answers, and gives the response the observer of the route Fastify found (looked up at the end, for an
+//   answer given before the route's handler ran: a malformed query's 400, a refused upload, an invalid body),
+//   or of route "unmatched" (404, 405); then runs the instance's own first check (the API node's query check),
+//   in the same hook;
+// - each route's handler, wrapped when the route is registered, first gives the response that route's
+//   observer (made then, with the route's name, counts and line in hand).
 // Cheap on purpose (E1 answers tens of thousands of requests a second, and issue 28 allows logs and metrics 5%
 // of that; `npm run bench -- e1` runs `serve --metrics --log-format json`):
 // - no `onSend` or `onResponse` hook and no Fastify request logger: Fastify runs an `onSend` hook through a
 //   runner made for each request (a few % of E1's requests/s), and an `onResponse` hook or a logger makes it
 //   put two listeners on every response and take them off again ("finish" and "error": a fifth of E1's
-//   requests/s). Adding a hook to the `onRequest` hooks the node has anyway costs nothing measurable;
-// - no lookup per request: Fastify's `request.routeOptions` builds an object at every read.
+//   requests/s). One `onRequest` hook, which the node has anyway; a route's hook would cost Fastify's hook
+//   runner a step a request, where the handler's wrapper costs a call;
+// - no lookup per request answered by its handler: Fastify's `request.routeOptions` builds an object at
+//   every read.
 // A request's time is from its `onRequest` hooks to the last byte of its answer handed to the connection (for
 // E9's streamed results file, its end). A connection closed before the answer ends is not observed.
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
@@ -101,7 +104,7 @@ export function observeRequests(
     return observe;
   };
   const unmatched = observerFor('unmatched');
-  // Answered before its route's hook ran (or by the not-found handler): the route is looked up then.
+  // Answered before its route's handler ran (or by the not-found handler): the route is looked up then.
   const early: Observe = (response) => {
     const request = response.request;
     const route = request === null || request.is404 ? undefined : request.routeOptions.url;
@@ -115,13 +118,14 @@ export function observeRequests(
     if (then) then.call(this, request, reply, done);
     else done();
   });
+  // Each route's handler first gives the response its route's observer: a call, where a hook of the route
+  // would cost Fastify's hook runner a step for every request.
   app.addHook('onRoute', (route) => {
     const routeObserve = observerFor(route.url ?? route.path);
-    const hook: onRequestHookHandler = (_request, reply, done) => {
+    const handler = route.handler;
+    route.handler = function (this: FastifyInstance, request, reply) {
       (reply.raw as ObservedResponse).observe = routeObserve;
-      done();
+      return handler.call(this, request, reply);
     };
-    const hooks = route.onRequest;
-    route.onRequest = hooks === undefined ? [hook] : [hook, ...(Array.isArray(hooks) ? hooks : [hooks])];
   });
 }

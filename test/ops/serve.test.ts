@@ -98,6 +98,9 @@ describe('the log of serve (--log-format json)', () => {
       query: { header: 'true' },
     });
     const badId = bad.json<{ list_id: number }>().list_id;
+    // Refused by the upload's own hook, before its handler runs: logged under its route all the same.
+    const refused = await submit(node.url, wrong, 'email\njane@example.com\n', { query: { header: 'true' } });
+    expect(refused.status).toBe(401);
     await until(async () => {
       const list = listResourceSchema.parse((await getStatus(node.url, node.key, id)).json());
       const other = listResourceSchema.parse((await getStatus(node.url, node.key, badId)).json());
@@ -113,8 +116,8 @@ describe('the log of serve (--log-format json)', () => {
     }
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const requests = records.filter((record) => record.msg === 'request');
-    // One line a request: 7 above, the 2 submissions, the status polls.
-    expect(requests.length).toBeGreaterThanOrEqual(9);
+    // One line a request: 7 above, the 3 submissions, the status polls.
+    expect(requests.length).toBeGreaterThanOrEqual(10);
     const e1 = requests.filter((record) => record.route === '/v5/ev');
     expect(e1.map((record) => record.status)).toEqual([200, 401, 400]);
     expect(e1[0]).toMatchObject({ level: 'info', keyId: 1 });
@@ -123,6 +126,9 @@ describe('the log of serve (--log-format json)', () => {
     expect(typeof e1[0].time).toBe('string');
     expect(e1[1].keyId).toBeUndefined();
     expect(requests.some((record) => record.route === 'unmatched' && record.status === 404)).toBe(true);
+    expect(requests.filter((record) => record.route === '/v5/list').map((record) => record.status)).toEqual([
+      202, 202, 401,
+    ]);
     const steps = records.filter((record) => record.listId === id).map((record) => record.event);
     expect(steps).toEqual(['accepted', 'planned', 'part done', 'finished']);
     for (const record of records.filter((r) => r.listId === id)) expect(record.keyId).toBe(1);
