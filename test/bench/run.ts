@@ -17,8 +17,8 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
     benchE1({
       seconds: Number(process.env.BENCH_SECONDS ?? 5),
-      // Even: half the rounds load E1 quiet first, half E1 observed. Eight: a round's E1 observed/quiet ratio
-      // swings ±5% (servers started afresh differ by that much), their median by about 2%.
+      // Eight: 40 quiet and 40 observed servers (e1.ts's PAIRS a round), whose E1 observed/quiet figure
+      // moves by about 1% between runs (one server of each a round: ±5% a round).
       rounds: Number(process.env.BENCH_ROUNDS ?? 8),
     }),
   identity: () =>
