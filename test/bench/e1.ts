@@ -245,15 +245,19 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
   // quiet ones do, so that both have seen the same requests: a server that had also answered the ten kinds
   // would run that address's checks in code compiled for all ten (V8 compiles what it has seen), which may
   // be slower for reasons other than observing.
+  // Each scenario's warm-up and run, in seconds: E1 quiet and observed, many short runs (PAIRS).
+  const timed = { warmUp: WARM_UP_SECONDS, seconds: options.seconds };
+  const paired = { warmUp: PAIR_WARM_UP_SECONDS, seconds: PAIR_SECONDS };
   const scenarios = [
-    { name: 'bare route', servers: ['bare'], paths: ['/bare'] },
-    { name: 'E1, quiet', servers: numbered('quiet'), paths: [ev(keys.e1, ADDRESSES[0])] },
-    { name: 'E1', servers: numbered('observed'), paths: [ev(keys.e1, ADDRESSES[0])] },
-    { name: 'E1, 10 kinds', servers: ['kinds'], paths: ADDRESSES.map((a) => ev(keys.e1, a)) },
+    { name: 'bare route', servers: ['bare'], paths: ['/bare'], ...timed },
+    { name: 'E1, quiet', servers: numbered('quiet'), paths: [ev(keys.e1, ADDRESSES[0])], ...paired },
+    { name: 'E1', servers: numbered('observed'), paths: [ev(keys.e1, ADDRESSES[0])], ...paired },
+    { name: 'E1, 10 kinds', servers: ['kinds'], paths: ADDRESSES.map((a) => ev(keys.e1, a)), ...timed },
     {
       name: 'E1, activity',
       servers: ['active'],
       paths: Array.from({ length: ACTIVITY_ADDRESSES }, (_, i) => ev(keys.active, activityAddress(i))),
+      ...timed,
     },
   ];
   const e1Servers = [...numbered('quiet'), ...numbered('observed'), 'kinds'];
@@ -296,13 +300,8 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
     if (typeof (await answerOf(url('active'), keys.active, activityAddress(0))).engagement_score !== 'number')
       throw new Error('E1 gave no engagement_score for an address with activity');
     // Warm up (JIT, connections; the activity store's answers prepared in the background) before measuring.
-    for (const [i, scenario] of scenarios.entries())
-      for (const server of scenario.servers)
-        await load(
-          url(server),
-          scenario.paths,
-          i === QUIET || i === OBSERVED ? PAIR_WARM_UP_SECONDS : WARM_UP_SECONDS,
-        );
+    for (const scenario of scenarios)
+      for (const server of scenario.servers) await load(url(server), scenario.paths, scenario.warmUp);
     return url;
   }
   async function stopServers() {
@@ -352,8 +351,7 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
       for (const i of order) {
         const scenario = scenarios[i];
         const server = scenario.servers[runs[i].length % scenario.servers.length];
-        const seconds = i === QUIET || i === OBSERVED ? PAIR_SECONDS : options.seconds;
-        const result = await load(url(server), scenario.paths, seconds);
+        const result = await load(url(server), scenario.paths, scenario.seconds);
         if (result.failures > 0)
           throw new Error(
             `${scenario.name}: ${result.failures} failed requests (errors, timeouts or non-2xx)`,
