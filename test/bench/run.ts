@@ -12,6 +12,7 @@ import { benchApp } from './app.js';
 import { benchLoad } from './load.js';
 import { benchCluster } from './cluster.js';
 import { benchRealMta } from './realMta.js';
+import { benchHostile } from './hostile.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
@@ -65,6 +66,23 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
     benchRealMta({
       rows: Number(process.env.BENCH_ROWS ?? 600),
       teamRows: Number(process.env.BENCH_TEAM_ROWS ?? 3_000),
+    }),
+  hostile: () =>
+    benchHostile({
+      seconds: Number(process.env.BENCH_SECONDS ?? 15),
+      rounds: Number(process.env.BENCH_ROUNDS ?? 2),
+      singleRounds: Number(process.env.BENCH_SINGLE_ROUNDS ?? 1),
+      rate: Number(process.env.BENCH_RATE ?? 200),
+      listRows: Number(process.env.BENCH_ROWS ?? 1_000),
+      pollMs: Number(process.env.BENCH_POLL_MS ?? 1_000),
+      stalled: Number(process.env.BENCH_STALLED ?? 300),
+      zips: Number(process.env.BENCH_ZIPS ?? 8),
+      floodConnections: Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 4),
+      uploads: Number(process.env.BENCH_UPLOADS ?? 2),
+      uploadMB: Number(process.env.BENCH_UPLOAD_MB ?? 50),
+      e6Clients: Number(process.env.BENCH_E6_CLIENTS ?? 4),
+      // The hostile clients stop when the node's RSS passes this (a shared machine's memory).
+      rssCapMB: Number(process.env.BENCH_RSS_CAP_MB ?? 4_096),
     }),
   app: () =>
     benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),
