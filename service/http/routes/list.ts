@@ -17,7 +17,7 @@ import {
   type ListFileExtension,
   type SubmitListParams,
 } from '../../../shared/api/list.js';
-import type { KeyRecord } from '../../store/keys.js';
+import { RevokedKeyError, type KeyRecord } from '../../store/keys.js';
 import type { ListBackend } from '../../lists/backend/port.js';
 import { resultsFileName } from '../../lists/names.js';
 import { callbackProblemOf } from '../../lists/node/callbackTarget.js';
@@ -30,7 +30,7 @@ import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '..
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
 import { ZipProblem } from '../../lists/read/zip.js';
 import { authorise, type AuthContext } from '../auth.js';
-import { HttpError, sendError } from '../errors.js';
+import { HttpError, sendError, sendInvalidKey } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import { publish } from '../../ops/events.js';
@@ -263,6 +263,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       });
     } catch (error) {
       if (reserved > 0) await usage.adjust(key.id, key.quota, -reserved, charge.period);
+      if (error instanceof RevokedKeyError) return sendInvalidKey(reply);
       // A limit of the key (lists in progress, bytes a day): 429, when to try again, and why.
       if (error instanceof ListLimitError) {
         reply.header('retry-after', String(error.retryAfterSeconds));
