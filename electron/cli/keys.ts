@@ -70,7 +70,7 @@ async function openKeyStore(options: { dataDir: string } & DatabaseCliOptions): 
   return {
     create: (config) => Promise.resolve(createKey(db, config).key),
     list: () => Promise.resolve(listKeys(db)),
-    revoke: (keyOrId) => Promise.resolve(revokeKey(db, keyOrId)),
+    revoke: (keyOrId) => Promise.resolve(revokeKey(db, keyOrId, options.dataDir)),
     usage: (keys) => meter.usage(keys),
     close: async () => {
       await meter.close();

@@ -165,9 +165,21 @@ export async function setPgKeyChecks(db: Queryable, id: number, checks: ChecksLe
 }
 
 /**
+ * Whether the key of this id is active, asked in the transaction that adds a list: the key's row stays locked
+ * (FOR SHARE) until that transaction ends, so a revocation made meanwhile waits for the list and then stops it,
+ * and one made before is seen here.
+ */
+export async function lockActivePgKey(client: Queryable, id: number): Promise<boolean> {
+  const { rows } = await client.query('SELECT 1 FROM keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE', [id]);
+  return rows.length > 0;
+}
+
+/**
  * Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. Its lists
  * waiting or running stop with status Error and the reason (E8), their reserved records given back in the
- * period they were charged in; the nodes' work on them finds them ended and stops.
+ * period they were charged in; the nodes' work on them finds them ended and stops. Its lists waiting for a
+ * purchase (Processed), which no one can make any more, are deleted with all their data. Its lists with results
+ * stay until their retention.
  */
 export async function revokePgKey(pool: PgPool, keyOrId: string): Promise<boolean> {
   const byId = /^\d+$/.test(keyOrId);
@@ -195,6 +207,8 @@ export async function revokePgKey(pool: PgPool, keyOrId: string): Promise<boolea
     for (const list of stopped)
       if (list.reserved > 0)
         await addUsage(client, key.id, quota, -list.reserved, list.charged_period ?? undefined);
+    // Those waiting for a purchase go, their input, parts and journal with them (ON DELETE CASCADE).
+    await client.query(`DELETE FROM lists WHERE key_id = $1 AND status = 'Processed'`, [key.id]);
     return true;
   });
 }

@@ -39,6 +39,8 @@ import {
   type ServiceState,
 } from '../lists/backend/store.js';
 import { dayStartOf, listLimitProblem } from '../lists/backend/limits.js';
+import { RevokedKeyError } from '../store/keys.js';
+import { lockActivePgKey } from './keys.js';
 import {
   DEFAULT_UPLOAD_CONNECTIONS,
   inTransaction,
@@ -257,6 +259,11 @@ export class PgListBackend implements ListBackend {
       const at = now();
       // What the key holds, counted with its other submissions waiting (any node's) until this one commits.
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [KEY_LISTS_LOCK, list.keyId]);
+      // A key revoked while its list was uploading adds no list (keys.ts lockActivePgKey).
+      if (!(await lockActivePgKey(client, list.keyId))) {
+        source.destroy();
+        throw new RevokedKeyError();
+      }
       const { rows: held } = await client.query<{ in_flight: number; bytes_today: string }>(
         `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing'))::int AS in_flight,
                 coalesce(sum(size_bytes) FILTER (WHERE created_at >= $2), 0)::bigint AS bytes_today

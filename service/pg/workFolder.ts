@@ -3,6 +3,8 @@
 // `lists/work/<pid>-<random>/`, and holds `lists/work/<pid>-<random>.lock` (service/store/processLock.ts) while
 // it lives. A node starting removes only the folders whose owner has gone: the lock is there and nobody holds
 // it, or (no lock: an owner that could not lock) no process of that id runs. Never the folder of a live node.
+// An API node receives its uploads in `uploads/` of its folder (service/http/routes/list.ts), so the file of an
+// upload cut short by the node's death (up to 1 GiB) goes with the folder, at the next start of a node.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { listDir } from '../lists/names.js';
 import { ChangeWatch, RECHECK_MS } from './changes.js';
 import type { ServiceDb } from './db.js';
 import { periodOf } from './usage.js';
@@ -258,15 +260,31 @@ export function setKeyKnownBouncers(db: ServiceDb, id: number, isOn: boolean): b
 /** E8's reason of a list stopped because its key was revoked. */
 export const REVOKED_LIST_REASON = 'The key that submitted this list was revoked; the list was stopped.';
 
+/** E7's answer for a list whose key was revoked while it was uploading: 401, as for an unknown key. */
+export class RevokedKeyError extends Error {
+  constructor() {
+    super('The key was revoked while its list was uploading.');
+  }
+}
+
+/** Whether the key of this id is active (not revoked): asked in the transaction that adds a list. */
+export function isActiveKeyId(db: ServiceDb, id: number): boolean {
+  return db.prepare('SELECT 1 FROM keys WHERE id = ? AND revoked_at IS NULL').get(id) !== undefined;
+}
+
 /**
  * Revokes a key given by its value or its numeric id. Returns whether an active key was revoked. Its lists
  * waiting or running stop with status Error and the reason (E8), their reserved records given back in the
- * period they were charged in; the service's work on them finds them ended and stops.
+ * period they were charged in; the service's work on them finds them ended and stops. Its lists waiting for a
+ * purchase (Processed), which no one can make any more, are deleted with their files (the folders under
+ * `dataDir`; without it, by the service's next retention sweep). Its lists with results stay until their
+ * retention.
  */
-export function revokeKey(db: ServiceDb, keyOrId: string): boolean {
+export function revokeKey(db: ServiceDb, keyOrId: string, dataDir?: string): boolean {
   const now = new Date().toISOString();
   const byId = /^\d+$/.test(keyOrId);
-  return db.transaction(() => {
+  const unbought: number[] = [];
+  const isRevoked = db.transaction(() => {
     const key = db
       .prepare(
         `UPDATE keys SET revoked_at = ? WHERE ${byId ? 'id' : 'key_hash'} = ? AND revoked_at IS NULL
@@ -287,8 +305,14 @@ export function revokeKey(db: ServiceDb, keyOrId: string): boolean {
     for (const list of stopped)
       if (list.reserved > 0)
         giveBack.run(list.reserved, key.id, list.charged_period ?? periodOf(key.quota_period));
+    // Those waiting for a purchase go, their parts and journal with them (ON DELETE CASCADE).
+    const deleted = db.prepare(`DELETE FROM lists WHERE key_id = ? AND status = 'Processed' RETURNING id`);
+    unbought.push(...(deleted.pluck().all(key.id) as number[]));
     return true;
   })();
+  if (dataDir !== undefined)
+    for (const id of unbought) rmSync(listDir(dataDir, id), { recursive: true, force: true });
+  return isRevoked;
 }
 
 /**

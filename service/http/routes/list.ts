@@ -17,9 +17,9 @@ import {
   type ListFileExtension,
   type SubmitListParams,
 } from '../../../shared/api/list.js';
-import type { KeyRecord } from '../../store/keys.js';
+import { RevokedKeyError, type KeyRecord } from '../../store/keys.js';
 import type { ListBackend } from '../../lists/backend/port.js';
-import { listsRoot, resultsFileName } from '../../lists/names.js';
+import { resultsFileName } from '../../lists/names.js';
 import { callbackProblemOf } from '../../lists/node/callbackTarget.js';
 import type { ListProcessor } from '../../lists/node/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/node/purchase.js';
@@ -30,14 +30,14 @@ import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '..
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
 import { ZipProblem } from '../../lists/read/zip.js';
 import { authorise, type AuthContext } from '../auth.js';
-import { HttpError, sendError } from '../errors.js';
+import { HttpError, sendError, sendInvalidKey } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import { publish } from '../../ops/events.js';
 
 export interface ListsContext {
   readonly backend: ListBackend;
-  /** Where uploads are received before they become lists (this node's disk). */
+  /** This node's data folder (uploads are received in the backend's work folder, on this node's disk). */
   readonly dataDir: string;
   /** The limits of uploads and files, and the pipeline worker to start while an upload arrives. */
   readonly processor: Pick<ListProcessor, 'limits' | 'maxUploadBytes' | 'callbackResolution' | 'warm'>;
@@ -200,7 +200,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     if (contentType === 'text/csv' && extension === '.zip')
       throw new HttpError(422, 'A .zip list is sent as multipart/form-data, not as a text/csv body.');
 
-    const uploadsDir = join(listsRoot(context.dataDir), 'uploads');
+    // In this node's own work folder: a node starting removes only those of nodes that are gone (workFolder.ts).
+    const uploadsDir = join(backend.workRoot, 'uploads');
     mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
     let upload;
     try {
@@ -262,6 +263,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       });
     } catch (error) {
       if (reserved > 0) await usage.adjust(key.id, key.quota, -reserved, charge.period);
+      if (error instanceof RevokedKeyError) return sendInvalidKey(reply);
       // A limit of the key (lists in progress, bytes a day): 429, when to try again, and why.
       if (error instanceof ListLimitError) {
         reply.header('retry-after', String(error.retryAfterSeconds));

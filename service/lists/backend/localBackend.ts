@@ -32,6 +32,7 @@ import type {
   StoredBytes,
 } from './port.js';
 import { listDir, listsRoot } from '../names.js';
+import { isActiveKeyId, RevokedKeyError } from '../../store/keys.js';
 import { DEFAULT_RETAIN_DAYS, RETENTION_SWEEP_MS, sweepListFiles } from './retention.js';
 import {
   deleteStoredList,
@@ -179,18 +180,25 @@ export class LocalListBackend implements ListBackend {
   async createList(list: NewList): Promise<number> {
     let listId: number | undefined;
     try {
-      listId = insertList(this.db, {
-        keyId: list.keyId,
-        name: list.name,
-        options: list.options,
-        sizeBytes: list.sizeBytes,
-        inputFile: () => list.inputFile,
-        services: list.services,
-        servicesExplicit: list.servicesExplicit,
-        reserved: list.reservedRecords,
-        chargedPeriod: list.chargedPeriod,
-        limits: list.limits,
-      });
+      // A key revoked while its list was uploading (by `keys revoke` in another process too) adds no list: asked
+      // under the database's write lock, in the transaction that adds the list.
+      listId = this.db
+        .transaction(() => {
+          if (!isActiveKeyId(this.db, list.keyId)) throw new RevokedKeyError();
+          return insertList(this.db, {
+            keyId: list.keyId,
+            name: list.name,
+            options: list.options,
+            sizeBytes: list.sizeBytes,
+            inputFile: () => list.inputFile,
+            services: list.services,
+            servicesExplicit: list.servicesExplicit,
+            reserved: list.reservedRecords,
+            chargedPeriod: list.chargedPeriod,
+            limits: list.limits,
+          });
+        })
+        .immediate();
       const dir = listDir(this.dataDir, listId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       renameSync(list.uploadPath, join(dir, list.inputFile));

@@ -1,7 +1,8 @@
 // How long a list's stored files are kept: its input and results are contact data, ≈190 MB per million rows.
-// A list is deleted (row and files) `retainDays` after it completed (Results, Invalid or Error; a report-only
-// list waiting for its purchase is kept); a folder of no list (one whose list was deleted while it ran) goes
-// too. `mailsieve serve --retain-days N` sets the days (default 30), and so does the embedded service.
+// A list is deleted (row and files) `retainDays` after it completed (Results, Invalid or Error) or, report-only,
+// after its reports were ready (Processed: a purchase not made by then is not waited for any longer); a folder of
+// no list (one whose list was deleted while it ran, or by a key's revocation in another process) goes too.
+// `mailsieve serve --retain-days N` sets the days (default 30), and so does the embedded service.
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import type { ServiceDb } from '../../store/db.js';
@@ -15,7 +16,10 @@ export const RETENTION_SWEEP_MS = 60 * 60 * 1000;
 /** A folder of no list is left alone this long: an upload creates the list's row and folder one after another. */
 const ORPHAN_GRACE_MS = 60 * 60 * 1000;
 
-/** Deletes the lists completed more than `retainDays` ago and folders of no list; returns the lists deleted. */
+/**
+ * Deletes the lists completed (or Processed) more than `retainDays` before `now` and folders of no list;
+ * returns the lists deleted.
+ */
 export function sweepListFiles(
   db: ServiceDb,
   dataDir: string,
@@ -25,7 +29,8 @@ export function sweepListFiles(
   const cutoff = new Date(now - retainDays * DAY_MS).toISOString();
   const old = db
     .prepare(
-      `SELECT id FROM lists WHERE status IN ('Results', 'Invalid', 'Error') AND finished_at IS NOT NULL AND finished_at < ?`,
+      `SELECT id FROM lists WHERE status IN ('Results', 'Processed', 'Invalid', 'Error') AND finished_at IS NOT NULL
+         AND finished_at < ?`,
     )
     .pluck()
     .all(cutoff) as number[];
