@@ -10,6 +10,7 @@ import {
   DEFAULT_BOUNCE_MAX_AGE_DAYS,
   DEFAULT_MAX_BYTES_DAY,
   DEFAULT_MAX_LISTS,
+  DEFAULT_MAX_UPLOADS,
   BOUNCE_MAX_AGE_DAYS_LIMIT,
   listKeys,
   revokeKey,
@@ -132,6 +133,7 @@ export interface CreateOptions extends DatabaseCliOptions {
   bounceMaxAgeDays?: string;
   maxLists?: string;
   maxBytesDay?: string;
+  maxUploads?: string;
 }
 
 function readListFile(file: string, what: string): string[] {
@@ -201,6 +203,10 @@ export async function createKeyCommand(options: CreateOptions): Promise<void> {
     options.maxBytesDay === undefined
       ? DEFAULT_MAX_BYTES_DAY
       : intOption('--max-bytes-day', options.maxBytesDay, 0, Number.MAX_SAFE_INTEGER);
+  const maxUploads =
+    options.maxUploads === undefined
+      ? DEFAULT_MAX_UPLOADS
+      : intOption('--max-uploads', options.maxUploads, 0, 1_000_000);
   const key = await withKeyStore(options, (store) =>
     store.create({
       mode: options.mode as VerificationMode,
@@ -217,6 +223,7 @@ export async function createKeyCommand(options: CreateOptions): Promise<void> {
       bounceMaxAgeDays,
       maxLists,
       maxBytesDay,
+      maxUploads,
       ...(options.label ? { label: options.label } : {}),
       ...(quota ? { quota } : {}),
     }),
@@ -244,6 +251,7 @@ function describeKey(key: KeyRecord) {
     trial: key.quota?.isTrial === true,
     max_lists: key.maxLists,
     max_bytes_day: key.maxBytesDay,
+    max_uploads: key.maxUploads,
     known_bouncers: key.knownBouncers,
     bounce_max_age_days: key.bounceMaxAgeDays,
     created_at: key.createdAt,
@@ -276,8 +284,10 @@ export async function listKeysCommand(
     const state = key.revoked_at ? `revoked ${key.revoked_at}` : 'active';
     const limit = key.rate_limit === 0 ? 'no rate limit' : `${key.rate_limit}/s`;
     const bouncers = key.known_bouncers ? `  known bouncers (${key.bounce_max_age_days} days)` : '';
+    const uploads = key.max_uploads === 0 ? 'no upload limit' : `${key.max_uploads} uploads at once`;
     process.stdout.write(
       `#${key.id}  ${key.key}  ${key.mode}  ${key.services.join(',')}  checks ${key.checks}  ${limit}${bouncers}  ` +
+        `${uploads}  ` +
         `${describeQuota(record.quota)}  ${state}${key.label ? `  "${key.label}"` : ''}\n`,
     );
   });

@@ -21,6 +21,7 @@ import {
   DEFAULT_BOUNCE_MAX_AGE_DAYS,
   DEFAULT_MAX_BYTES_DAY,
   DEFAULT_MAX_LISTS,
+  DEFAULT_MAX_UPLOADS,
 } from '../../service/store/keys.js';
 import { addListCheckOptions } from './checksOptions.js';
 import { recheck } from './recheck.js';
@@ -150,6 +151,10 @@ export function buildProgram(): Command {
     .option(
       '--max-bytes-day <n>',
       `bytes of lists the key may submit a UTC day (E7 answers 429 past it); 0 for no limit (default: ${DEFAULT_MAX_BYTES_DAY}, 5 GiB)`,
+    )
+    .option(
+      '--max-uploads <n>',
+      `lists the key may be uploading at once (E7 answers 429 past it, before the body); 0 for no limit (default: ${DEFAULT_MAX_UPLOADS})`,
     )
     .option(
       '--bounce-max-age-days <n>',

@@ -2,7 +2,13 @@ import { chmodSync, existsSync, readFileSync, writeFileSync, renameSync } from '
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../service/server.js';
 import { openServiceDb, type ServiceDb } from '../../service/store/db.js';
-import { createKey, findActiveKey, setKeyChecks, setKeyKnownBouncers } from '../../service/store/keys.js';
+import {
+  createKey,
+  findActiveKey,
+  setKeyChecks,
+  setKeyKnownBouncers,
+  setKeyMaxUploads,
+} from '../../service/store/keys.js';
 import { deleteStoredList } from '../../service/lists/backend/store.js';
 import type { OnlineServiceOptions } from '../../service/http/app.js';
 import { SERVICE_NAMES } from '../../shared/api/services.js';
@@ -62,8 +68,9 @@ export interface EmbeddedServiceOptions {
 
 /**
  * Returns the key the app uses with its embedded service, creating one (every service, no rate limit: the
- * caller is this machine's own app) when none is stored or the stored one was revoked. Its known bouncers
- * are on: the bounces the user imports answer code 520 (none do before an import).
+ * caller is this machine's own app; no limit of uploads at once: it sends a split file's parts together) when
+ * none is stored or the stored one was revoked. Its known bouncers are on: the bounces the user imports answer
+ * code 520 (none do before an import).
  */
 export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
   const file = join(dataDir, EMBEDDED_KEY_FILE);
@@ -75,6 +82,8 @@ export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
       if (record.checks !== 'smtp') setKeyChecks(db, record.id, 'smtp');
       // Keys made before bounces could be imported.
       if (!record.knownBouncers) setKeyKnownBouncers(db, record.id, true);
+      // Keys made before uploads at once were limited: the app sends the parts of a split file together.
+      if (record.maxUploads !== 0) setKeyMaxUploads(db, record.id, 0);
       return stored;
     }
   }
@@ -86,6 +95,8 @@ export function provisionEmbeddedKey(db: ServiceDb, dataDir: string): string {
     // The app's own key allows every check; how far checks go is the service's setting (startEmbeddedService).
     checks: 'smtp',
     knownBouncers: true,
+    // The parts of a split file are uploaded together, as many as there are.
+    maxUploads: 0,
   });
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, `${key}\n`, { mode: 0o600 });

@@ -11,6 +11,7 @@ import {
   DEFAULT_BOUNCE_MAX_AGE_DAYS,
   DEFAULT_MAX_BYTES_DAY,
   DEFAULT_MAX_LISTS,
+  DEFAULT_MAX_UPLOADS,
   DEFAULT_RATE_LIMIT,
   hashKey,
   keyConfigProblem,
@@ -44,6 +45,7 @@ interface KeyRow {
   bounce_max_age_days: number;
   max_lists: number;
   max_bytes_day: string;
+  max_uploads: number;
   entries: { kind: 'allow' | 'suppress'; entry: string }[] | null;
 }
 
@@ -77,6 +79,7 @@ function toRecord(row: KeyRow): KeyRecord {
     bounceMaxAgeDays: row.bounce_max_age_days,
     maxLists: row.max_lists,
     maxBytesDay: Number(row.max_bytes_day),
+    maxUploads: row.max_uploads,
   };
 }
 
@@ -96,8 +99,8 @@ export async function createPgKey(
     const { rows } = await client.query<{ id: number }>(
       `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
                          fields, alternate_max, bulk_limit, quota, quota_period, is_trial, known_bouncers,
-                         bounce_max_age_days, max_lists, max_bytes_day)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`,
+                         bounce_max_age_days, max_lists, max_bytes_day, max_uploads)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id`,
       [
         hashKey(key),
         key.slice(-4),
@@ -118,6 +121,7 @@ export async function createPgKey(
         config.bounceMaxAgeDays ?? DEFAULT_BOUNCE_MAX_AGE_DAYS,
         config.maxLists ?? DEFAULT_MAX_LISTS,
         config.maxBytesDay ?? DEFAULT_MAX_BYTES_DAY,
+        config.maxUploads ?? DEFAULT_MAX_UPLOADS,
       ],
     );
     const keyId = rows[0].id;

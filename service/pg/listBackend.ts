@@ -4,6 +4,7 @@
 // crash never leaves a part without its job or a job without its part. Work is leased (a job's expiry): a
 // node killed mid-part leaves its job to expire and be taken again, by any node; a part's results are saved
 // once (the first save wins, later ones change nothing), so nothing is done twice in the results.
+import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -21,6 +22,8 @@ import type {
   PartWork,
   RunStart,
   StoredBytes,
+  UploadClaim,
+  UploadTicket,
 } from '../lists/backend/port.js';
 import type {
   IdentityReportState,
@@ -38,7 +41,12 @@ import {
   type ListWait,
   type ServiceState,
 } from '../lists/backend/store.js';
-import { dayStartOf, listLimitProblem } from '../lists/backend/limits.js';
+import {
+  dayStartOf,
+  listLimitProblem,
+  uploadLimitProblem,
+  type KeyHoldings,
+} from '../lists/backend/limits.js';
 import { RevokedKeyError } from '../store/keys.js';
 import { lockActivePgKey } from './keys.js';
 import {
@@ -66,7 +74,15 @@ export const QUEUES = {
 const QUEUE_SETUP_LOCK = '7020745917350920549';
 
 /** The advisory lock class of a key's submissions (with the key's id): its limits are counted one at a time. */
-const KEY_LISTS_LOCK = 0x6d736b6c; // "mskl"
+export const KEY_LISTS_LOCK = 0x6d736b6c; // "mskl"
+/** The advisory lock class of a key's uploads arriving (with the key's id): counted one at a time. */
+const KEY_UPLOADS_LOCK = 0x6d736b75; // "msku"
+/** How long a node's row of an upload arriving counts without being renewed (a node that died lets it run out). */
+const UPLOAD_LEASE_SECONDS = 30;
+/** How often a node renews the lease of its uploads arriving. */
+const UPLOAD_RENEW_MS = 10_000;
+/** How long a node waits before asking again for a key's lock that another node holds (storing a list). */
+const KEY_LOCK_RETRY_MS = 100;
 
 /** Attempts of a job (the first and two retries) before the queue gives up on it. */
 const ATTEMPTS = 3;
@@ -173,6 +189,15 @@ export class PgListBackend implements ListBackend {
   private readonly finishWorkers: string[] = [];
   private readonly leaseSeconds: number;
   readonly leaseMs: number;
+  /** This node's name on its rows of uploads arriving. */
+  private readonly nodeId = randomUUID();
+  /** This node's uploads arriving (their rows' ids), whose lease it renews. */
+  private readonly arriving = new Set<number>();
+  /** The row of each upload let in here. */
+  private readonly uploadRows = new WeakMap<UploadTicket, number>();
+  private renewal: NodeJS.Timeout | undefined;
+  /** Each key's turn at this node's upload connections: a key stores one list at a time here (createList). */
+  private readonly keyTurns = new Map<number, Promise<unknown>>();
 
   constructor(
     private readonly pool: PgPool,
@@ -223,6 +248,8 @@ export class PgListBackend implements ListBackend {
       await lock.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK]).catch(() => undefined);
       lock.release();
     }
+    // Uploads of nodes that died (their lease ran out) count no more.
+    await this.pool.query('DELETE FROM list_uploads WHERE lease_until < now()');
     this.isStarted = true;
   }
 
@@ -253,43 +280,122 @@ export class PgListBackend implements ListBackend {
     return listDocument(list, parts > 0 ? [{ completed: rows[0]?.completed ?? 0, online: null }] : []);
   }
 
+  async beginUpload(claim: UploadClaim): Promise<UploadTicket> {
+    const id = await inTransaction(this.pool, async (client) => {
+      // A lock of its own, held for these few statements (never while a list is stored, as the key's lists'
+      // lock is): the key's uploads are counted one at a time, across API nodes.
+      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [KEY_UPLOADS_LOCK, claim.keyId]);
+      // The rows of a node that died stop counting when their lease runs out; they go here.
+      await client.query('DELETE FROM list_uploads WHERE key_id = $1 AND lease_until < now()', [claim.keyId]);
+      const { rows } = await client.query<{ uploads: number; bytes: number }>(
+        'SELECT count(*)::int AS uploads, coalesce(sum(bytes), 0)::bigint AS bytes FROM list_uploads WHERE key_id = $1',
+        [claim.keyId],
+      );
+      const held = {
+        ...(await pgKeyHoldings(client, claim.keyId)),
+        uploads: rows[0]?.uploads ?? 0,
+        uploadBytes: rows[0]?.bytes ?? 0,
+      };
+      const problem = uploadLimitProblem(claim.limits, held, claim.leastBytes, claim.isExact);
+      if (problem) throw problem;
+      const { rows: made } = await client.query<{ id: number }>(
+        `INSERT INTO list_uploads (key_id, node, bytes, lease_until)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING id`,
+        [claim.keyId, this.nodeId, claim.leastBytes, UPLOAD_LEASE_SECONDS],
+      );
+      return made[0].id;
+    });
+    this.arriving.add(id);
+    this.renewal ??= setInterval(() => void this.renewUploads(), UPLOAD_RENEW_MS).unref();
+    const ticket = {
+      end: () => {
+        // (Its list made, the row went with it: see tryCreateList.)
+        if (!this.endUpload(id)) return;
+        // Should the database not answer, the row's lease runs out: it is not renewed any more.
+        void this.pool.query('DELETE FROM list_uploads WHERE id = $1', [id]).catch(() => undefined);
+      },
+    };
+    this.uploadRows.set(ticket, id);
+    return ticket;
+  }
+
+  /** The upload of row `id` no longer arrives here; whether it still did. */
+  private endUpload(id: number): boolean {
+    if (!this.arriving.delete(id)) return false;
+    if (this.arriving.size === 0) {
+      clearInterval(this.renewal);
+      this.renewal = undefined;
+    }
+    return true;
+  }
+
+  /** Renews the lease of this node's uploads arriving. */
+  private async renewUploads(): Promise<void> {
+    if (this.arriving.size === 0) return;
+    await this.pool
+      .query(
+        'UPDATE list_uploads SET lease_until = now() + make_interval(secs => $2) WHERE id = ANY($1::bigint[])',
+        [[...this.arriving], UPLOAD_LEASE_SECONDS],
+      )
+      .catch(() => undefined);
+  }
+
+  /**
+   * Runs `work` when this node stores no other list of the key: a key takes at most one of the node's upload
+   * connections, whatever it sends, so that its uploads never hold other keys' behind them.
+   */
+  private inKeyTurn<T>(keyId: number, work: () => Promise<T>): Promise<T> {
+    const before = this.keyTurns.get(keyId) ?? Promise.resolve();
+    const turn = before.then(work, work);
+    const done = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.keyTurns.set(keyId, done);
+    void done.then(() => {
+      if (this.keyTurns.get(keyId) === done) this.keyTurns.delete(keyId);
+    });
+    return turn;
+  }
+
   async createList(list: NewList): Promise<number> {
-    const source = createReadStream(list.uploadPath, { highWaterMark: CHUNK_BYTES });
+    // The key's turn here first, then an upload connection; the key's lock across nodes is only tried on it: a
+    // connection is never held waiting while another node stores a list of the same key.
+    return this.inKeyTurn(list.keyId, async () => {
+      for (;;) {
+        const id = await this.tryCreateList(list);
+        if (id !== undefined) return id;
+        await new Promise((resolve) => setTimeout(resolve, KEY_LOCK_RETRY_MS));
+      }
+    });
+  }
+
+  /** The list stored and queued, or undefined when another node holds the key's lock (storing one of its lists). */
+  private async tryCreateList(list: NewList): Promise<number | undefined> {
     return inTransaction(this.uploads, async (client) => {
       const at = now();
       // What the key holds, counted with its other submissions waiting (any node's) until this one commits.
-      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [KEY_LISTS_LOCK, list.keyId]);
+      const { rows: locked } = await client.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_xact_lock($1, $2) AS ok',
+        [KEY_LISTS_LOCK, list.keyId],
+      );
+      if (!locked[0]?.ok) return undefined;
       // A key revoked while its list was uploading adds no list (keys.ts lockActivePgKey).
-      if (!(await lockActivePgKey(client, list.keyId))) {
-        source.destroy();
-        throw new RevokedKeyError();
-      }
-      const { rows: held } = await client.query<{ in_flight: number; bytes_today: string }>(
-        `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing'))::int AS in_flight,
-                coalesce(sum(size_bytes) FILTER (WHERE created_at >= $2), 0)::bigint AS bytes_today
-         FROM lists WHERE key_id = $1`,
-        [list.keyId, dayStartOf()],
-      );
-      const problem = listLimitProblem(
-        list.limits,
-        held[0]?.in_flight ?? 0,
-        Number(held[0]?.bytes_today ?? 0),
-        list.sizeBytes,
-      );
-      if (problem) {
-        source.destroy();
-        throw problem;
-      }
+      if (!(await lockActivePgKey(client, list.keyId))) throw new RevokedKeyError();
+      const held = await pgKeyHoldings(client, list.keyId);
+      const problem = listLimitProblem(list.limits, held, list.textBytes);
+      if (problem) throw problem;
       const { rows } = await client.query<{ id: number }>(
-        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
-                            services_explicit, run, reserved, charged_period)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, 1, $9, $10) RETURNING id`,
+        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, text_bytes, created_at, updated_at,
+                            services, services_explicit, run, reserved, charged_period)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, 1, $10, $11) RETURNING id`,
         [
           list.keyId,
           list.name,
           list.inputFile,
           JSON.stringify(list.options),
           list.sizeBytes,
+          list.textBytes,
           at,
           JSON.stringify(list.services),
           list.servicesExplicit,
@@ -298,13 +404,26 @@ export class PgListBackend implements ListBackend {
         ],
       );
       const id = rows[0].id;
-      await this.storeChunks(client, id, 'input', source);
+      await this.storeChunks(
+        client,
+        id,
+        'input',
+        createReadStream(list.uploadPath, { highWaterMark: CHUNK_BYTES }),
+      );
       // Fair shares between keys: a key with fewer lists in progress has its plan taken first.
       await this.boss.send(
         QUEUES.plan,
         { listId: id, run: 1 },
-        { db: bossDb(client), priority: -(held[0]?.in_flight ?? 0) },
+        { db: bossDb(client), priority: -held.inFlight },
       );
+      // The upload is a list now: its row goes as the list comes, so that the key never counts both.
+      const uploadRow = list.upload && this.uploadRows.get(list.upload);
+      if (uploadRow !== undefined) await client.query('DELETE FROM list_uploads WHERE id = $1', [uploadRow]);
+      return id;
+    }).then((id) => {
+      if (id === undefined) return id;
+      const uploadRow = list.upload && this.uploadRows.get(list.upload);
+      if (uploadRow !== undefined) this.endUpload(uploadRow);
       // Another list's plan may be under way here: a free plan worker of this node asks at once.
       for (const worker of this.planWorkers) this.boss.notifyWorker(worker);
       return id;
@@ -595,11 +714,8 @@ export class PgListBackend implements ListBackend {
       );
       if (!rows[0]) return;
       await client.query('DELETE FROM list_verdicts WHERE list_id = $1', [listId]);
-      // An invalid list's input is of no more use: it is not kept until the retention sweep.
-      if (status === 'Invalid')
-        await client.query(`DELETE FROM list_blobs WHERE list_id = $1 AND kind IN ('input', 'text')`, [
-          listId,
-        ]);
+      // A list that failed runs no more: its input is of no more use, and is not kept until the retention sweep.
+      await dropInput(client, listId, false);
       if (rows[0].reserved > 0)
         await this.options.onRefund?.(client, rows[0].key_id, rows[0].reserved, rows[0].charged_period);
       if (rows[0].callback)
@@ -864,6 +980,7 @@ export class PgListBackend implements ListBackend {
         ],
       );
       await client.query('DELETE FROM list_verdicts WHERE list_id = $1', [listId]);
+      await dropInput(client, listId, completion.isAwaitingPurchase);
       if (plan.context.zipEntryName && !completion.isAwaitingPurchase)
         await client.query('UPDATE list_parts SET output = NULL WHERE list_id = $1 AND run = $2', [
           listId,
@@ -927,8 +1044,39 @@ export class PgListBackend implements ListBackend {
     if (this.isClosed) return;
     this.isClosed = true;
     await this.boss.stop({ graceful: true, close: true, wait: true, timeout: 10_000 }).catch(() => undefined);
+    clearInterval(this.renewal);
+    await this.pool.query('DELETE FROM list_uploads WHERE node = $1', [this.nodeId]).catch(() => undefined);
     await this.uploads.end().catch(() => undefined);
   }
+}
+
+/**
+ * Deletes what a list kept of its input to run: its parts' rows (addresses among them) and a zip's extracted
+ * text, and, unless `keepInput` (a list awaiting purchase runs again from it), the input itself. A list with
+ * Results needs none of them: its results are its parts' output (or its archive).
+ */
+async function dropInput(db: Queryable, listId: number, keepInput: boolean): Promise<void> {
+  await db.query(`DELETE FROM list_blobs WHERE list_id = $1 AND kind = ANY($2::text[])`, [
+    listId,
+    keepInput ? ['text'] : ['input', 'text'],
+  ]);
+  await db.query(`UPDATE list_parts SET plan_rows = '' WHERE list_id = $1 AND octet_length(plan_rows) > 0`, [
+    listId,
+  ]);
+}
+
+/**
+ * What a key holds, as its limits count it: its lists waiting or running, and the bytes of its lists submitted
+ * today (their text's; a list from before text_bytes, its upload's).
+ */
+async function pgKeyHoldings(db: Queryable, keyId: number): Promise<KeyHoldings> {
+  const { rows } = await db.query<{ in_flight: number; bytes_today: number }>(
+    `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing'))::int AS in_flight,
+            coalesce(sum(coalesce(text_bytes, size_bytes)) FILTER (WHERE created_at >= $2), 0)::bigint AS bytes_today
+     FROM lists WHERE key_id = $1`,
+    [keyId, dayStartOf()],
+  );
+  return { inFlight: rows[0]?.in_flight ?? 0, bytesToday: rows[0]?.bytes_today ?? 0 };
 }
 
 /** The part jobs waiting or running of the key of list `listId` (its work in hand, in parts). */

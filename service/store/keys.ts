@@ -52,6 +52,8 @@ export interface KeyConfig {
   readonly maxLists?: number;
   /** Bytes of lists submitted a UTC day (E7 answers 429 past it); 0: no limit. Default DEFAULT_MAX_BYTES_DAY. */
   readonly maxBytesDay?: number;
+  /** Uploads (E7) arriving at once (E7 answers 429 past it, before the body); 0: no limit. Default DEFAULT_MAX_UPLOADS. */
+  readonly maxUploads?: number;
 }
 
 export interface KeyRecord {
@@ -80,6 +82,8 @@ export interface KeyRecord {
   readonly maxLists: number;
   /** Bytes of lists submitted a UTC day; 0: no limit. */
   readonly maxBytesDay: number;
+  /** Uploads arriving at once; 0: no limit. */
+  readonly maxUploads: number;
 }
 
 interface KeyRow {
@@ -104,6 +108,7 @@ interface KeyRow {
   bounce_max_age_days: number;
   max_lists: number;
   max_bytes_day: number;
+  max_uploads: number;
 }
 
 export const DEFAULT_RATE_LIMIT = 500;
@@ -114,6 +119,11 @@ export const BOUNCE_MAX_AGE_DAYS_LIMIT = 36_500;
 export const DEFAULT_MAX_LISTS = 20;
 /** Bytes of lists a key may submit a UTC day, by default (`keys create --max-bytes-day`): 5 GiB. */
 export const DEFAULT_MAX_BYTES_DAY = 5 * 1024 ** 3;
+/**
+ * Uploads a key may send at once, by default (`keys create --max-uploads`): two, so that a client sends its next
+ * list while the last is stored, and no client holds more of a node's sockets, disk and upload connections.
+ */
+export const DEFAULT_MAX_UPLOADS = 2;
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -159,8 +169,8 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
       .prepare(
         `INSERT INTO keys (key_hash, key_hint, label, mode, services, legacy_accept_all, rate_limit, created_at, checks,
                            fields, alternate_max, bulk_limit, quota, quota_period, is_trial, known_bouncers,
-                           bounce_max_age_days, max_lists, max_bytes_day)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                           bounce_max_age_days, max_lists, max_bytes_day, max_uploads)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         hashKey(key),
@@ -182,6 +192,7 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
         config.bounceMaxAgeDays ?? DEFAULT_BOUNCE_MAX_AGE_DAYS,
         config.maxLists ?? DEFAULT_MAX_LISTS,
         config.maxBytesDay ?? DEFAULT_MAX_BYTES_DAY,
+        config.maxUploads ?? DEFAULT_MAX_UPLOADS,
       );
     const keyId = Number(result.lastInsertRowid);
     for (const [kind, entries] of [
@@ -227,6 +238,7 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     bounceMaxAgeDays: row.bounce_max_age_days,
     maxLists: row.max_lists,
     maxBytesDay: row.max_bytes_day,
+    maxUploads: row.max_uploads,
   };
 }
 
@@ -250,6 +262,11 @@ export function listKeys(db: ServiceDb): KeyRecord[] {
 /** Sets how far E1 checks go for a key (docs/online-checks.md). Returns whether the key exists. */
 export function setKeyChecks(db: ServiceDb, id: number, checks: ChecksLevel): boolean {
   return db.prepare('UPDATE keys SET checks = ? WHERE id = ?').run(checks, id).changes > 0;
+}
+
+/** Sets the uploads a key may send at once (0: no limit). Returns whether the key exists. */
+export function setKeyMaxUploads(db: ServiceDb, id: number, maxUploads: number): boolean {
+  return db.prepare('UPDATE keys SET max_uploads = ? WHERE id = ?').run(maxUploads, id).changes > 0;
 }
 
 /** Turns a key's known bouncers (code 520) on or off. Returns whether the key exists. */

@@ -1,8 +1,9 @@
 // E7–E10: list processing. The key is the `api_key` header. A list belongs to the key that submitted it;
 // any other key gets 404 for it, as for a list that does not exist.
 //
-// E7 decides everything it can before reading the body (key, Content-Type, parameters, declared length), in
-// an onRequest hook, so a refused upload is not read first; then the body streams to disk under a byte cap.
+// E7 decides everything it can before reading the body (key, Content-Type, parameters, declared length, the
+// key's quota and limits: lists in progress, bytes today, uploads arriving), in an onRequest hook, so a refused
+// upload is not read first; then the body streams to disk under a byte cap.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -18,7 +19,7 @@ import {
   type SubmitListParams,
 } from '../../../shared/api/list.js';
 import { RevokedKeyError, type KeyRecord } from '../../store/keys.js';
-import type { ListBackend } from '../../lists/backend/port.js';
+import type { ListBackend, UploadTicket } from '../../lists/backend/port.js';
 import { resultsFileName } from '../../lists/names.js';
 import { callbackProblemOf } from '../../lists/node/callbackTarget.js';
 import type { ListProcessor } from '../../lists/node/processor.js';
@@ -49,9 +50,22 @@ const LIST_CONTENT_TYPES = ['multipart/form-data', 'text/csv'] as const;
 /** Room for a multipart envelope around the file (boundaries, part headers, small fields). */
 const MULTIPART_OVERHEAD = 64 * 1024;
 
+/**
+ * The least bytes a list of a declared Content-Length counts against `--max-bytes-day` (the bytes of its text):
+ * a text/csv body is the text; a multipart body holds the file in an envelope (room for the boundaries, part
+ * headers and small fields clients send), and a zip's file is at least its compressed bytes, but for deflate's
+ * framing of data that does not compress (well under 0.1%).
+ */
+function leastListBytes(declared: number, isMultipart: boolean): number {
+  if (!isMultipart) return declared;
+  return Math.max(0, declared - MULTIPART_OVERHEAD - Math.ceil(declared / 1000));
+}
+
 interface Submission {
   readonly key: KeyRecord;
   readonly params: SubmitListParams;
+  /** The upload let in (counted against the key's --max-uploads). */
+  readonly ticket: UploadTicket;
   readonly services: ListServiceKey[];
   readonly isExplicit: boolean;
   readonly contentType: (typeof LIST_CONTENT_TYPES)[number];
@@ -141,21 +155,49 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
           `got '${printable(type || 'none')}'.`,
       );
     const params = submitParams(request.query);
-    const callbackProblem = await callbackProblemOf(params, processor);
-    if (callbackProblem) return sendError(reply, 400, `Parameter 'callback_url': ${callbackProblem}`);
     const services = submissionServices(key, params);
     if (!services.ok) return sendError(reply, services.status, services.message);
     const declared = Number(request.headers['content-length']);
-    const allowance =
-      processor.maxUploadBytes + (contentType === 'multipart/form-data' ? MULTIPART_OVERHEAD : 0);
+    const isMultipart = contentType === 'multipart/form-data';
+    const allowance = processor.maxUploadBytes + (isMultipart ? MULTIPART_OVERHEAD : 0);
     if (Number.isFinite(declared) && declared > allowance) {
       const problem = tooLarge(processor.maxUploadBytes);
       reply.header('connection', 'close');
       return sendError(reply, problem.status, problem.message);
     }
+    // The key's quota and limits, before the body and before its callback's name is resolved: a key refused
+    // costs no more than these questions (and its connection is closed, its body unread).
+    if (key.quota) {
+      const used = (await usage.usage([key])).get(key.id) ?? 0;
+      if (used >= key.quota.limit) {
+        publish('quota.refused', { keyId: key.id });
+        reply.header('connection', 'close');
+        return sendError(reply, 403, quotaExceededMessage(key.quota, used, 1, 'records'));
+      }
+    }
+    let ticket: UploadTicket;
+    try {
+      ticket = await backend.beginUpload({
+        keyId: key.id,
+        limits: key,
+        leastBytes: Number.isFinite(declared) ? leastListBytes(declared, isMultipart) : 0,
+        isExact: Number.isFinite(declared) && !isMultipart,
+      });
+    } catch (error) {
+      if (!(error instanceof ListLimitError)) throw error;
+      reply.header('retry-after', String(error.retryAfterSeconds));
+      reply.header('connection', 'close');
+      return sendError(reply, 429, error.message);
+    }
+    // The upload counts against the key's --max-uploads until it is a list, or its answer is sent, or its client
+    // has gone.
+    reply.raw.once('close', () => ticket.end());
+    const callbackProblem = await callbackProblemOf(params, processor);
+    if (callbackProblem) return sendError(reply, 400, `Parameter 'callback_url': ${callbackProblem}`);
     submissions.set(request, {
       key,
       params,
+      ticket,
       contentType,
       services: services.value.services,
       isExplicit: services.value.isExplicit,
@@ -168,7 +210,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   const submitList = async (request: FastifyRequest, reply: FastifyReply) => {
     const submission = submissions.get(request);
     if (!submission) throw new HttpError(500, 'The list submission was not prepared.');
-    const { key, params, contentType, services, isExplicit } = submission;
+    const { key, params, ticket, contentType, services, isExplicit } = submission;
     let source: Readable;
     let fileName: string | undefined;
     if (contentType === 'multipart/form-data') {
@@ -204,9 +246,10 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     const uploadsDir = join(backend.workRoot, 'uploads');
     mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
     let upload;
+    let textBytes: number;
     try {
       upload = await receiveUpload(source, uploadsDir, processor.maxUploadBytes);
-      await checkUpload(upload, extension, processor.limits);
+      textBytes = await checkUpload(upload, extension, processor.limits);
     } catch (error) {
       if (upload) rmSync(upload.path, { force: true });
       if (error instanceof UploadProblem) {
@@ -256,6 +299,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         servicesExplicit: isExplicit,
         uploadPath: upload.path,
         sizeBytes: upload.size,
+        textBytes,
+        upload: ticket,
         inputFile: `input${extension}`,
         reservedRecords: reserved,
         chargedPeriod: charge.period,

@@ -30,7 +30,10 @@ import type {
   PartWork,
   RunStart,
   StoredBytes,
+  UploadClaim,
+  UploadTicket,
 } from './port.js';
+import { ArrivingUploads, uploadLimitProblem } from './limits.js';
 import { listDir, listsRoot } from '../names.js';
 import { isActiveKeyId, RevokedKeyError } from '../../store/keys.js';
 import { DEFAULT_RETAIN_DAYS, RETENTION_SWEEP_MS, sweepListFiles } from './retention.js';
@@ -39,6 +42,7 @@ import {
   encodePlan,
   getList,
   insertList,
+  keyHoldings,
   listDocument,
   markFailed,
   markProcessing,
@@ -139,6 +143,8 @@ export class LocalListBackend implements ListBackend {
   private active: string | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
   private isClosed = false;
+  /** Uploads arriving now, per key (`--max-uploads`). */
+  private readonly arriving = new ArrivingUploads();
 
   constructor(
     private readonly db: ServiceDb,
@@ -177,6 +183,13 @@ export class LocalListBackend implements ListBackend {
     return row.parts > 0 ? [{ completed: row.completed ?? 0, online: null }] : [];
   }
 
+  async beginUpload(claim: UploadClaim): Promise<UploadTicket> {
+    const held = { ...keyHoldings(this.db, claim.keyId), ...this.arriving.of(claim.keyId) };
+    const problem = uploadLimitProblem(claim.limits, held, claim.leastBytes, claim.isExact);
+    if (problem) throw problem;
+    return { end: this.arriving.add(claim.keyId, claim.leastBytes) };
+  }
+
   async createList(list: NewList): Promise<number> {
     let listId: number | undefined;
     try {
@@ -190,6 +203,7 @@ export class LocalListBackend implements ListBackend {
             name: list.name,
             options: list.options,
             sizeBytes: list.sizeBytes,
+            textBytes: list.textBytes,
             inputFile: () => list.inputFile,
             services: list.services,
             servicesExplicit: list.servicesExplicit,
@@ -199,6 +213,8 @@ export class LocalListBackend implements ListBackend {
           });
         })
         .immediate();
+      // The upload is a list now (counted as one from here).
+      list.upload?.end();
       const dir = listDir(this.dataDir, listId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       renameSync(list.uploadPath, join(dir, list.inputFile));
@@ -353,8 +369,8 @@ export class LocalListBackend implements ListBackend {
     if (list && list.run === run && (list.status === 'Pending' || list.status === 'Processing')) {
       markFailed(this.db, listId, status, reason, records);
       this.db.prepare('DELETE FROM list_verdicts WHERE list_id = ?').run(listId);
-      // An invalid list's input is of no more use: it is not kept until the retention sweep.
-      if (status === 'Invalid') rmSync(join(listDir(this.dataDir, listId), list.inputFile), { force: true });
+      // A list that failed runs no more: its input is of no more use, and is not kept until the retention sweep.
+      rmSync(join(listDir(this.dataDir, listId), list.inputFile), { force: true });
       if (list.reserved > 0) this.options.onRefund?.(list, list.reserved);
       if (list.options.callback_url) this.push({ kind: 'callback', listId });
     }
@@ -543,9 +559,13 @@ export class LocalListBackend implements ListBackend {
       isAwaitingPurchase: completion.isAwaitingPurchase,
     });
     this.db.prepare('DELETE FROM list_verdicts WHERE list_id = ?').run(listId);
-    if (isZip && !completion.isAwaitingPurchase) {
+    if (!completion.isAwaitingPurchase) {
+      const dir = listDir(this.dataDir, listId);
+      // The results are all a list with Results needs: its input is not kept until the retention sweep (a
+      // list awaiting purchase keeps it, to run again with what is bought).
+      rmSync(join(dir, list.inputFile), { force: true });
       // The archive holds everything: the parts' files are not needed any more.
-      rmSync(join(listDir(this.dataDir, listId), 'parts'), { recursive: true, force: true });
+      if (isZip) rmSync(join(dir, 'parts'), { recursive: true, force: true });
     }
     this.options.onComplete?.(list, completion.records);
     if (list.options.callback_url) this.push({ kind: 'callback', listId });

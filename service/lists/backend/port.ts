@@ -51,6 +51,10 @@ export interface NewList {
   /** The upload, received whole and checked, in a temporary file of this node (moved or copied in). */
   readonly uploadPath: string;
   readonly sizeBytes: number;
+  /** The bytes of the list's text (a zip's file uncompressed): what `--max-bytes-day` counts. */
+  readonly textBytes: number;
+  /** Its upload's ticket (beginUpload): it ends as the list is made, so that the key never counts both. */
+  readonly upload?: UploadTicket;
   /** The input's file name inside the list (`input.csv`, `input.zip`, …). */
   readonly inputFile: string;
   /** Records reserved against the key's quota (counted before the list is accepted), or 0. */
@@ -62,6 +66,22 @@ export interface NewList {
    * (service/lists/backend/limits.ts).
    */
   readonly limits: ListLimits;
+}
+
+/** An upload E7 asks to let in, before it reads the body. */
+export interface UploadClaim {
+  readonly keyId: number;
+  readonly limits: ListLimits;
+  /** The least bytes its list will count against `--max-bytes-day` (from the declared Content-Length), or 0. */
+  readonly leastBytes: number;
+  /** Whether `leastBytes` is exactly what the list will count (a text/csv body's declared length). */
+  readonly isExact: boolean;
+}
+
+/** An upload let in: counted against its key's `--max-uploads` until it ends. */
+export interface UploadTicket {
+  /** The upload has ended (its list made, or refused, or the client gone); later calls do nothing. */
+  end(): void;
 }
 
 /** A part as its job reads it. */
@@ -138,6 +158,12 @@ export interface ListBackend {
   getList(id: number): Promise<ListRecord | undefined>;
   /** The status document (E8), with the parts' progress summed. */
   document(list: ListRecord): Promise<ListResource>;
+  /**
+   * E7 before it reads a body: lets the upload in, counted against the key's `--max-uploads` (across API nodes
+   * on a team server) until its ticket ends, or throws ListLimitError (429) when the key is at `--max-uploads`
+   * or its list could not fit `--max-lists` or `--max-bytes-day` whatever the body holds.
+   */
+  beginUpload(claim: UploadClaim): Promise<UploadTicket>;
   /** Stores the input and the list, Pending, with its plan job, in one step: no half list is ever visible. */
   createList(list: NewList): Promise<number>;
   /** A report-only list is bought: a new run, with what was bought. Whether it was still awaiting purchase. */

@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import type { ServiceDb } from '../../store/db.js';
 import { listDir } from '../names.js';
-import { dayStartOf, listLimitProblem, type ListLimits } from './limits.js';
+import { dayStartOf, listLimitProblem, type KeyHoldings, type ListLimits } from './limits.js';
 import type { IdentityListService, PartBounds, PartContext, PartOnlineState } from '../types.js';
 import { UnknownCauseTally } from '../../../shared/unknownCauses.js';
 import type {
@@ -182,6 +182,21 @@ export function decodePlan(text: string): StoredPlan {
 
 const now = () => new Date().toISOString();
 
+/**
+ * What a key holds, as its limits count it: its lists waiting or running, and the bytes of its lists submitted
+ * today (their text's; a list from before text_bytes, its upload's).
+ */
+export function keyHoldings(db: ServiceDb, keyId: number): KeyHoldings {
+  const held = db
+    .prepare(
+      `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing')) AS in_flight,
+              coalesce(sum(coalesce(text_bytes, size_bytes)) FILTER (WHERE created_at >= ?), 0) AS bytes_today
+       FROM lists WHERE key_id = ?`,
+    )
+    .get(dayStartOf(), keyId) as { in_flight: number; bytes_today: number };
+  return { inFlight: held.in_flight, bytesToday: held.bytes_today };
+}
+
 /** A new list, Pending. The input file is named once the id is known: pass a function of it. */
 export function insertList(
   db: ServiceDb,
@@ -190,6 +205,8 @@ export function insertList(
     name: string;
     options: SubmitListParams;
     sizeBytes: number;
+    /** The bytes of the list's text (a zip's file uncompressed), what the day's bytes count. Default sizeBytes. */
+    textBytes?: number;
     inputFile: (id: number) => string;
     /** The services asked for (E7 `services`), or the key's list services. Default: validation. */
     services?: readonly ListServiceKey[];
@@ -205,28 +222,23 @@ export function insertList(
 ): number {
   return db.transaction(() => {
     const at = now();
+    const textBytes = list.textBytes ?? list.sizeBytes;
     if (list.limits) {
-      const held = db
-        .prepare(
-          `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing')) AS in_flight,
-                  coalesce(sum(size_bytes) FILTER (WHERE created_at >= ?), 0) AS bytes_today
-           FROM lists WHERE key_id = ?`,
-        )
-        .get(dayStartOf(), list.keyId) as { in_flight: number; bytes_today: number };
-      const problem = listLimitProblem(list.limits, held.in_flight, held.bytes_today, list.sizeBytes);
+      const problem = listLimitProblem(list.limits, keyHoldings(db, list.keyId), textBytes);
       if (problem) throw problem;
     }
     const result = db
       .prepare(
-        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at, services,
-                            services_explicit, run, reserved, charged_period)
-         VALUES (?, ?, '', ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+        `INSERT INTO lists (key_id, name, input_file, options, size_bytes, text_bytes, created_at, updated_at,
+                            services, services_explicit, run, reserved, charged_period)
+         VALUES (?, ?, '', ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
       )
       .run(
         list.keyId,
         list.name,
         JSON.stringify(list.options),
         list.sizeBytes,
+        textBytes,
         at,
         at,
         JSON.stringify(list.services ?? ['email_validation']),

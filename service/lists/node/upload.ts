@@ -74,12 +74,14 @@ export async function receiveUpload(
 /**
  * Checks a received file against the extension of the list's name: not empty, a zip archive exactly when
  * the name says .zip, and for a zip one .txt/.csv file inside that is no zip bomb. Throws UploadProblem (422).
+ * Answers the bytes of the list's text: a zip's file uncompressed (as the archive declares it; the plan refuses
+ * an entry whose bytes differ), else the file's.
  */
 export async function checkUpload(
   upload: ReceivedUpload,
   extension: ListFileExtension,
   limits: ListLimits,
-): Promise<void> {
+): Promise<number> {
   if (upload.size === 0)
     throw new UploadProblem(422, 'The file is empty: send a list with at least one record.');
   const isZip = isZipMagic(upload.head);
@@ -87,7 +89,7 @@ export async function checkUpload(
     if (!isZip)
       throw new UploadProblem(422, "The list's name ends in .zip, but the file is not a zip archive.");
     try {
-      await inspectZip(upload.path, limits);
+      return (await inspectZip(upload.path, limits)).uncompressedSize;
     } catch (error) {
       if (error instanceof ZipProblem) throw new UploadProblem(422, error.message);
       throw error;
@@ -98,4 +100,5 @@ export async function checkUpload(
       `The file is a zip archive, but the list's name ends in ${extension}: name it .zip.`,
     );
   }
+  return upload.size;
 }

@@ -10,6 +10,7 @@ import { listParts } from './0080-list-parts.js';
 import { keyQuotas } from './0090-key-quotas.js';
 import { bounces } from './0100-bounces.js';
 import { keyLimits } from './0110-key-limits.js';
+import { uploadLimits } from './0120-upload-limits.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -23,4 +24,5 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   keyQuotas,
   bounces,
   keyLimits,
+  uploadLimits,
 ];

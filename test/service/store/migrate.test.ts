@@ -4,7 +4,11 @@ import { migrate, NewerDatabaseError, type Migration } from '../../../service/st
 import { openServiceDb } from '../../../service/store/db.js';
 import { SERVICE_MIGRATIONS } from '../../../service/store/migrations/index.js';
 import { tempDir } from '../../helpers/service.js';
-import { DEFAULT_MAX_BYTES_DAY, DEFAULT_MAX_LISTS } from '../../../service/store/keys.js';
+import {
+  DEFAULT_MAX_BYTES_DAY,
+  DEFAULT_MAX_LISTS,
+  DEFAULT_MAX_UPLOADS,
+} from '../../../service/store/keys.js';
 import { loadDemo } from '../../../service/identity/demo.js';
 import { answersWaiting, prepareAnswers } from '../../../service/identity/prepared.js';
 
@@ -43,6 +47,8 @@ describe('migrations', () => {
     ).toBeGreaterThan(100);
     // The store as it was at version 60: no prepared answers (nor what later steps added).
     db.exec(`
+      ALTER TABLE keys DROP COLUMN max_uploads;
+      ALTER TABLE lists DROP COLUMN text_bytes;
       DROP INDEX lists_by_key_created;
       ALTER TABLE lists DROP COLUMN charged_period;
       ALTER TABLE keys DROP COLUMN max_lists;
@@ -117,6 +123,25 @@ describe('migrations', () => {
     });
     expect(db.prepare('SELECT charged_period FROM lists').pluck().get()).toBeNull();
     expect(() => db.exec('UPDATE keys SET max_lists = -1')).toThrow(/CHECK constraint/);
+    db.close();
+  });
+
+  it('0120 gives the keys made before it the default uploads at once, and lists no text bytes', () => {
+    const db = new Database(':memory:');
+    migrate(
+      db,
+      SERVICE_MIGRATIONS.filter((m) => m.version < 120),
+    );
+    db.prepare(
+      `INSERT INTO keys (key_hash, key_hint, mode, services, created_at) VALUES ('h', 'abcd', 'safe_to_send', '[]', 'now')`,
+    ).run();
+    db.prepare(
+      `INSERT INTO lists (key_id, name, input_file, options, size_bytes, created_at, updated_at) VALUES (1, 'a', 'input.csv', '{}', 1, 'now', 'now')`,
+    ).run();
+    migrate(db, SERVICE_MIGRATIONS);
+    expect(db.prepare('SELECT max_uploads FROM keys').pluck().get()).toBe(DEFAULT_MAX_UPLOADS);
+    expect(db.prepare('SELECT text_bytes FROM lists').pluck().get()).toBeNull();
+    expect(() => db.exec('UPDATE keys SET max_uploads = -1')).toThrow(/CHECK constraint/);
     db.close();
   });
 
