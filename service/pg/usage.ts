@@ -156,7 +156,8 @@ export class PgUsageMeter implements UsageMeter {
 
   /**
    * Adds every key's fresh calls of this second to key_rate and reads back the cluster's counts (one
-   * statement, keys in order so that nodes settling at once never deadlock), then decides the waiting calls.
+   * statement, rows in order so that nodes settling at once never deadlock, and each once: a clock set back
+   * may give a second twice), then decides the waiting calls.
    */
   private settle(): void {
     if (this.settlement) return;
@@ -177,7 +178,6 @@ export class PgUsageMeter implements UsageMeter {
         this.rates.delete(keyId);
       }
     }
-    batch.sort((a, b) => a.keyId - b.keyId || a.second - b.second);
     if (second - this.lastSweep > RATE_KEEP_S) {
       this.lastSweep = second;
       void this.pool
@@ -190,7 +190,8 @@ export class PgUsageMeter implements UsageMeter {
         : this.pool
             .query<{ key_id: string; second: string; calls: number }>(
               `INSERT INTO key_rate (key_id, second, calls)
-               SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[])
+               SELECT key_id, second, sum(calls) FROM unnest($1::bigint[], $2::bigint[], $3::int[])
+                 AS t (key_id, second, calls) GROUP BY key_id, second ORDER BY key_id, second
                ON CONFLICT (key_id, second) DO UPDATE SET calls = key_rate.calls + excluded.calls
                RETURNING key_id, second, calls`,
               [
@@ -275,6 +276,7 @@ export class PgUsageMeter implements UsageMeter {
   async close(): Promise<void> {
     if (this.rateTimer) clearTimeout(this.rateTimer);
     this.rateTimer = undefined;
+    await this.settlement;
     await this.flush();
   }
 }
