@@ -1,7 +1,8 @@
 // Usage of keys against their quotas (spec "Limits" and 403 "query limit exceeded"), and the per-key rate limit
-// (429): the port the endpoints count through, and its single-node adapter on the service's SQLite database.
-// The team server's adapter (service/pg/usage.ts) counts in PostgreSQL, so that every API node sees the same
-// count. Billable queries: an E1 call, a list record, an E5 call, an E6 record.
+// (429): the port the endpoints count through, and its single-node adapter on the service's SQLite database
+// (its rate limit counted in memory). The team server's adapter (service/pg/usage.ts) counts in PostgreSQL, so
+// that every API node sees the same count (its rate limit in each node, settled in batches). Billable queries:
+// an E1 call, a list record, an E5 call, an E6 record.
 //
 // A key with a quota is charged atomically, and only if the whole charge fits: a list larger than what is left
 // is refused at submission, never cut in the middle. A key without a quota is counted too (for `keys usage`),
@@ -79,7 +80,10 @@ export interface UsageMeter {
    * `period` (the one the work was charged in; default: the quota's current period).
    */
   adjust(keyId: number, quota: KeyQuota | null, delta: number, period?: string): void | Promise<void>;
-  /** Whether one more call fits the key's rate limit (calls per second; 0: none). */
+  /**
+   * Whether one more call fits the key's rate limit (calls per second; 0: none). Answered at once from memory,
+   * but for the few calls a team server's node decides after its next settlement.
+   */
   takeRate(key: KeyRecord): boolean | Promise<boolean>;
   /** Each key's use in the period of its quota (or in all, without one). */
   usage(keys: readonly KeyRecord[]): Promise<Map<number, number>>;

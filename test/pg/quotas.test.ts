@@ -128,8 +128,9 @@ describe('quotas of a team server', () => {
   });
 
   it('shares the per-key rate limit (429) between the API nodes', async () => {
-    // A burst far over 40 calls, half on each node, inside one second: 40 get through in all (a limit per
-    // node would let 80). A burst that ran into the next second is tried again with a fresh key.
+    // A burst far over 40 calls, half on each node, inside one second: 40 get through in all, and at most an
+    // eighth of the limit more (each node settles its count with the other's in batches: docs/team-server.md;
+    // a limit per node would let 80). A burst that ran into the next second is tried again with a fresh key.
     for (let attempt = 0; ; attempt++) {
       const made = await runCli(['keys', 'create', '--database', team.database, '--rate-limit', '40']);
       const key = made.stdout.trim();
@@ -144,7 +145,7 @@ describe('quotas of a team server', () => {
       const ok = answers.filter((answer) => answer.status === 200).length;
       const limited = answers.filter((answer) => answer.status === 429);
       expect(ok + limited.length).toBe(160);
-      expect(ok).toBeLessThanOrEqual(40);
+      expect(ok).toBeLessThanOrEqual(40 + 40 / 8);
       expect(ok).toBeGreaterThanOrEqual(30);
       expect((JSON.parse(limited[0].text) as { error_msg: string }).error_msg).toBe(
         'Too many requests: this key is limited to 40 calls per second.',

@@ -30,10 +30,11 @@ import { ListLimitError } from '../../lists/backend/limits.js';
 import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
 import { ZipProblem } from '../../lists/read/zip.js';
-import { authorise, type AuthContext } from '../auth.js';
+import { authorise, thenMaybe, type AuthContext } from '../auth.js';
 import { HttpError, sendError, sendInvalidKey } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
+import { ListThrottle, type ListCall } from '../throttle.js';
 import { publish } from '../../ops/events.js';
 
 export interface ListsContext {
@@ -335,12 +336,16 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     registerRoute(upload, 'POST', '/v5/list', submitList, { onRequest: checkSubmission });
   });
 
-  const keyFor = (request: FastifyRequest, reply: FastifyReply) =>
-    authorise(auth, request, reply, 'header', null, { rateLimited: false });
+  // E8–E10, finish and explain: the key, then its allowance of that kind of call on this node (429 past it).
+  const throttle = new ListThrottle();
+  const keyFor = (request: FastifyRequest, reply: FastifyReply, call: ListCall) =>
+    thenMaybe(authorise(auth, request, reply, 'header', null, { rateLimited: false }), (key) =>
+      key && throttle.admit(key, call, reply) ? key : undefined,
+    );
 
   // E8: the status document.
   registerRoute(app, 'GET', '/v5/list/:id', async (request, reply) => {
-    const key = await keyFor(request, reply);
+    const key = await keyFor(request, reply, 'status');
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
@@ -349,7 +354,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   // E9: purchase. A report-only list awaiting purchase (Processed) runs again with what is bought; a list
   // with Results has nothing more to buy: the answer is its status document, as it is.
   registerRoute(app, 'POST', '/v5/list/:id/purchase', async (request, reply) => {
-    const key = await keyFor(request, reply);
+    const key = await keyFor(request, reply, 'change');
     if (!key) return reply;
     const type = mediaType(request);
     if (type !== '' && type !== 'application/json') {
@@ -391,7 +396,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   // Finish now (a Mailsieve extension): a list waiting for a retry of temporary failures stops waiting; those
   // rows stay unknown (5). The answer is the status document.
   registerRoute(app, 'POST', '/v5/list/:id/finish', async (request, reply) => {
-    const key = await keyFor(request, reply);
+    const key = await keyFor(request, reply, 'change');
     if (!key) return reply;
     if (typeof (request.body as Readable | undefined)?.resume === 'function')
       (request.body as Readable).resume();
@@ -410,7 +415,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   // Why, per row (a Mailsieve extension): for a list with online checks, a CSV of each row's address, status
   // code, how far its check went and what answered. Kept with the list.
   registerRoute(app, 'GET', '/v5/list/:id/explain', async (request, reply) => {
-    const key = await keyFor(request, reply);
+    const key = await keyFor(request, reply, 'download');
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
     const explain = await backend.explain(list);
@@ -433,7 +438,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
 
   // E10: the results file, once complete.
   registerRoute(app, 'GET', '/v5/list/:id/results', async (request, reply) => {
-    const key = await keyFor(request, reply);
+    const key = await keyFor(request, reply, 'download');
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
     const results = list.status === 'Results' ? await backend.results(list) : undefined;
