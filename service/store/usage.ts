@@ -1,7 +1,9 @@
 // Usage of keys against their quotas (spec "Limits" and 403 "query limit exceeded"), and the per-key rate limit
 // (429): the port the endpoints count through, and its single-node adapter on the service's SQLite database.
 // The team server's adapter (service/pg/usage.ts) counts in PostgreSQL, so that every API node sees the same
-// count. Billable queries: an E1 call, a list record, an E5 call, an E6 record.
+// count. Billable queries: an E1 call, a list record, and each record E2–E6 answer from the data (an E2, E3 or
+// E5 call, an E4 or E6 record; not a per-record error), reserved before the work and settled after
+// (http/auth.ts reserveQueries: a charge, then an adjustment of what was not answered).
 //
 // A key with a quota is charged atomically, and only if the whole charge fits: a list larger than what is left
 // is refused at submission, never cut in the middle. A key without a quota is counted too (for `keys usage`),
