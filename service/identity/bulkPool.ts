@@ -19,11 +19,12 @@ import type { IdentityStore } from './store.js';
 /** Requests waiting for a worker beyond which the service answers 503 (busy) rather than queue more. */
 export const BULK_QUEUE_LIMIT = 256;
 /**
- * Requests of one key waiting for a worker beyond which that key's next is refused (429): an eighth of the
- * queue, so that it takes eight keys flooding at once to fill it. A key's 32 requests of 5,000 E6 records wait
- * about 3 s for two workers; a client sending more at once only lengthens its own wait.
+ * Requests of one key waiting for a worker beyond which that key's next is refused (429). A waiting request
+ * holds its body (up to 16 MiB), so this bounds the memory one key holds in the queue (128 MiB at most); a
+ * client sending more at once would only lengthen its own wait (the spec's older E6 description allows one
+ * request at a time per customer), and it takes 32 keys flooding at once to fill the queue.
  */
-export const BULK_QUEUE_PER_KEY = BULK_QUEUE_LIMIT / 8;
+export const BULK_QUEUE_PER_KEY = 8;
 
 export class BulkBusyError extends Error {
   constructor() {
