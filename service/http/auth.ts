@@ -169,3 +169,24 @@ export function reserveQueries(
     };
   });
 }
+
+/**
+ * Reserves the queries a request holds (reserveQueries), counted by `count` only once the key's quota is
+ * known to have some left: counting a bulk body is a pass over up to 16 MiB, which a key with nothing left
+ * does not get (403 before it).
+ */
+export function reserveCounted(
+  context: AuthContext,
+  key: KeyRecord,
+  reply: FastifyReply,
+  count: () => number,
+  what: string,
+): Maybe<Reservation | undefined> {
+  const quota = key.quota;
+  if (!quota) return reserveQueries(context, key, reply, 0, what);
+  return thenMaybe(context.usage.used(key), (used) => {
+    if (used < quota.limit) return reserveQueries(context, key, reply, count(), what);
+    refuseCharge(key, reply, used, 1, what);
+    return undefined;
+  });
+}

@@ -8,7 +8,7 @@ import { INVALID_JSON, recordError, tooManyRecords, type RecordError } from '../
 import { BulkBusyError, BulkShareError, type BulkPool } from '../../identity/bulkPool.js';
 import type { BulkTask } from '../../identity/bulkWork.js';
 import type { KeyRecord } from '../../store/keys.js';
-import { reserveQueries, type AuthContext } from '../auth.js';
+import { reserveCounted, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 
 /** Bulk bodies may be long: 10,000 records of a few hundred bytes each, with room to spare. */
@@ -164,12 +164,18 @@ export async function sendBulk(
 ): Promise<FastifyReply> {
   const refusal = pool.refusal(key.id);
   if (refusal) return sendQueueRefusal(reply, refusal);
-  // A key without a quota reserves nothing (reserveQueries): its records need no counting before the work. A
-  // body the parse will refuse (400: not an array, or more records than the limit) reserves one record, so
-  // that an exhausted quota is refused before that parse too.
-  const counted = key.quota ? bulkRecordCount(task.body, task.limit) : 0;
-  const records = counted > task.limit ? 1 : counted;
-  const reservation = await reserveQueries(auth, key, reply, records, 'records');
+  // Counted only for a key with some quota left (reserveCounted). A body the parse will refuse (400: not an
+  // array, or more records than the limit) reserves one record, so that the parse is paid for too.
+  const reservation = await reserveCounted(
+    auth,
+    key,
+    reply,
+    () => {
+      const counted = bulkRecordCount(task.body, task.limit);
+      return counted > task.limit ? 1 : counted;
+    },
+    'records',
+  );
   if (!reservation) return reply;
   let outcome;
   try {

@@ -4,11 +4,13 @@
 // whose quota has nothing left is refused 403 before any work: an exhausted trial key's 5,000-record E6 is
 // refused without the bulk pool being asked, and the records a bulk request reserved but did not answer with
 // data go back.
+import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { reserveCounted, type AuthContext } from '../../../service/http/auth.js';
 import { keyInfoSchema } from '../../../shared/api/listServices.js';
 import { BulkPool } from '../../../service/identity/bulkPool.js';
-import { TRIAL_QUOTA, type KeyQuota } from '../../../service/store/keys.js';
-import { quotaExceededMessage } from '../../../service/store/usage.js';
+import { findActiveKey, TRIAL_QUOTA, type KeyQuota } from '../../../service/store/keys.js';
+import { quotaExceededMessage, SqliteUsageMeter } from '../../../service/store/usage.js';
 import { bulkRecordCount } from '../../../service/http/routes/bulkBody.js';
 import { startTestService, tempDir, type TestService } from '../../helpers/service.js';
 import { getJson, importFixture, postJson, query } from './fixture.js';
@@ -194,5 +196,40 @@ describe('the records a bulk body reserves', () => {
     expect(bulkRecordCount('not json', 5_000)).toBe(1);
     // An unfinished text counts what it has begun.
     expect(bulkRecordCount('[{"email":"a@example.com"}, {"email":"b', 5_000)).toBe(2);
+  });
+});
+
+describe('a request counted only once its key has some quota left', () => {
+  it('refuses a key with nothing left without counting its request, and counts one with room', async () => {
+    const usage = new SqliteUsageMeter(service.db);
+    const context: AuthContext = { keys: { lookup: () => undefined, invalidate: () => undefined }, usage };
+    const exhausted = findActiveKey(service.db, service.key({ quota: TRIAL_QUOTA }))!;
+    expect(usage.charge(exhausted, 100).ok).toBe(true);
+    const room = findActiveKey(service.db, service.key({ quota: quota(10) }))!;
+    const count = vi.fn(() => 4);
+    const app = Fastify();
+    app.get<{ Querystring: { who: string } }>('/probe', async (request, reply) => {
+      const key = request.query.who === 'exhausted' ? exhausted : room;
+      const reservation = await reserveCounted(context, key, reply, count, 'records');
+      if (!reservation) return reply;
+      await reservation.settle(3);
+      return { reserved: true };
+    });
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const refused = await fetch(`${base}/probe?who=exhausted`);
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual({
+        error_code: 403,
+        error_msg: "Query limit exceeded: this trial key's 100 queries are used up.",
+      });
+      expect(count).not.toHaveBeenCalled();
+      expect((await fetch(`${base}/probe?who=room`)).status).toBe(200);
+      expect(count).toHaveBeenCalledTimes(1);
+      // Four reserved, three answered: one given back.
+      expect(usage.used(room)).toBe(3);
+    } finally {
+      await app.close();
+    }
   });
 });
