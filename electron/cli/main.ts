@@ -170,7 +170,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--quota <n>',
-      'billable queries allowed (E1 calls, list records, E5/E6 records); default: no quota',
+      'billable queries allowed (E1 calls, list records, E2–E6 records answered); default: no quota',
     )
     .option('--quota-period <period>', 'the quota is per day, month or total (default total)')
     .option('--trial', 'a trial key: 100 queries in all (the spec’s limited trial)')

@@ -109,9 +109,15 @@ export function authorise(
   });
 }
 
+/** Answers 403 (query limit exceeded) for `n` queries that did not fit the key's quota. */
+function refuseCharge(key: KeyRecord, reply: FastifyReply, used: number, n: number, what: string): void {
+  publish('quota.refused', { keyId: key.id });
+  sendError(reply, 403, quotaExceededMessage(key.quota!, used, n, what));
+}
+
 /**
- * Counts `n` billable queries (an E1 call, E5 call or E6 records) against the key: true when they fit its quota;
- * otherwise answers 403 (query limit exceeded) itself and gives false.
+ * Counts `n` billable queries (an E1 call) against the key: true when they fit its quota; otherwise answers
+ * 403 (query limit exceeded) itself and gives false.
  */
 export function chargeQueries(
   context: AuthContext,
@@ -122,8 +128,65 @@ export function chargeQueries(
 ): Maybe<boolean> {
   return thenMaybe(context.usage.charge(key, n), (charge: Charge) => {
     if (charge.ok) return true;
-    publish('quota.refused', { keyId: key.id });
-    sendError(reply, 403, quotaExceededMessage(key.quota!, charge.used, n, what));
+    refuseCharge(key, reply, charge.used, n, what);
     return false;
+  });
+}
+
+/** Queries reserved before the work they pay for (reserveQueries), settled once it is done. */
+export interface Reservation {
+  /**
+   * Counts `answered` queries in all: those reserved beyond them are given back, in the period they were
+   * charged in (any beyond the reservation are added there).
+   */
+  settle(answered: number): Maybe<void>;
+}
+
+/**
+ * Reserves `n` billable queries of the key before their work (E2–E6: what a request may be answered with),
+ * all or none: undefined, with 403 (query limit exceeded) answered, when they do not fit its quota. The work
+ * then settles the reservation with the records it answered from the data. A key without a quota is refused
+ * nothing, so nothing is reserved: its records answered are counted when settled (in memory, as E1's calls).
+ */
+export function reserveQueries(
+  context: AuthContext,
+  key: KeyRecord,
+  reply: FastifyReply,
+  n: number,
+  what = 'queries',
+): Maybe<Reservation | undefined> {
+  const usage = context.usage;
+  const quota = key.quota;
+  if (!quota) return { settle: (answered) => thenMaybe(usage.charge(key, answered), () => undefined) };
+  return thenMaybe(usage.charge(key, n), (charge: Charge) => {
+    if (!charge.ok) {
+      refuseCharge(key, reply, charge.used, n, what);
+      return undefined;
+    }
+    return {
+      settle: (answered) =>
+        answered === n ? undefined : usage.adjust(key.id, quota, answered - n, charge.period),
+    };
+  });
+}
+
+/**
+ * Reserves the queries a request holds (reserveQueries), counted by `count` only once the key's quota is
+ * known to have some left: counting a bulk body is a pass over up to 16 MiB, which a key with nothing left
+ * does not get (403 before it).
+ */
+export function reserveCounted(
+  context: AuthContext,
+  key: KeyRecord,
+  reply: FastifyReply,
+  count: () => number,
+  what: string,
+): Maybe<Reservation | undefined> {
+  const quota = key.quota;
+  if (!quota) return reserveQueries(context, key, reply, 0, what);
+  return thenMaybe(context.usage.used(key), (used) => {
+    if (used < quota.limit) return reserveQueries(context, key, reply, count(), what);
+    refuseCharge(key, reply, used, 1, what);
+    return undefined;
   });
 }

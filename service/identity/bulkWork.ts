@@ -43,10 +43,23 @@ export type BulkTask =
       readonly nowS: number;
     };
 
-/** The answer of a bulk request: its JSON as UTF-8 bytes, or a request-level error. */
+/**
+ * The answer of a bulk request: its JSON as UTF-8 bytes and the records answered from the data (what the key
+ * is charged: every element but the per-record errors), or a request-level error.
+ */
 export type BulkOutcome =
-  | { readonly ok: true; readonly json: Uint8Array; /** Records answered. */ readonly records: number }
+  | { readonly ok: true; readonly json: Uint8Array; readonly answered: number }
   | { readonly ok: false; readonly status: number; readonly message: string };
+
+/** A per-record error's JSON text begins so (recordError's first member); an answer's never does. */
+const ERROR_JSON_START = '{"error_code":';
+
+/** How many of `answers` (JSON texts) are answers from the data, not per-record errors. */
+function answeredOf(answers: readonly string[]): number {
+  let answered = 0;
+  for (const answer of answers) if (!answer.startsWith(ERROR_JSON_START)) answered++;
+  return answered;
+}
 
 /** An activity-metrics key names addresses only: `email`, `md5_email` or `sha1_email`. */
 const ADDRESS_ONLY = 'Give email, md5_email or sha1_email: activity metrics are looked up by address.';
@@ -159,11 +172,13 @@ export function answerBulk(store: IdentityStore, task: BulkTask): BulkOutcome {
       const answers = records.map((record) =>
         record.ok ? identityBulkAnswer(store, record.query, task.policy) : record.error,
       );
-      return { ok: true, json: encoder.encode(JSON.stringify(answers)), records: records.length };
+      const answered = answers.filter((answer) => !isErrorAnswer(answer)).length;
+      return { ok: true, json: encoder.encode(JSON.stringify(answers)), answered };
     }
     // A whole-field-set answer is put together from the persons' rendered answers (answers.ts).
     store.readAhead(addressKeys(records), task.nowS, { rendered: isWholeFieldSet(task.policy) });
-    return { ok: true, json: jsonArrayBytes(intelligenceAnswers(store, records, task)), records: records.length };
+    const answers = intelligenceAnswers(store, records, task);
+    return { ok: true, json: jsonArrayBytes(answers), answered: answeredOf(answers) };
   } catch (error) {
     if (error instanceof HttpError) return { ok: false, status: error.status, message: error.message };
     throw error;

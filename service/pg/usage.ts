@@ -105,11 +105,16 @@ export class PgUsageMeter implements UsageMeter {
       );
       if (rows.length > 0) return { ok: true, period };
     }
+    return { ok: false, used: await this.used(key) };
+  }
+
+  async used(key: KeyRecord): Promise<number> {
+    if (!key.quota) return 0;
     const { rows } = await this.pool.query<{ used: number }>(
       'SELECT used FROM key_usage WHERE key_id = $1 AND period = $2',
-      [key.id, period],
+      [key.id, periodOf(key.quota.period)],
     );
-    return { ok: false, used: rows[0]?.used ?? 0 };
+    return rows[0]?.used ?? 0;
   }
 
   async adjust(keyId: number, quota: KeyQuota | null, delta: number, period?: string): Promise<void> {

@@ -2,7 +2,9 @@
 // (429): the port the endpoints count through, and its single-node adapter on the service's SQLite database
 // (its rate limit counted in memory). The team server's adapter (service/pg/usage.ts) counts in PostgreSQL, so
 // that every API node sees the same count (its rate limit in each node, settled in batches). Billable queries:
-// an E1 call, a list record, an E5 call, an E6 record.
+// an E1 call, a list record, and each record E2–E6 answer from the data (an E2, E3 or E5 call, an E4 or E6
+// record; not a per-record error), reserved before the work and settled after (http/auth.ts reserveQueries: a
+// charge, then an adjustment of what was not answered).
 //
 // A key with a quota is charged atomically, and only if the whole charge fits: a list larger than what is left
 // is refused at submission, never cut in the middle. A key without a quota is counted too (for `keys usage`),
@@ -75,6 +77,11 @@ export interface UsageMeter {
   /** Charges `n` billable queries to the key, all or none. */
   charge(key: KeyRecord, n: number): Charge | Promise<Charge>;
   /**
+   * The key's use in its quota's current period (0 without a quota), read without charging: whether anything
+   * is left, asked before counting what a large request holds.
+   */
+  used(key: KeyRecord): number | Promise<number>;
+  /**
    * Adds `delta` queries to a key's use without a quota check (negative: gives back queries charged for work
    * not done, as a list found invalid; positive: a list's records beyond those reserved at submission), in
    * `period` (the one the work was charged in; default: the quota's current period).
@@ -120,6 +127,7 @@ export class SqliteUsageMeter implements UsageMeter {
   private readonly ensure;
   private readonly add;
   private readonly addWithin;
+  private readonly selectUsed;
 
   constructor(private readonly db: ServiceDb) {
     this.ensure = db.prepare(
@@ -129,6 +137,7 @@ export class SqliteUsageMeter implements UsageMeter {
     this.addWithin = db.prepare(
       'UPDATE key_usage SET used = used + ? WHERE key_id = ? AND period = ? AND used + ? <= ? RETURNING used',
     );
+    this.selectUsed = db.prepare('SELECT used FROM key_usage WHERE key_id = ? AND period = ?').pluck();
   }
 
   charge(key: KeyRecord, n: number): Charge {
@@ -144,11 +153,12 @@ export class SqliteUsageMeter implements UsageMeter {
       return this.addWithin.get(n, key.id, period, n, key.quota!.limit) !== undefined;
     })();
     if (charged) return { ok: true, period };
-    const used = this.db
-      .prepare('SELECT used FROM key_usage WHERE key_id = ? AND period = ?')
-      .pluck()
-      .get(key.id, period) as number | undefined;
-    return { ok: false, used: used ?? 0 };
+    return { ok: false, used: this.used(key) };
+  }
+
+  used(key: KeyRecord): number {
+    if (!key.quota) return 0;
+    return (this.selectUsed.get(key.id, periodOf(key.quota.period)) as number | undefined) ?? 0;
   }
 
   adjust(

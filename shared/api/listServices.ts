@@ -112,7 +112,7 @@ export const QUOTA_PERIODS = ['day', 'month', 'total'] as const;
 export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
 
 /**
- * A key's quota of billable queries (E1 calls, list records, E5 calls, E6 records) as `GET /v5/key` tells it:
+ * A key's quota of billable queries (E1 calls, list records, E2–E6 records answered) as `GET /v5/key` tells it:
  * the limit, what is used and left in the current period, the period, and when it renews (the next period's
  * start, ISO 8601 in UTC; null for a quota in all, which never renews). `trial`: a trial key (100 in all).
  */

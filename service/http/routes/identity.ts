@@ -1,5 +1,6 @@
 // E2 `GET /ae` (alternate email), E3 `GET /v5/eppend` (email append and postal append) and E4
-// `POST /v5/eppend/bulk`, answered from the reference data (docs/identity.md). Also registers E5/E6.
+// `POST /v5/eppend/bulk`, answered from the reference data (docs/identity.md). Also registers E5/E6. Each
+// record answered from the data is a billable query, reserved before the lookup (auth.ts reserveQueries).
 import type { FastifyInstance } from 'fastify';
 import { BULK_IDENTITY_LIMIT } from '../../../shared/api/limits.js';
 import { eppendModeOf } from '../../../shared/api/identity.js';
@@ -15,7 +16,7 @@ import { identityPolicyFor } from '../../identity/policy.js';
 import { IdentityStore } from '../../identity/store.js';
 import type { ServiceDb } from '../../store/db.js';
 import { createReferenceIndexes } from '../../store/migrations/0040-identity.js';
-import { authorise, type AuthContext } from '../auth.js';
+import { authorise, reserveQueries, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
@@ -49,7 +50,11 @@ export function registerIdentity(
     const params = singleValued(request.query);
     if (params.email === undefined)
       throw new HttpError(400, "Missing parameter 'email': give the address to find other addresses of.");
+    // One billable query (spec "Limits"), reserved before the lookup; not counted when it is a record error.
+    const reservation = await reserveQueries(auth, key, reply, 1);
+    if (!reservation) return reply;
     const found = emailForMatching(store, params.email);
+    await reservation.settle(found.ok ? 1 : 0);
     if (!found.ok) return sendRecordError(reply, found.error);
     return sendJson(reply, alternateEmailAnswer(store, found.match, key.alternateMax));
   });
@@ -65,7 +70,10 @@ export function registerIdentity(
           403,
           'Access denied: this API key is not enabled for the postal_append service (email to postal address).',
         );
+      const reservation = await reserveQueries(auth, key, reply, 1);
+      if (!reservation) return reply;
       const found = emailForMatching(store, params.email ?? '');
+      await reservation.settle(found.ok ? 1 : 0);
       if (!found.ok) return sendRecordError(reply, found.error);
       return sendJson(reply, postalAppendAnswer(found.match));
     }
@@ -89,7 +97,10 @@ export function registerIdentity(
         400,
         `Missing parameter${missing.length > 1 ? 's' : ''} for email append: ${missing.join(', ')}.`,
       );
+    const reservation = await reserveQueries(auth, key, reply, 1);
+    if (!reservation) return reply;
     const answer = emailAppendAnswer(store, params);
+    await reservation.settle(isErrorAnswer(answer) ? 0 : 1);
     return isErrorAnswer(answer) ? sendRecordError(reply, answer) : sendJson(reply, answer);
   });
 
@@ -103,12 +114,13 @@ export function registerIdentity(
       const policy = identityPolicyFor(key);
       if (!policy.ok) return sendError(reply, policy.status, policy.message);
       const body = bulkBodyText(request);
-      return sendBulk(reply, bulk, {
-        kind: 'identity',
-        body,
-        limit: BULK_IDENTITY_LIMIT,
-        policy: policy.policy,
-      });
+      return sendBulk(
+        reply,
+        bulk,
+        { kind: 'identity', body, limit: BULK_IDENTITY_LIMIT, policy: policy.policy },
+        auth,
+        key,
+      );
     },
     BULK_ROUTE,
   );

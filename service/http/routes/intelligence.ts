@@ -18,7 +18,7 @@ import {
   type KeyAccess,
 } from '../../identity/policy.js';
 import type { IdentityStore } from '../../identity/store.js';
-import { authorise, chargeQueries, type AuthContext } from '../auth.js';
+import { authorise, reserveQueries, type AuthContext } from '../auth.js';
 import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
@@ -85,9 +85,11 @@ export function registerIntelligence(
     // A blank `email` is answered by intelligenceAnswer: the per-record `Invalid identifier.`, as on E6.
     if (!hasEmailRoute(query) && !hasPostalRoute(query) && query.email === undefined)
       throw new HttpError(400, `Missing parameters. ${NO_PERSON_NAMED}`);
-    // One billable query (spec "Limits"): within the key's quota, or 403.
-    if (!(await chargeQueries(auth, key, reply, 1))) return reply;
+    // One billable query (spec "Limits"): within the key's quota, or 403; given back for a record error.
+    const reservation = await reserveQueries(auth, key, reply, 1);
+    if (!reservation) return reply;
     const answer = intelligenceAnswer(store, query, policy);
+    await reservation.settle(isErrorAnswer(answer) ? 0 : 1);
     const status = isErrorAnswer(answer) ? answer.error_code : 200;
     return params.format === 'html' ? sendHtml(reply, answer, status) : sendJson(reply, answer, status);
   });
@@ -121,8 +123,8 @@ export function registerIntelligence(
           isActivityMetrics: isActivityMetricsKey(key),
           nowS: Math.floor(Date.now() / 1000),
         },
-        // Each record is a billable query (spec "Limits").
-        (records) => chargeQueries(auth, key, reply, records, 'records'),
+        auth,
+        key,
       );
     },
     BULK_ROUTE,
