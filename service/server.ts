@@ -193,7 +193,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     async close() {
       await selfCheck?.close();
       // Fastify waits for requests still in flight; a client that stopped halfway would hold the shutdown
-      // until the headers timeout (a minute). Give them a short grace, then close every connection.
+      // until its request timeout (30 s by default). Give them a short grace, then close every connection.
       const grace = setTimeout(() => service.app.server.closeAllConnections(), CLOSE_GRACE_MS);
       try {
         await service.app.close();

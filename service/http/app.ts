@@ -91,8 +91,8 @@ const MAX_HEADER_BYTES = 64 * 1024;
 
 /**
  * An idle keep-alive connection is closed after this long without a request: Fastify's default, longer than the
- * 60 s for which nginx (docs/team-server.md) keeps its idle upstream connections, so that the node never closes
- * one as nginx sends a request on it.
+ * 60 s for which load balancers keep an idle connection to a node (nginx's upstream `keepalive_timeout`, AWS's
+ * ALB), so that a node never closes one as its balancer sends a request on it.
  */
 const KEEP_ALIVE_MS = 72_000;
 
@@ -141,7 +141,7 @@ export function buildService(options: ServiceOptions): Service {
     keepAliveTimeout: KEEP_ALIVE_MS,
     ...(https ? { https: { ...https, ...server } } : { http: server }),
     clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
-      if (!socket.writable) return;
+      if (!socket.writable) return void socket.destroy();
       if (error.code === 'HPE_HEADER_OVERFLOW')
         writeRawError(socket, 431, `Request headers or URL too large (at most ${MAX_HEADER_BYTES} bytes).`);
       else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') writeRawError(socket, 408, 'Request timed out.');

@@ -4,6 +4,7 @@
 // - 300 clients with no key or a wrong one, each sending half of a large body (E6, E4, E7: 16 MB; purchase,
 //   finish, a path no route takes: 1 MB) and then nothing, are answered at once (401, 404) and closed, and the
 //   node's memory grows by under 50 MB, while a good key's E1 keeps answering;
+// - a client with a wrong key still sending its body gets the answer, not a reset;
 // - a good key's body that stops (E6, purchase) is answered 408 and closed after the request timeout;
 // - an upload (E7) that stops is dropped after the idle timeout, one that trickles steadily for longer than
 //   both timeouts is accepted;
@@ -116,6 +117,34 @@ describe('a node reads a body only after its key', () => {
     expect(statuses.length).toBeGreaterThanOrEqual(5);
     expect(statuses.every((status) => status === 200)).toBe(true);
   }, 60_000);
+});
+
+describe('a request refused before its body', () => {
+  it('is answered, not reset, while its client still sends the body (fetch)', async () => {
+    // 12 MB of E6 records with a wrong key: the node does not read them, and still its 401 reaches fetch,
+    // which is writing the body when the answer comes (a connection closed at once would reset it).
+    const body = JSON.stringify(
+      Array.from({ length: 200_000 }, (_, i) => ({
+        email: `person${i}@example.com`,
+        first: 'Jane',
+        zip: '12345',
+      })),
+    );
+    const answers: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      try {
+        const response = await fetch(`${node.url}/v5/ei/bulk?api_key=wrong-key-0123456789abcdef`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
+        answers.push(`${response.status} ${await response.text()}`);
+      } catch (error) {
+        answers.push(String((error as { cause?: unknown }).cause ?? error));
+      }
+    }
+    expect(answers).toEqual(answers.map(() => '401 Invalid API key.'));
+  }, 30_000);
 });
 
 describe('a body that stops arriving', () => {
