@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { buildService, type OnlineServiceOptions, type Service } from './http/app.js';
+import type { RequestTimeouts } from './http/bodies.js';
 import type { ListServiceOptions } from './lists/node/processor.js';
 import { openServiceDb, type ServiceDb } from './store/db.js';
 import type { TeamNode, TeamOptions } from './pg/team.js';
@@ -50,6 +51,8 @@ export interface StartOptions {
   };
   /** The node's log (docs/operations.md "Logs"); without it nothing is logged. */
   readonly logger?: Logger;
+  /** How long a client may take to send a request (`serve --request-timeout`, `--upload-idle-timeout`). */
+  readonly timeouts?: Partial<RequestTimeouts>;
   /** Prometheus metrics, served at `GET /metrics`. */
   readonly metrics?: Metrics;
 }
@@ -142,6 +145,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     ...(team ? { team, listWorkers: options.team?.workers !== false } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
   });
   try {
     await service.app.listen({ host, port: options.port ?? 0 });
@@ -189,7 +193,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     async close() {
       await selfCheck?.close();
       // Fastify waits for requests still in flight; a client that stopped halfway would hold the shutdown
-      // until the headers timeout (a minute). Give them a short grace, then close every connection.
+      // until its request timeout (30 s by default). Give them a short grace, then close every connection.
       const grace = setTimeout(() => service.app.server.closeAllConnections(), CLOSE_GRACE_MS);
       try {
         await service.app.close();

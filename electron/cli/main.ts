@@ -69,7 +69,17 @@ export function buildProgram(): Command {
       'with --database: 1 runs a verifier node in this process, 0 serves the API only',
       '1',
     )
-    .option('--metrics', 'serve Prometheus metrics at GET /metrics (off by default)');
+    .option('--metrics', 'serve Prometheus metrics at GET /metrics (off by default)')
+    .option(
+      '--request-timeout <s>',
+      'seconds a client has to send a request’s headers, and then a body (but a list upload’s); else 408',
+      '30',
+    )
+    .option(
+      '--upload-idle-timeout <s>',
+      'seconds a list upload (E7) may go without a byte of its body before it is dropped (408)',
+      '60',
+    );
   addLogOptions(serveCommand);
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);

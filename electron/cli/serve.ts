@@ -16,7 +16,8 @@ import {
 import { nodeLoggerFrom, type LogCliOptions } from './opsOptions.js';
 
 export interface ServeOptions
-  extends OnlineCliOptions,
+  extends
+    OnlineCliOptions,
     DatabaseCliOptions,
     NodeCliOptions,
     WorkCliOptions,
@@ -34,6 +35,8 @@ export interface ServeOptions
   retainDays: string;
   workers: string;
   metrics?: boolean;
+  requestTimeout: string;
+  uploadIdleTimeout: string;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -96,6 +99,10 @@ export async function serve(options: ServeOptions): Promise<void> {
     // The in-process verifier node of `serve --database` works as `worker` does, with the same options.
     ...work.lists,
   };
+  const timeouts = {
+    requestMs: intOption('--request-timeout', options.requestTimeout, 1, 3600) * 1000,
+    uploadIdleMs: intOption('--upload-idle-timeout', options.uploadIdleTimeout, 1, 3600) * 1000,
+  };
   const trustProxy = trustProxyOf(options.trustProxy);
   const url = databaseUrlOf(options);
   const workers = intOption('--workers', options.workers, 0, 1);
@@ -127,6 +134,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(trustProxy ? { trustProxy } : {}),
       online,
       lists,
+      timeouts,
       ...(team ? { team, selfCheck: { ...(dnsbl ? { dnsbl } : {}), onCheck: selfCheckLogger(logger) } } : {}),
     });
   } catch (error) {

@@ -10,6 +10,7 @@ import type { AuthContext, KeyLookup } from './auth.js';
 import { AuthFailureLimit } from './authFailures.js';
 import { queryEncodingProblem } from './params.js';
 import { answerUnmatched } from './routes.js';
+import { DEFAULT_REQUEST_TIMEOUTS, setRequestTimeouts, type RequestTimeouts } from './bodies.js';
 import { registerEv } from './routes/ev.js';
 import { registerStatus } from './routes/status.js';
 import { registerKeyInfo } from './routes/key.js';
@@ -69,6 +70,8 @@ export interface ServiceOptions {
   readonly metrics?: Metrics;
   /** Where the node's readiness checks are registered (`GET /readyz`); default: one of its own. */
   readonly readiness?: Readiness;
+  /** How long a client may take to send a request (service/http/bodies.ts); default 30 s, E7 60 s idle. */
+  readonly timeouts?: Partial<RequestTimeouts>;
 }
 
 export interface Service {
@@ -86,12 +89,24 @@ export interface Service {
 /** Headers larger than this are refused with 431; generous enough for any parameter we accept. */
 const MAX_HEADER_BYTES = 64 * 1024;
 
+/**
+ * An idle keep-alive connection is closed after this long without a request: Fastify's default, longer than the
+ * 60 s for which load balancers keep an idle connection to a node (nginx's upstream `keepalive_timeout`, AWS's
+ * ALB), so that a node never closes one as its balancer sends a request on it.
+ */
+const KEEP_ALIVE_MS = 72_000;
+
+/**
+ * Answers a connection's malformed or late request, then closes it: destroyed, not ended, since a client that
+ * keeps its side open would otherwise hold the half-closed connection for good.
+ */
 function writeRawError(socket: Socket, status: number, message: string): void {
   const body = JSON.stringify({ error_code: status, error_msg: message });
-  socket.end(
+  socket.write(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  socket.destroy();
 }
 
 const noRouteSchemas = () => () => {
@@ -102,8 +117,18 @@ const noRouteSchemas = () => () => {
 export function buildService(options: ServiceOptions): Service {
   const logger = options.logger;
   const { https, ...fastifyOptions } = options.fastify ?? {};
-  // Its responses count and log themselves when they end (service/ops/requests.ts).
-  const server = { maxHeaderSize: MAX_HEADER_BYTES, ...OBSERVED_SERVER };
+  const timeouts: RequestTimeouts = { ...DEFAULT_REQUEST_TIMEOUTS, ...options.timeouts };
+  const server = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    // A request's headers arrive within the request timeout, or 408 (clientErrorHandler below); Node looks at
+    // its connections every `connectionsCheckingInterval`. Its `requestTimeout`, one total for the whole
+    // request on every route, stays off: bodies are timed by their routes (service/http/bodies.ts).
+    headersTimeout: timeouts.requestMs,
+    requestTimeout: 0,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.round(timeouts.requestMs / 4))),
+    // Its responses count and log themselves when they end (service/ops/requests.ts).
+    ...OBSERVED_SERVER,
+  };
   const app = Fastify({
     // The node's logger (pino) is not handed to Fastify: with a logger, Fastify puts listeners on every response
     // (a fifth of E1's requests/s), and its request lines would print URLs, which carry E1–E6's key. Each request
@@ -113,9 +138,10 @@ export function buildService(options: ServiceOptions): Service {
     // `/v5/ev/` is `/v5/ev`: a trailing slash gets the endpoint's answer.
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
+    keepAliveTimeout: KEEP_ALIVE_MS,
     ...(https ? { https: { ...https, ...server } } : { http: server }),
     clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
-      if (!socket.writable) return;
+      if (!socket.writable) return void socket.destroy();
       if (error.code === 'HPE_HEADER_OVERFLOW')
         writeRawError(socket, 431, `Request headers or URL too large (at most ${MAX_HEADER_BYTES} bytes).`);
       else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') writeRawError(socket, 408, 'Request timed out.');
@@ -131,6 +157,8 @@ export function buildService(options: ServiceOptions): Service {
     },
     ...fastifyOptions,
   } as unknown as FastifyServerOptions);
+
+  setRequestTimeouts(app, timeouts);
 
   const team = options.team;
   const localUsage = team ? undefined : new SqliteUsageMeter(options.db);

@@ -175,6 +175,25 @@ export function reserveQueries(
  * known to have some left: counting a bulk body is a pass over up to 16 MiB, which a key with nothing left
  * does not get (403 before it).
  */
+/**
+ * Whether a key with a quota has nothing left: then it answers 403 (query limit exceeded) itself and gives true.
+ * A bulk request's key is asked this before its body is read (routes/bulkBody.ts).
+ */
+export function refuseExhausted(
+  context: AuthContext,
+  key: KeyRecord,
+  reply: FastifyReply,
+  what: string,
+): Maybe<boolean> {
+  const quota = key.quota;
+  if (!quota) return false;
+  return thenMaybe(context.usage.used(key), (used) => {
+    if (used < quota.limit) return false;
+    refuseCharge(key, reply, used, 1, what);
+    return true;
+  });
+}
+
 export function reserveCounted(
   context: AuthContext,
   key: KeyRecord,
@@ -182,11 +201,8 @@ export function reserveCounted(
   count: () => number,
   what: string,
 ): Maybe<Reservation | undefined> {
-  const quota = key.quota;
-  if (!quota) return reserveQueries(context, key, reply, 0, what);
-  return thenMaybe(context.usage.used(key), (used) => {
-    if (used < quota.limit) return reserveQueries(context, key, reply, count(), what);
-    refuseCharge(key, reply, used, 1, what);
-    return undefined;
-  });
+  if (!key.quota) return reserveQueries(context, key, reply, 0, what);
+  return thenMaybe(refuseExhausted(context, key, reply, what), (refused) =>
+    refused ? undefined : reserveQueries(context, key, reply, count(), what),
+  );
 }

@@ -1,4 +1,12 @@
-import type { FastifyInstance, HTTPMethods, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HTTPMethods,
+  RouteHandlerMethod,
+  RouteOptions,
+} from 'fastify';
+import { closeUnread, hasBody } from './bodies.js';
 import { sendError } from './errors.js';
 
 interface KnownRoute {
@@ -48,10 +56,11 @@ export function methodsFor(app: FastifyInstance, path: string): string[] {
 
 /**
  * Answers the requests no route of `app` takes: 405 naming the methods the path accepts (and an Allow
- * header), or 404.
+ * header), or 404. In an `onRequest` hook of the not-found handler, before Fastify reads a body (up to 1 MiB):
+ * a request with a body is answered with the connection closed, its body unread (service/http/bodies.ts).
  */
 export function answerUnmatched(app: FastifyInstance): void {
-  app.setNotFoundHandler((request, reply) => {
+  const answer = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '/';
     const methods = methodsFor(app, path);
     if (methods.length > 0) {
@@ -63,5 +72,14 @@ export function answerUnmatched(app: FastifyInstance): void {
       );
     }
     return sendError(reply, 404, `No such endpoint: ${request.method} ${path.slice(0, 200)}`);
-  });
+  };
+  const answerBeforeBody = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (hasBody(request)) closeUnread(request, reply);
+    return answer(request, reply);
+  };
+  // Fastify's type names only preValidation and preHandler, but the not-found handler takes every lifecycle hook.
+  app.setNotFoundHandler(
+    { onRequest: answerBeforeBody } as Parameters<typeof app.setNotFoundHandler>[0],
+    answer,
+  );
 }

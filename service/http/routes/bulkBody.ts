@@ -2,13 +2,14 @@
 // array of person records, read the way the spec answers them — 400 `Invalid JSON` for a body that is not
 // JSON *or* is sent without an `application/json` content type, 400 `Too many records requested. Limit is N
 // and you requested M.` above the limit, and a per-record error for an element that is not a record.
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PERSON_QUERY_KEYS, type PersonQuery } from '../../../shared/api/bulk.js';
 import { INVALID_JSON, recordError, tooManyRecords, type RecordError } from '../../../shared/api/errors.js';
 import { BulkBusyError, BulkShareError, type BulkPool } from '../../identity/bulkPool.js';
 import type { BulkTask } from '../../identity/bulkWork.js';
 import type { KeyRecord } from '../../store/keys.js';
-import { reserveCounted, type AuthContext } from '../auth.js';
+import { refuseExhausted, reserveCounted, type AuthContext } from '../auth.js';
+import { beforeBody, keyCheck, keyOf } from '../bodies.js';
 import { HttpError, sendError } from '../errors.js';
 
 /** Bulk bodies may be long: 10,000 records of a few hundred bytes each, with room to spare. */
@@ -17,20 +18,27 @@ const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 const declaredTypes = new WeakMap<FastifyRequest, string | undefined>();
 
 /**
- * The route options of a bulk endpoint: its longer body limit, and its body received as text, whatever content
- * type it was sent with (the declared type remembered). Fastify would answer a missing or other content type
- * with 415 and bad JSON with its own message; the spec answers both with 400 `Invalid JSON`, which the route
- * can only give if it reads the body itself. A hook of these routes alone: a hook of the whole service would
- * run on every request (E1's too).
+ * The route options of a bulk endpoint: its longer body limit, and a hook that checks the key (in the query,
+ * rate-limited; the handler takes it with `keyOf`) before a byte of the body is read, then times the body
+ * (service/http/bodies.ts). The hook also has the body received as text, whatever content type it was sent
+ * with (the declared type remembered): Fastify would answer a missing or other content type with 415 and bad
+ * JSON with its own message; the spec answers both with 400 `Invalid JSON`, which the route can only give if
+ * it reads the body itself. A hook of these routes alone: a hook of the whole service would run on every
+ * request (E1's too).
  */
-export const BULK_ROUTE = {
-  bodyLimit: BULK_BODY_LIMIT,
-  onRequest(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    declaredTypes.set(request, request.headers['content-type']);
-    request.headers['content-type'] = 'text/plain; charset=utf-8';
-    done();
-  },
-};
+export function bulkRoute(app: FastifyInstance, auth: AuthContext) {
+  const key = keyCheck(auth, 'query', { rateLimited: true });
+  return {
+    bodyLimit: BULK_BODY_LIMIT,
+    onRequest: beforeBody(app, async (request: FastifyRequest, reply: FastifyReply) => {
+      declaredTypes.set(request, request.headers['content-type']);
+      request.headers['content-type'] = 'text/plain; charset=utf-8';
+      await key(request, reply);
+      // A key whose quota is used up is refused (403) before its body too: none of it could be answered.
+      if (!reply.sent) await refuseExhausted(auth, keyOf(request), reply, 'records');
+    }),
+  };
+}
 
 function isJsonType(type: string | undefined): boolean {
   return type !== undefined && type.split(';')[0].trim().toLowerCase() === 'application/json';

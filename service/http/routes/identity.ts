@@ -22,7 +22,8 @@ import { singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import { BulkPool } from '../../identity/bulkPool.js';
 import { AnswerPreparer } from '../../identity/preparer.js';
-import { BULK_ROUTE, bulkBodyText, sendBulk } from './bulkBody.js';
+import { bulkBodyText, bulkRoute, sendBulk } from './bulkBody.js';
+import { keyOf } from '../bodies.js';
 import { registerIntelligence } from './intelligence.js';
 import { sendJson, sendRecordError } from './replies.js';
 
@@ -109,8 +110,8 @@ export function registerIdentity(
     'POST',
     '/v5/eppend/bulk',
     async (request, reply) => {
-      const key = await authorise(auth, request, reply, 'query', null, { rateLimited: true });
-      if (!key) return reply;
+      // Checked by the route's hook, before the body was read.
+      const key = keyOf(request);
       const policy = identityPolicyFor(key);
       if (!policy.ok) return sendError(reply, policy.status, policy.message);
       const body = bulkBodyText(request);
@@ -122,7 +123,7 @@ export function registerIdentity(
         key,
       );
     },
-    BULK_ROUTE,
+    bulkRoute(app, auth),
   );
 }
 

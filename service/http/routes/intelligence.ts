@@ -23,7 +23,8 @@ import { HttpError, sendError } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
 import type { BulkPool } from '../../identity/bulkPool.js';
-import { BULK_ROUTE, bulkBodyText, sendBulk } from './bulkBody.js';
+import { bulkBodyText, bulkRoute, sendBulk } from './bulkBody.js';
+import { keyOf } from '../bodies.js';
 import { sendJson } from './replies.js';
 
 /** The key's intelligence policy for this request; answers 403 itself and returns undefined when denied. */
@@ -99,8 +100,8 @@ export function registerIntelligence(
     'POST',
     '/v5/ei/bulk',
     async (request, reply) => {
-      const key = await authorise(auth, request, reply, 'query', null, { rateLimited: true });
-      if (!key) return reply;
+      // Checked by the route's hook, before the body was read.
+      const key = keyOf(request);
       const params = singleValued(request.query);
       const policy = policyOf(key, params, reply);
       if (!policy) return reply;
@@ -127,6 +128,6 @@ export function registerIntelligence(
         key,
       );
     },
-    BULK_ROUTE,
+    bulkRoute(app, auth),
   );
 }

@@ -31,6 +31,7 @@ import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '..
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
 import { ZipProblem } from '../../lists/read/zip.js';
 import { authorise, thenMaybe, type AuthContext } from '../auth.js';
+import { beforeBody, keyCheck, keyOf } from '../bodies.js';
 import { HttpError, sendError, sendInvalidKey } from '../errors.js';
 import { printable, singleValued } from '../params.js';
 import { registerRoute } from '../routes.js';
@@ -266,7 +267,12 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     try {
       // Exactly for a key with a quota (it decides the 403); in passing for one without (its usage, settled
       // when the list ends with the records found).
-      records = await (key.quota ? countRecords : estimateRecords)(upload.path, name, params, processor.limits);
+      records = await (key.quota ? countRecords : estimateRecords)(
+        upload.path,
+        name,
+        params,
+        processor.limits,
+      );
     } catch (error) {
       if (error instanceof ZipProblem) {
         rmSync(upload.path, { force: true });
@@ -333,7 +339,10 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   void app.register(async (upload) => {
     upload.removeContentTypeParser('multipart/form-data');
     await upload.register(multipart);
-    registerRoute(upload, 'POST', '/v5/list', submitList, { onRequest: checkSubmission });
+    // Refused before its body, or given as long as it takes while its bytes keep coming (service/http/bodies.ts).
+    registerRoute(upload, 'POST', '/v5/list', submitList, {
+      onRequest: beforeBody(upload, checkSubmission, 'progress'),
+    });
   });
 
   // E8–E10, finish and explain: the key, then its allowance of that kind of call on this node (429 past it).
@@ -351,20 +360,27 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
   });
 
+  // Purchase and finish check their key and their body's type before the body is read (service/http/bodies.ts);
+  // the handler takes the key with keyOf.
+  const keyBeforeBody = keyCheck(auth, 'header', { rateLimited: false }, (key, reply) =>
+    throttle.admit(key, 'change', reply),
+  );
+
   // E9: purchase. A report-only list awaiting purchase (Processed) runs again with what is bought; a list
   // with Results has nothing more to buy: the answer is its status document, as it is.
-  registerRoute(app, 'POST', '/v5/list/:id/purchase', async (request, reply) => {
-    const key = await keyFor(request, reply, 'change');
-    if (!key) return reply;
+  const checkPurchaseRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+    await keyBeforeBody(request, reply);
+    if (reply.sent) return;
     const type = mediaType(request);
-    if (type !== '' && type !== 'application/json') {
-      if (typeof (request.body as Readable | undefined)?.resume === 'function')
-        (request.body as Readable).resume();
-      throw new HttpError(
+    if (type !== '' && type !== 'application/json')
+      sendError(
+        reply,
         415,
         `The purchase body is JSON (Content-Type: application/json); got '${printable(type)}'.`,
       );
-    }
+  };
+  const purchase = async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = keyOf(request);
     const body = purchaseRequestSchema.safeParse(request.body ?? {});
     if (!body.success) {
       const issue = body.error.issues[0];
@@ -391,13 +407,15 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       throw new HttpError(404, `List ${list.id} cannot be purchased: ${why}.`);
     }
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
+  };
+  registerRoute(app, 'POST', '/v5/list/:id/purchase', purchase, {
+    onRequest: beforeBody(app, checkPurchaseRequest),
   });
 
   // Finish now (a Mailsieve extension): a list waiting for a retry of temporary failures stops waiting; those
   // rows stay unknown (5). The answer is the status document.
-  registerRoute(app, 'POST', '/v5/list/:id/finish', async (request, reply) => {
-    const key = await keyFor(request, reply, 'change');
-    if (!key) return reply;
+  const finish = async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = keyOf(request);
     if (typeof (request.body as Readable | undefined)?.resume === 'function')
       (request.body as Readable).resume();
     const list = await ownList(backend, key, listIdOf(request));
@@ -410,7 +428,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
       );
     const after = (await backend.getList(list.id)) ?? list;
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(after)));
-  });
+  };
+  registerRoute(app, 'POST', '/v5/list/:id/finish', finish, { onRequest: beforeBody(app, keyBeforeBody) });
 
   // Why, per row (a Mailsieve extension): for a list with online checks, a CSV of each row's address, status
   // code, how far its check went and what answered. Kept with the list.
