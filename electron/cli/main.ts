@@ -57,7 +57,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--allow-private-mx',
-      'check mailboxes at mail hosts on this machine or a private network (refused off loopback by default)',
+      'check mailboxes at mail hosts on this machine or a private network (refused by default off loopback, or with --database or --trust-proxy)',
     )
     .option(
       '--trust-proxy <list>',

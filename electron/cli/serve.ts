@@ -83,7 +83,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...onlineOptionsFrom(options, 'smtp'),
     ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
     ...(node.smtpProxy ? { smtpProxy: node.smtpProxy } : {}),
-    // Off loopback, mail hosts at private addresses are refused unless allowed (service/server.ts).
+    // Off loopback, or with --database or --trust-proxy, mail hosts at private addresses are refused unless
+    // allowed (service/server.ts).
     ...(options.allowPrivateMx ? { allowPrivateMx: true } : {}),
   };
   const lists = {
