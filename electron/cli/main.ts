@@ -68,7 +68,12 @@ export function buildProgram(): Command {
       'with --database: 1 runs a verifier node in this process, 0 serves the API only',
       '1',
     )
-    .option('--metrics', 'serve Prometheus metrics at GET /metrics (off by default)');
+    .option('--metrics', 'serve Prometheus metrics at GET /metrics (off by default)')
+    .option(
+      '--metrics-port <n>',
+      'serve the metrics (and /healthz, /readyz) on this port of their own, not beside the API (0: any free port)',
+    )
+    .option('--metrics-host <host>', 'the address --metrics-port binds', '127.0.0.1');
   addLogOptions(serveCommand);
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);
