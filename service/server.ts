@@ -31,7 +31,8 @@ export interface StartOptions {
   readonly db?: ServiceDb;
   /**
    * DNS/SMTP checks: the service's ceiling level and the verifier's settings (DNS servers, SMTP port…).
-   * `allowPrivateMx` defaults to whether the service listens on loopback.
+   * `allowPrivateMx` defaults to whether the service listens on loopback and is neither a team node nor
+   * behind a proxy.
    */
   readonly online?: OnlineServiceOptions;
   /** List processing (E7–E10): limits, worker threads, callback retries. */
@@ -131,8 +132,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
     }
   }
   // A service that other machines reach checks no mailbox at this machine's or its network's addresses, unless
-  // told to (`serve --allow-private-mx`); on loopback it serves this machine's user, whose office server may be one.
-  const online = { ...options.online, allowPrivateMx: options.online?.allowPrivateMx ?? isLoopback(host) };
+  // told to (`serve --allow-private-mx`); on loopback it serves this machine's user, whose office server may be
+  // one. A team node or a service behind a proxy (`--trust-proxy`) serves others even on loopback: nginx in front.
+  const isLocalOnly = isLoopback(host) && !options.team && !options.trustProxy;
+  const online = { ...options.online, allowPrivateMx: options.online?.allowPrivateMx ?? isLocalOnly };
   const service = buildService({
     db,
     fastify: {

@@ -58,7 +58,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--allow-private-mx',
-      'check mailboxes at mail hosts on this machine or a private network (refused off loopback by default)',
+      'check mailboxes at mail hosts on this machine or a private network (refused by default off loopback, or with --database or --trust-proxy)',
     )
     .option(
       '--trust-proxy <list>',
@@ -79,7 +79,12 @@ export function buildProgram(): Command {
       '--upload-idle-timeout <s>',
       'seconds a list upload (E7) may go without a byte of its body before it is dropped (408)',
       '60',
-    );
+    )
+    .option(
+      '--metrics-port <n>',
+      'serve the metrics (and /healthz, /readyz) on this port of their own, not beside the API (0: any free port)',
+    )
+    .option('--metrics-host <host>', 'the address --metrics-port binds', '127.0.0.1');
   addLogOptions(serveCommand);
   addDatabaseOption(serveCommand, 'a team server: keys, usage and lists in this PostgreSQL database');
   addNodeOptions(serveCommand);

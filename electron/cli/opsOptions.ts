@@ -1,9 +1,10 @@
 // The command-line options of a node's operation (docs/operations.md): `--log-format json|text` and `--log-level`
-// for `serve` and `worker`, `--metrics` for `serve`, `--http-port`/`--http-host` for a worker's health, readiness
-// and metrics.
+// for `serve` and `worker`, `--metrics` and `--metrics-port`/`--metrics-host` for `serve`, `--http-port`/
+// `--http-host` for a worker's health, readiness and metrics; and the server of those ports.
 import { Option, type Command } from 'commander';
 import type { Logger } from 'pino';
 import type { LogFormat } from '../../service/ops/log.js';
+import type { OpsServer, OpsServerOptions } from '../../service/ops/routes.js';
 import { CliError } from './errors.js';
 
 export interface LogCliOptions {
@@ -43,4 +44,28 @@ export async function nodeLoggerFrom(options: LogCliOptions): Promise<Logger> {
   const logger = createLogger({ format, level });
   logNodeEvents(logger);
   return logger;
+}
+
+/**
+ * The node's health, readiness and metrics on a port of their own (a worker's `--http-port`, an API node's
+ * `--metrics-port`); a port that cannot be had is said in words, after `close` (the node) has run.
+ */
+export async function startOpsPort(
+  options: OpsServerOptions,
+  flag: string,
+  hostFlag: string,
+  close: () => Promise<void>,
+): Promise<OpsServer> {
+  const { startOpsServer } = await import('../../service/ops/routes.js');
+  try {
+    return await startOpsServer(options);
+  } catch (error) {
+    await close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      throw new CliError(`Port ${options.port} on ${options.host} (${flag}) is already in use.`);
+    if (code === 'EADDRNOTAVAIL')
+      throw new CliError(`Cannot bind to ${options.host} (${hostFlag}): no such local address.`);
+    throw error;
+  }
 }

@@ -13,7 +13,7 @@ import {
   type NodeCliOptions,
   type WorkCliOptions,
 } from './teamOptions.js';
-import { nodeLoggerFrom, type LogCliOptions } from './opsOptions.js';
+import { nodeLoggerFrom, startOpsPort, type LogCliOptions } from './opsOptions.js';
 
 export interface ServeOptions
   extends
@@ -37,6 +37,8 @@ export interface ServeOptions
   metrics?: boolean;
   requestTimeout: string;
   uploadIdleTimeout: string;
+  metricsPort?: string;
+  metricsHost: string;
 }
 
 function tlsFrom(options: ServeOptions): TlsOption {
@@ -86,7 +88,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...onlineOptionsFrom(options, 'smtp'),
     ...(node.sourceAddress ? { sourceAddress: node.sourceAddress } : {}),
     ...(node.smtpProxy ? { smtpProxy: node.smtpProxy } : {}),
-    // Off loopback, mail hosts at private addresses are refused unless allowed (service/server.ts).
+    // Off loopback, or with --database or --trust-proxy, mail hosts at private addresses are refused unless
+    // allowed (service/server.ts).
     ...(options.allowPrivateMx ? { allowPrivateMx: true } : {}),
   };
   const lists = {
@@ -119,9 +122,17 @@ export async function serve(options: ServeOptions): Promise<void> {
         ...(work.heartbeatSeconds !== undefined ? { heartbeatSeconds: work.heartbeatSeconds } : {}),
       }
     : undefined;
+  const metricsPort =
+    options.metricsPort !== undefined
+      ? intOption('--metrics-port', options.metricsPort, 0, 65535)
+      : undefined;
   const logger = await nodeLoggerFrom(options);
-  // prom-client is loaded only by a node that serves metrics.
-  const metrics = options.metrics ? new (await import('../../service/ops/metrics.js')).Metrics() : undefined;
+  // prom-client is loaded only by a node that serves metrics: beside the API, or on a port of their own.
+  const hasPortOfItsOwn = metricsPort !== undefined;
+  const metrics =
+    options.metrics || hasPortOfItsOwn
+      ? new (await import('../../service/ops/metrics.js')).Metrics(undefined, { hasPortOfItsOwn })
+      : undefined;
   let running;
   try {
     running = await startService({
@@ -146,16 +157,32 @@ export async function serve(options: ServeOptions): Promise<void> {
       throw new CliError(`Cannot bind to ${options.host}: no such local address.`);
     throw error;
   }
+  const service = running;
+  const ops =
+    metricsPort !== undefined
+      ? await startOpsPort(
+          {
+            host: options.metricsHost,
+            port: metricsPort,
+            readiness: service.readiness,
+            ...(metrics ? { metrics } : {}),
+            logger,
+          },
+          '--metrics-port',
+          '--metrics-host',
+          () => service.close(),
+        )
+      : undefined;
   logger.info(
     `Mailsieve Email Data Service listening on ${running.url} (data: ${options.dataDir})` +
       `${url ? `; team server on ${describeDatabase(url)}${workers === 0 ? ', API only' : ''}` : ''}` +
-      `${metrics ? `; metrics at ${running.url}/metrics` : ''}`,
+      `${metrics ? `; metrics at ${ops?.url ?? running.url}/metrics` : ''}`,
   );
   if (tls.kind === 'self-signed')
     logger.info('Serving a self-signed certificate: clients must trust it (e.g. NODE_EXTRA_CA_CERTS).');
   const stop = () => {
     logger.info('Stopping…');
-    running.close().then(
+    Promise.all([ops?.close(), running.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

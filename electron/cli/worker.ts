@@ -14,7 +14,7 @@ import {
   type NodeCliOptions,
   type WorkCliOptions,
 } from './teamOptions.js';
-import { nodeLoggerFrom, type LogCliOptions } from './opsOptions.js';
+import { nodeLoggerFrom, startOpsPort, type LogCliOptions } from './opsOptions.js';
 import type { OpsServer } from '../../service/ops/routes.js';
 
 export interface WorkerOptions
@@ -83,27 +83,21 @@ export async function worker(options: WorkerOptions): Promise<void> {
     if (error instanceof TeamDatabaseError) throw new CliError(error.message);
     throw error;
   }
-  let http: OpsServer | undefined;
-  if (httpPort !== undefined) {
-    const { startOpsServer } = await import('../../service/ops/routes.js');
-    try {
-      http = await startOpsServer({
-        host: options.httpHost,
-        port: httpPort,
-        readiness: running.readiness,
-        ...(metrics ? { metrics } : {}),
-        logger,
-      });
-    } catch (error) {
-      await running.close();
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE')
-        throw new CliError(`Port ${httpPort} on ${options.httpHost} is already in use.`);
-      if (code === 'EADDRNOTAVAIL')
-        throw new CliError(`Cannot bind to ${options.httpHost}: no such local address.`);
-      throw error;
-    }
-  }
+  const http: OpsServer | undefined =
+    httpPort !== undefined
+      ? await startOpsPort(
+          {
+            host: options.httpHost,
+            port: httpPort,
+            readiness: running.readiness,
+            ...(metrics ? { metrics } : {}),
+            logger,
+          },
+          '--http-port',
+          '--http-host',
+          () => running.close(),
+        )
+      : undefined;
   logger.info(
     `Mailsieve worker taking list work from ${describeDatabase(url)}` +
       `${node.sourceAddress ? `, leaving from ${node.sourceAddress}` : ''} (data: ${options.dataDir})` +

@@ -200,7 +200,7 @@ export function buildService(options: ServiceOptions): Service {
           ),
       },
     );
-  registerOpsRoutes(app, { readiness, ...(metrics ? { metrics } : {}) });
+  registerOpsRoutes(app, { readiness, ...(metrics ? { metrics } : {}), ...(logger ? { logger } : {}) });
   registerOpenApi(app);
 
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {

@@ -1,5 +1,5 @@
-// Prometheus metrics of a node (prom-client): `GET /metrics` on an API node started with `--metrics`, and on a
-// worker's `--http-port`. The names are a contract (dashboards and alerts rely on them): docs/operations.md
+// Prometheus metrics of a node (prom-client): `GET /metrics` on an API node started with `--metrics` (beside the
+// API) or `--metrics-port` (on that port alone), and on a worker's `--http-port`. The names are a contract (dashboards and alerts rely on them): docs/operations.md
 // says what each means. HTTP requests are counted when their answers end (requests.ts); the rest
 // arrives as events (events.ts) from the engine and the list pipeline, or is read when Prometheus scrapes
 // (the lists by status, the queue's jobs).
@@ -115,9 +115,15 @@ export class Metrics {
   private readonly routes = new Map<string, RouteRequests>();
   private readonly unsubscribe: (() => void)[] = [];
   private gauges: NodeGauges | undefined;
+  /**
+   * Whether they are served on a port of their own (`serve --metrics-port`), and then not beside the API
+   * (service/ops/routes.ts): a port the public reaches through a proxy need not tell them.
+   */
+  readonly hasPortOfItsOwn: boolean;
 
-  constructor(gauges?: NodeGauges) {
+  constructor(gauges?: NodeGauges, options: { readonly hasPortOfItsOwn?: boolean } = {}) {
     this.gauges = gauges;
+    this.hasPortOfItsOwn = options.hasPortOfItsOwn === true;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const routes = this.routes;

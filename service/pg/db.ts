@@ -15,19 +15,22 @@ export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 // bigint and numeric counts come back as numbers (ids and counts stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-/** The words for a failure to reach PostgreSQL: where, and what to check, never the password. */
-export function databaseProblem(url: string, error: unknown): string {
+/**
+ * The words for a failure to reach PostgreSQL: where, and what to check, never the password. Without `url`
+ * (readiness, which anyone may ask) they name neither the database nor its user, host or port, and leave out
+ * the error's own message (`connect ETIMEDOUT 10.0.0.5:5432`).
+ */
+export function databaseProblem(url: string | undefined, error: unknown): string {
   const code = (error as { code?: string }).code;
-  const where = describeDatabase(url);
+  const at = url === undefined ? '' : ` at ${describeDatabase(url)}`;
   if (code === 'ECONNREFUSED')
-    return `Cannot connect to PostgreSQL at ${where}: nothing listens there (is the server running?).`;
-  if (code === 'ENOTFOUND')
-    return `Cannot connect to PostgreSQL at ${where}: the host name does not resolve.`;
-  if (code === '28P01' || code === '28000')
-    return `PostgreSQL at ${where} refused the user or password in the URL.`;
-  if (code === '3D000') return `PostgreSQL at ${where} has no such database: create it first (createdb).`;
+    return `Cannot connect to PostgreSQL${at}: nothing listens there (is the server running?).`;
+  if (code === 'ENOTFOUND') return `Cannot connect to PostgreSQL${at}: the host name does not resolve.`;
+  if (code === '28P01' || code === '28000') return `PostgreSQL${at} refused the user or password in the URL.`;
+  if (code === '3D000') return `PostgreSQL${at} has no such database: create it first (createdb).`;
+  if (url === undefined) return `PostgreSQL could not be used${code ? ` (${code})` : ''}.`;
   const message = error instanceof Error ? error.message : String(error);
-  return `PostgreSQL at ${where} could not be used: ${message}`;
+  return `PostgreSQL${at} could not be used: ${message}`;
 }
 
 export interface OpenPgOptions {

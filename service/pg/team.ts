@@ -130,16 +130,20 @@ export async function openTeamNode(url: string, options: TeamOptions): Promise<T
           return undefined;
         } catch (error) {
           schema = undefined;
-          return databaseProblem(url, error);
+          // Anyone may ask /readyz: the URL's user, host, port and database are for the node's log.
+          return { detail: databaseProblem(undefined, error), logged: databaseProblem(url, error) };
         }
       });
       // Read by the 'postgres' check, which runs at the same time: asked again here when it has not answered.
       readiness.register('schema', async () => {
-        const found =
-          schema ??
-          (await pool
+        let found = schema;
+        try {
+          found ??= await pool
             .query<{ version: number }>('SELECT version FROM mailsieve_schema WHERE id = 1')
-            .then(({ rows }) => rows[0]?.version));
+            .then(({ rows }) => rows[0]?.version);
+        } catch (error) {
+          return { detail: 'not read: PostgreSQL cannot be used', logged: databaseProblem(url, error) };
+        }
         if (found === latest) return undefined;
         return found === undefined
           ? 'the database has no Mailsieve schema'

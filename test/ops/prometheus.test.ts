@@ -1,6 +1,7 @@
 // A real Prometheus (Debian's `prometheus`) scraping a team server as docs/operations.md says to: the scrape
-// config and the alerting rules are read out of that file and run as written (only the targets, the scheme and
-// the interval are this test's), against two API nodes (`serve --metrics`) and a worker (`--http-port`) that
+// config and the alerting rules are read out of that file and run as written (only the targets and the
+// interval are this test's), against two API nodes (`serve --metrics-port`: their metrics on a port of their
+// own, not on the API's) and a worker (`--http-port`) that
 // checks a list online against a loopback world of DNS and mail servers, one of which refuses it with a block
 // list reply. After the list, the metrics the docs name are asked of Prometheus' HTTP API.
 import { freePort } from '../helpers/ports.js';
@@ -35,6 +36,7 @@ function docBlocks(): string[] {
 
 let team: TeamCluster;
 let apis: TeamProcess[];
+let apiMetricsPorts: number[];
 let worker: TeamProcess;
 let workerPort: number;
 let farm: MailFarm;
@@ -51,7 +53,8 @@ beforeAll(async () => {
   const keep = ['users.example.net', 'mx.users.example.net', 'bigmail.example.net', 'mx.bigmail.example.net'];
   dns = await startDnsServer(Object.fromEntries(keep.map((name) => [name, all[name]])));
   team = await startTeam();
-  apis = await Promise.all([team.api(['--metrics']), team.api(['--metrics'])]);
+  apiMetricsPorts = [await freePort(), await freePort()];
+  apis = await Promise.all(apiMetricsPorts.map((port) => team.api(['--metrics-port', String(port)])));
   workerPort = await freePort();
   worker = await team.worker('127.0.0.2', [
     '--http-port',
@@ -112,6 +115,16 @@ describe('Prometheus scraping a team server (docs/operations.md)', () => {
     );
     expect((await fetch(`${workerUrl}/v5/key`)).status).toBe(404);
     for (const api of apis) expect((await fetch(`${api.url}/readyz`)).status).toBe(200);
+    // An API node's metrics are on their own port (with its health and readiness), not on the API's.
+    for (const [i, api] of apis.entries()) {
+      expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
+      const own = `http://127.0.0.1:${apiMetricsPorts[i]}`;
+      const metrics = await fetch(`${own}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('mailsieve_http_requests_total');
+      expect((await fetch(`${own}/readyz`)).status).toBe(200);
+      expect((await fetch(`${own}/v5/key`)).status).toBe(404);
+    }
 
     // A list checked at SMTP level, one of its domains refusing this machine.
     const key = await team.key(['--checks', 'smtp']);
@@ -163,17 +176,21 @@ describe('Prometheus scraping a team server (docs/operations.md)', () => {
     const [scrapeBlock, rulesBlock] = docBlocks();
     const config = yaml.load(scrapeBlock) as {
       global: Record<string, unknown>;
-      scrape_configs: { job_name: string; scheme?: string; static_configs: { targets: string[] }[] }[];
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
       rule_files: string[];
     };
     config.global.scrape_interval = '1s';
     config.global.evaluation_interval = '1s';
-    const hostOf = (url: string) => new URL(url).host;
     for (const job of config.scrape_configs) {
-      if (job.job_name === 'mailsieve-api') {
-        job.scheme = 'http'; // the test's API nodes serve plain HTTP on loopback
-        job.static_configs = [{ targets: apis.map((api) => hostOf(api.url)) }];
-      } else job.static_configs = [{ targets: [hostOf(workerUrl)] }];
+      // The docs' targets are each node's metrics port: this test's are on loopback.
+      job.static_configs = [
+        {
+          targets:
+            job.job_name === 'mailsieve-api'
+              ? apiMetricsPorts.map((port) => `127.0.0.1:${port}`)
+              : [new URL(workerUrl).host],
+        },
+      ];
     }
     writeFileSync(join(dir, 'mailsieve-rules.yml'), rulesBlock);
     config.rule_files = config.rule_files.map((file) => join(dir, file));

@@ -3,6 +3,8 @@
 // nginx with it (a non-daemon in a temporary prefix) in front of two API nodes serving TLS, as the doc's
 // `serve` command does. Through it E1 takes the key as a query parameter and E7–E10 as the spec's `api_key`
 // header (nginx drops header names with underscores unless told not to), and nginx's access log has no key.
+// It does not pass a node's metrics or readiness to the public (issue 36, point 10), even from nodes that
+// serve /metrics beside the API (`--metrics`).
 import { freePort } from '../helpers/ports.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,7 +44,10 @@ let nginxOutput = '';
 beforeAll(async () => {
   if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: apt-get install nginx-light`);
   team = await startTeam();
-  apis = await Promise.all([team.api(['--tls-self-signed']), team.api(['--tls-self-signed'])]);
+  apis = await Promise.all([
+    team.api(['--tls-self-signed', '--metrics']),
+    team.api(['--tls-self-signed', '--metrics']),
+  ]);
   await team.worker('127.0.0.2');
   prefix = mkdtempSync(join(tmpdir(), 'mailsieve-nginx-'));
   const pems = await generate([{ name: 'commonName', value: 'verify.example.com' }], {
@@ -155,5 +160,24 @@ describe("docs/team-server.md's nginx block in front of two API nodes", () => {
     expect(log).toContain(`GET /v5/list/${id}/results HTTP/1.1`);
     expect(log).not.toContain(key);
     expect(log).not.toContain('api_key');
+  });
+
+  it('does not pass /metrics or /readyz, which the nodes answer; passes /healthz', async () => {
+    // The nodes themselves answer both (an orchestrator, or Prometheus on --metrics, asks them directly).
+    for (const api of apis) {
+      const direct = await undiciFetch(`${api.url}/metrics`, { dispatcher: insecure });
+      expect(direct.status).toBe(200);
+      expect(await direct.text()).toContain('mailsieve_http_requests_total');
+      expect((await undiciFetch(`${api.url}/readyz`, { dispatcher: insecure })).status).toBe(200);
+    }
+    for (const path of ['/metrics', '/readyz', '/metrics?format=text', '//metrics']) {
+      const through = await get(path);
+      expect(through.status, path).toBe(404);
+      expect(through.text, path).not.toContain('mailsieve_');
+      expect(through.text, path).not.toContain('"checks"');
+    }
+    const health = await get('/healthz');
+    expect(health.status).toBe(200);
+    expect(health.text).toBe('{"status":"ok"}');
   });
 });

@@ -1,7 +1,8 @@
 // Addresses that a service reachable from other machines must not be made to connect to on a client's word:
 // this machine, its private networks (loopback, private, link-local, unique-local, CGNAT), unspecified,
 // multicast and reserved ones. List callbacks (service/lists/node/callbackTarget.ts) and mailbox checks
-// (verifier.ts: MX hosts, unless `--allow-private-mx`) are refused there.
+// (verifier.ts: MX hosts, unless `--allow-private-mx`) are refused there, and such a service's answers do not
+// name the private addresses a client's names resolved to (hidePrivateAddresses): they would map the network.
 import { BlockList, isIP } from 'node:net';
 
 const PRIVATE = new BlockList();
@@ -35,4 +36,25 @@ export function isPrivateAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
   return PRIVATE.check(address, 'ipv6');
+}
+
+/** Whether a text may hold an address: IPv4's digit, dot, digit, or IPv6's two colons. */
+const MAYBE_ADDRESS = /\d\.\d|:[0-9A-Fa-f]{0,4}:/;
+/** Runs of the characters addresses are written with (checked with isIP before anything is done to one). */
+const ADDRESS_LIKE = /[0-9A-Fa-f.:]+/g;
+
+/**
+ * `text` with every private address written in it (as isPrivateAddress says) replaced by the words "a private
+ * address". Only whole addresses are replaced: an address with its port (`127.0.0.1:5353`, how the name servers
+ * this service asks are named) is left as it is.
+ */
+export function hidePrivateAddresses(text: string): string {
+  if (!MAYBE_ADDRESS.test(text)) return text;
+  return text.replace(ADDRESS_LIKE, (run) => {
+    // A sentence's full stop or a list's colon may follow an address.
+    const address = run.replace(/[.:]+$/, '');
+    return isIP(address) !== 0 && isPrivateAddress(address)
+      ? `a private address${run.slice(address.length)}`
+      : run;
+  });
 }

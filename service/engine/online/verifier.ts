@@ -25,7 +25,7 @@ import {
 } from './dns.js';
 import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
-import { isPrivateAddress } from './privateAddress.js';
+import { hidePrivateAddresses, isPrivateAddress } from './privateAddress.js';
 import { isRefusalOfUs, refusalCause, type RefusalKind } from './classify.js';
 import { SmtpPool, type PacingHost } from './pool.js';
 import { hostAllowance, releaseAllowance, type LearntLimits } from './allowance.js';
@@ -394,7 +394,8 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           const refused = ips.filter(isPrivateAddress);
           if (refused.length > 0) {
             ips = ips.filter((ip) => !isPrivateAddress(ip));
-            const why = `${host.name} is at a private address (${refused.join(', ')}): not connected to`;
+            // The addresses are not named: a client would learn what this network's names resolve to.
+            const why = `${host.name} is at a private address (this machine or a private network): not connected to`;
             log.push(`SMTP: ${why}`);
             if (ips.length === 0) {
               failures.push(why);
@@ -607,7 +608,11 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     const finish = (verdict: Omit<OnlineVerdict, 'explain'>): OnlineVerdict => {
       if (verdict.code === ONLINE_CODE.unknown && verdict.cause && !verdict.cancelled)
         unknownAnswers[verdict.cause.kind] = (unknownAnswers[verdict.cause.kind] ?? 0) + 1;
-      return verifyOptions.explain ? { ...verdict, explain: log } : verdict;
+      if (!verifyOptions.explain) return verdict;
+      // A service that refuses private mail hosts faces clients: its explanation names no private address a
+      // client's domain led to (an MX's glue or lookup, the domain's own address). Its reasons name none
+      // either: it connects to public addresses only, and says a host is private without its addresses.
+      return { ...verdict, explain: allowPrivateMx ? log : log.map(hidePrivateAddresses) };
     };
     const syntax = offline.code === CODE.syntaxOk ? checkSyntax(offline.address) : undefined;
     if (!syntax?.ok) {

@@ -2,7 +2,8 @@
 // when the list finishes or fails. Delivery never holds up processing: it runs on its own, retrying a failed
 // attempt (network error, timeout or a non-2xx answer) after growing delays, and gives up after the last
 // one, saying so on stderr. Redirects are not followed. Unless private targets are allowed, the target is
-// checked (callbackTarget.ts) and connections go only to public addresses, checked when they are made.
+// checked (callbackTarget.ts) and connections go only to public addresses, checked when they are made. Names
+// are resolved there too, by c-ares within a time limit, never by the system's lookup on the thread pool.
 import type { ListResource } from '../../../shared/api/list.js';
 import type { DnsServer } from '../../engine/online/dns.js';
 import { callbackDispatcher, callbackTargetProblem, type CallbackResolution } from './callbackTarget.js';
@@ -13,7 +14,7 @@ export interface CallbackOptions {
    * loopback); `mailsieve serve` allows them only with --allow-private-callbacks.
    */
   readonly allowPrivateTargets?: boolean;
-  /** DNS servers that resolve callback names (the node's `--dns-servers`); default: the system's lookup. */
+  /** DNS servers that resolve callback names (the node's `--dns-servers`); default: the system's (resolv.conf). */
   readonly dnsServers?: readonly DnsServer[];
   /** Where a failed delivery is reported; default stderr. */
   readonly log?: (line: string) => void;
@@ -84,7 +85,7 @@ export async function deliverCallback(
         body,
         redirect: 'manual',
         signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs ?? 10_000)]),
-        ...(dispatcher ? { dispatcher } : {}),
+        dispatcher,
       });
       await response.body?.cancel().catch(() => undefined);
       if (response.ok) return true;

@@ -4,15 +4,25 @@
 // refuses such a `callback_url` (the host name resolved, every address checked), and the node that delivers
 // (an API node, or a team server's worker: `worker --allow-private-callbacks`) resolves the name again when it
 // connects, checks each address and connects to exactly the address it checked (DNS may change in between:
-// a name public at E7 may name 127.0.0.1 or 169.254.169.254 when the list ends). A node given DNS servers
-// (`--dns-servers`) resolves callback names with them, as it does mail domains.
-import { lookup, promises as dnsPromises } from 'node:dns';
+// a name public at E7 may name 127.0.0.1 or 169.254.169.254 when the list ends).
+//
+// Callback names are resolved by c-ares (node:dns's Resolver), asking the node's DNS servers (`--dns-servers`)
+// or else the system's (resolv.conf), within CALLBACK_RESOLVE_TIMEOUT_MS: never by the system's lookup
+// (dns.lookup, getaddrinfo), which runs on libuv's thread pool with no time limit of its own. There, a name
+// whose name server never answers held a pool thread for 10 s and more, and a client's eight such names queued
+// every other lookup of the node (a good callback name, a database host) behind them for 40 s.
+// `localhost` and names under it are this machine (RFC 6761) without asking; /etc/hosts is not read.
+import { promises as dnsPromises } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Agent } from 'undici';
-import { formatServer, type DnsServer } from '../../engine/online/dns.js';
+import { formatServer, systemDnsServers, type DnsServer } from '../../engine/online/dns.js';
+import { withDeadline } from '../../engine/online/cache.js';
 import { isPrivateAddress } from '../../engine/online/privateAddress.js';
 
 export { isPrivateAddress };
+
+/** How long resolving a callback's host name may take, at E7 and at each delivery's connection. */
+export const CALLBACK_RESOLVE_TIMEOUT_MS = 5000;
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
 
@@ -21,10 +31,30 @@ interface Resolved {
   readonly family: 4 | 6;
 }
 
-/** Where callback names are resolved: the node's DNS servers when it has some, else the system's lookup. */
+/** Where callback names are resolved: the node's DNS servers when it has some, else the system's. */
 export interface CallbackResolution {
   readonly allowPrivate: boolean;
   readonly dnsServers?: readonly DnsServer[] | undefined;
+}
+
+/** A name that gave no address: it does not exist, no name server answered in time, or one failed. */
+export class CallbackNameError extends Error {
+  /** As a socket's lookup error carries it (undici reports the message). */
+  readonly code: string;
+  /** What happened, in words, after the name. */
+  readonly reason: string;
+
+  constructor(host: string, kind: 'not-found' | 'no-answer' | 'failed', detail?: string) {
+    const reason =
+      kind === 'not-found'
+        ? 'does not resolve'
+        : kind === 'no-answer'
+          ? 'could not be resolved: its name server did not answer in time'
+          : `could not be resolved (${detail ?? 'the name server failed'})`;
+    super(`${host} ${reason}`);
+    this.reason = reason;
+    this.code = kind === 'not-found' ? 'ENOTFOUND' : kind === 'no-answer' ? 'ETIMEOUT' : 'ESERVFAIL';
+  }
 }
 
 const resolvers = new Map<string, dnsPromises.Resolver>();
@@ -40,26 +70,42 @@ function resolverFor(servers: readonly DnsServer[]): dnsPromises.Resolver {
   return resolver;
 }
 
+const LOOPBACK: readonly Resolved[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+/** Answers of c-ares that say the name has no address (rather than that nobody said). */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME']);
+const NO_ANSWER = new Set(['ETIMEOUT', 'ECONNREFUSED', 'ECANCELLED']);
+
 async function resolveAll(host: string, servers: readonly DnsServer[] | undefined): Promise<Resolved[]> {
   const family = isIP(host);
   if (family !== 0) return [{ address: host, family: family as 4 | 6 }];
-  if (servers && servers.length > 0) {
-    const resolver = resolverFor(servers);
-    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
-    const found = [
-      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []),
-      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 as const })) : []),
-    ];
-    if (found.length === 0) throw Object.assign(new Error(`${host} does not resolve`), { code: 'ENOTFOUND' });
-    return found;
-  }
-  return new Promise((resolve, reject) =>
-    lookup(host, { all: true }, (error, addresses) =>
-      error
-        ? reject(error)
-        : resolve(addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))),
-    ),
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return [...LOOPBACK];
+  const asked = servers && servers.length > 0 ? servers : systemDnsServers();
+  if (asked.length === 0) throw new CallbackNameError(host, 'failed', 'this machine has no name server');
+  const resolver = resolverFor(asked);
+  // c-ares gives up by itself (2 tries of 2 s, growing): the deadline is the promise made to the caller.
+  const answers = await withDeadline(
+    Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]),
+    Date.now() + CALLBACK_RESOLVE_TIMEOUT_MS,
+    () => undefined,
   );
+  if (!answers) throw new CallbackNameError(host, 'no-answer');
+  const [v4, v6] = answers;
+  const found = [
+    ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []),
+    ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 as const })) : []),
+  ];
+  if (found.length > 0) return found;
+  const codes = answers.map((answer) =>
+    answer.status === 'rejected' ? String((answer.reason as { code?: unknown }).code) : 'ENODATA',
+  );
+  if (codes.every((code) => NO_SUCH_NAME.has(code))) throw new CallbackNameError(host, 'not-found');
+  if (codes.some((code) => NO_ANSWER.has(code))) throw new CallbackNameError(host, 'no-answer');
+  const code = codes.find((c) => !NO_SUCH_NAME.has(c)) ?? 'an error';
+  throw new CallbackNameError(host, 'failed', `its name server answered ${code.replace(/^E/, '')}`);
 }
 
 /**
@@ -76,12 +122,13 @@ export async function callbackTargetProblem(
   let addresses: Resolved[];
   try {
     addresses = await resolveAll(host, resolution.dnsServers);
-  } catch {
-    return `The callback URL's host '${host}' does not resolve.`;
+  } catch (error) {
+    if (!(error instanceof CallbackNameError)) throw error;
+    return `The callback URL's host '${host}' ${error.reason}.`;
   }
-  const blocked = addresses.find((a) => isPrivateAddress(a.address));
-  if (blocked !== undefined)
-    return `The callback URL's host '${host}' is on this machine or a private network (${blocked.address}); this service delivers callbacks to public addresses only.`;
+  // The address is not named: a client would learn what this network's names resolve to.
+  if (addresses.some((a) => isPrivateAddress(a.address)))
+    return `The callback URL's host '${host}' is on this machine or a private network; this service delivers callbacks to public addresses only.`;
   return undefined;
 }
 
@@ -123,12 +170,11 @@ function checkedLookup(resolution: CallbackResolution): LookupFunction {
 const agents = new Map<string, Agent>();
 
 /**
- * The dispatcher callbacks are delivered with: undefined (undici's own) when private targets are allowed and
- * the system resolves names; otherwise an agent whose connections go only where `checkedLookup` says.
+ * The dispatcher callbacks are delivered with: an agent whose connections go only where `checkedLookup` says
+ * (private targets allowed or not: undici's own agent would resolve names with the system's lookup).
  */
-export async function callbackDispatcher(resolution: CallbackResolution): Promise<Agent | undefined> {
+export async function callbackDispatcher(resolution: CallbackResolution): Promise<Agent> {
   const servers = resolution.dnsServers ?? [];
-  if (resolution.allowPrivate && servers.length === 0) return undefined;
   const id = `${resolution.allowPrivate}|${servers.map(formatServer).join(',')}`;
   let agent = agents.get(id);
   if (!agent) {
