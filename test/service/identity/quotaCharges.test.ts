@@ -14,6 +14,7 @@ import { quotaExceededMessage, SqliteUsageMeter } from '../../../service/store/u
 import { bulkRecordCount } from '../../../service/http/routes/bulkBody.js';
 import { startTestService, tempDir, type TestService } from '../../helpers/service.js';
 import { getJson, importFixture, postJson, query } from './fixture.js';
+import { stalledClient } from '../../helpers/stalledClients.js';
 
 let service: TestService;
 let dir: { path: string; remove(): void };
@@ -147,6 +148,31 @@ describe('E5 and E6: reserved before the work, settled after', () => {
     expect((await post('/v5/ei/bulk', key, { email: 'jane.doe@example.com' } as never)).status).toBe(403);
     expect(run).not.toHaveBeenCalled();
     expect(await used(key)).toBe(100);
+  });
+
+  it('refuses an exhausted key’s E6 and E4 before their bodies: 403 at once, the rest of the body never sent', async () => {
+    const key = service.key({ services: ['intelligence', ...IDENTITY], quota: quota(1) });
+    expect((await get('/ae', key, { email: 'jane.doe@example.com' })).status).toBe(200);
+    expect(await used(key)).toBe(1);
+    const port = Number(new URL(service.url).port);
+    for (const path of ['/v5/ei/bulk', '/v5/eppend/bulk']) {
+      // The headers of a 16 MB body and its first bytes, then nothing: answered without waiting for the rest.
+      const client = stalledClient(
+        port,
+        `POST ${path}?api_key=${key} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `Content-Length: 16000000\r\n\r\n[`,
+        1024,
+      );
+      try {
+        await client.closed;
+        expect(client.status()).toBe(403);
+        expect(client.text()).toContain('Query limit exceeded');
+        expect(client.closedAt()! - client.startedAt).toBeLessThan(5_000);
+      } finally {
+        client.socket.destroy();
+      }
+    }
+    expect(await used(key)).toBe(1);
   });
 
   it('gives a reservation back in full when the request is refused after it (400 in the worker)', async () => {
