@@ -298,7 +298,8 @@ export class RowScanner {
         this.error('unterminated-quote', open);
         return QUOTE_UNTERMINATED;
       }
-      if (q + 1 >= end && !isLast) return QUOTE_NEEDS_MORE;
+      // (At the end of the bytes: the file's end closes the field; never look at the window past `end`.)
+      if (q + 1 >= end) return isLast ? q : QUOTE_NEEDS_MORE;
       if (buf[q + 1] !== QUOTE) return q;
       j = q + 2;
     }
@@ -340,7 +341,9 @@ export class RowScanner {
         i = close + 1;
         if (i < end) {
           const c = buf[i];
-          const isBreak = isCrMode ? c === CR : c === LF || (c === CR && buf[i + 1] === LF);
+          const isBreak = isCrMode
+            ? c === CR
+            : c === LF || (c === CR && (i + 1 < end ? buf[i + 1] === LF : isLast));
           if (!isBreak && !(c === d0 && this.isDelimiterAt(buf, i, end))) {
             if (c === CR && !isCrMode && i + 1 >= end && !isLast) return SCAN_NEED_MORE;
             if (c === d0 && !isLast && i + this.delimiter.length > end) return SCAN_NEED_MORE;
