@@ -32,6 +32,8 @@ export async function e1LatenciesWhile(
 ): Promise<number[]> {
   let isDone = false;
   const settled = work.finally(() => (isDone = true));
+  // (Awaited below; when a request fails first, its failure is the one to report.)
+  settled.catch(() => undefined);
   const latencies: number[] = [];
   while (!isDone) {
     const started = performance.now();
