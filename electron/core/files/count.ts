@@ -5,11 +5,12 @@
 import type { Readable } from 'node:stream';
 import {
   fieldText,
+  RowTooLongError,
   walkRows as walkUtf8Rows,
   type RowWalkOptions as Utf8RowWalkOptions,
 } from '../../../service/lists/read/rowWalk.js';
 import type { RowScanner } from '../../../service/lists/read/scan.js';
-import type { Encoding } from './source.js';
+import { FileProblem, type Encoding } from './source.js';
 
 export { fieldText };
 
@@ -43,14 +44,19 @@ export interface RowWalkOptions extends Utf8RowWalkOptions {
 
 /**
  * Every row of a list in any encoding (service/lists/read/rowWalk.ts reads UTF-8: other encodings are
- * converted).
+ * converted). A row longer than the service takes (1 MiB) stops it: a file problem, in the service's words.
  */
-export function walkRows(
+export async function walkRows(
   stream: AsyncIterable<Uint8Array>,
   options: RowWalkOptions,
   visit: (buf: Buffer, scanner: RowScanner, isBlank: boolean) => void,
 ): Promise<void> {
-  return walkUtf8Rows(asScannable(stream, options.encoding), options, visit);
+  try {
+    await walkUtf8Rows(asScannable(stream, options.encoding), options, visit);
+  } catch (error) {
+    if (error instanceof RowTooLongError) throw new FileProblem(error.message);
+    throw error;
+  }
 }
 
 /**

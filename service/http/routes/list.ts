@@ -26,6 +26,7 @@ import type { ListProcessor } from '../../lists/node/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/node/purchase.js';
 import type { ListRecord } from '../../lists/backend/store.js';
 import { countRecords, estimateRecords } from '../../lists/node/records.js';
+import { RowTooLongError } from '../../lists/read/rowWalk.js';
 import { ListLimitError } from '../../lists/backend/limits.js';
 import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
@@ -274,7 +275,8 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         processor.limits,
       );
     } catch (error) {
-      if (error instanceof ZipProblem) {
+      // (A row past the plan's limit, in a zip or counted exactly: refused now, in the plan's words.)
+      if (error instanceof ZipProblem || error instanceof RowTooLongError) {
         rmSync(upload.path, { force: true });
         throw new HttpError(422, error.message);
       }

@@ -35,6 +35,7 @@ import { partAddresses, decodePartRows, SPREAD_PARTS } from '../parts.js';
 import type { IdentityReportState, ListJob, ListLimits, ListPolicy, PartResult } from '../types.js';
 import { toVerifyPolicy } from '../verdicts.js';
 import { fileSink, zipSink, ZIP_LIMITS } from '../read/zip.js';
+import { MAX_ROW_BYTES } from '../read/rowWalk.js';
 import { isObserved, publish, type OpsEvents } from '../../ops/events.js';
 
 export interface ListServiceOptions {
@@ -88,7 +89,7 @@ export interface ListOnlineContext {
 export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_LIST_LIMITS: ListLimits = {
   maxRecords: LIST_RECORD_LIMIT,
-  maxRowBytes: 1024 * 1024,
+  maxRowBytes: MAX_ROW_BYTES,
   ...ZIP_LIMITS,
 };
 

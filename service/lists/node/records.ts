@@ -1,7 +1,9 @@
 // The records of an uploaded list, counted before it is accepted, for a key with a quota: a list larger than
 // what the key has left is refused at submission (403), never cut in the middle. Counted as the pipeline
 // counts them: rows that are not blank, the header row (with `header=true`) not counted, the delimiter given
-// or read from the first rows as pass 1 reads it. A zip is counted from the file inside it.
+// or read from the first rows as pass 1 reads it. A zip is counted from the file inside it. A row longer than
+// the plan's limit stops the count at once (RowTooLongError, in the plan's words), reading and inflating no
+// further: E7 refuses the file with those words.
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { detectDelimiter } from '../../../shared/columns.js';
@@ -24,9 +26,11 @@ async function sampleOf(open: () => Promise<Readable>): Promise<string> {
   }
   stream.destroy();
   const bytes = Buffer.concat(chunks).subarray(0, SAMPLE_BYTES);
-  // Up to the last line break: a row cut by the sample's end would mislead the delimiter's detection.
-  const cut = bytes.lastIndexOf(0x0a);
-  return bytes.toString('utf8', 0, size >= SAMPLE_BYTES && cut > 0 ? cut + 1 : bytes.length);
+  if (size < SAMPLE_BYTES) return bytes.toString('utf8');
+  // Up to the last line break: a row cut by the sample's end would mislead the delimiter's detection. With
+  // none, there is no row to read it from (pass 1 finds the same, and refuses such a first line).
+  const cut = Math.max(bytes.lastIndexOf(0x0a), bytes.lastIndexOf(0x0d));
+  return bytes.toString('utf8', 0, cut + 1);
 }
 
 export async function countRecords(
@@ -50,7 +54,7 @@ export async function countRecords(
   }
   let records = 0;
   let isHeaderPending = params.header === true;
-  await walkRows(await open(), { delimiter }, (buf, scanner, isBlank) => {
+  await walkRows(await open(), { delimiter, maxRowBytes: limits.maxRowBytes }, (buf, scanner, isBlank) => {
     // A blank line is no row; the first row that is not one is the header, when there is one.
     if (isBlank && scanner.fields <= 1) return;
     if (isHeaderPending) {

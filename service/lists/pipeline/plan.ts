@@ -19,9 +19,10 @@ import { detectDelimiter, resolveLayout, parseSampleRows } from '../../../shared
 import { effectiveDelimiter, listFileExtension, type ListServiceKey } from '../../../shared/api/list.js';
 import { VALIDATION_COLUMNS } from '../../../shared/api/listServices.js';
 import { DuplicateTable } from '../read/dupTable.js';
-import { formatBytes, formatCount } from '../read/format.js';
+import { formatCount } from '../read/format.js';
 import { canRun, cannotRunReason, identityColumnsOf, IdentityPass } from './identityPass.js';
 import { InputWindow, lineAt, NotTextError } from '../read/input.js';
+import { rowTooLongMessage } from '../read/rowWalk.js';
 import { resultsFileName } from '../names.js';
 import {
   CR,
@@ -257,7 +258,16 @@ async function processList(
     });
     if (sample.rows.length === 0) {
       if (isWholeSample) throw new InvalidList('The file holds only blank lines: it has no records.');
-      throw new InvalidList(`Line 1 is longer than ${formatBytes(limits.maxRowBytes)}: is this a list file?`);
+      // The first row that is not blank starts after the sample's blank lines and runs past the sample.
+      throw new InvalidList(
+        rowTooLongMessage(
+          lineAt(textPath, sampleEnd, breakByte),
+          limits.maxRowBytes,
+          buf,
+          sampleEnd,
+          window.end,
+        ),
+      );
     }
     // Email append, and intelligence by hashes or name and address, need no email column.
     const needsEmail = !job.services.some((s) => s === 'email_append' || s === 'email_intelligence');
@@ -366,13 +376,14 @@ async function processList(
     let columnCount = -1;
     let headerStart = -1;
     let headerLength = 0;
-    const lineOf = (bufferOffset: number) =>
-      formatCount(lineAt(textPath, window.offset + bufferOffset, breakByte));
+    const lineNumberOf = (bufferOffset: number) => lineAt(textPath, window.offset + bufferOffset, breakByte);
+    const lineOf = (bufferOffset: number) => formatCount(lineNumberOf(bufferOffset));
     for (;;) {
       const result = scanner.scan(buf, pos, window.end, window.isEof);
       if (result === SCAN_NEED_MORE) {
-        if (window.end - pos >= limits.maxRowBytes)
-          throw tooLong(lineOf(pos), limits.maxRowBytes, buf, pos, window.end);
+        // (Past the limit with the \r a \r\n break may start with: the window holds that much of any row.)
+        if (window.end - pos > limits.maxRowBytes + 1)
+          throw tooLong(lineNumberOf(pos), limits.maxRowBytes, buf, pos, window.end);
         try {
           window.fill(pos);
         } catch (error) {
@@ -397,7 +408,7 @@ async function processList(
       const contentEnd = scanner.contentEnd;
       pos = scanner.next;
       if (contentEnd - start > limits.maxRowBytes)
-        throw tooLong(lineOf(start), limits.maxRowBytes, buf, start, contentEnd);
+        throw tooLong(lineNumberOf(start), limits.maxRowBytes, buf, start, contentEnd);
       const fields = scanner.fields;
       if (fields === 1 && isBlank(buf, start, contentEnd)) continue;
       if (columnCount < 0) {
@@ -628,12 +639,8 @@ function isEmptyRow(scanner: RowScanner, buf: Buffer): boolean {
   return true;
 }
 
-function tooLong(line: string, maxRowBytes: number, buf: Buffer, start: number, end: number): InvalidList {
-  const hasQuote = buf.indexOf(QUOTE, start) >= 0 && buf.indexOf(QUOTE, start) < end;
-  return new InvalidList(
-    `Line ${line} is longer than ${formatBytes(maxRowBytes)}, the most a row may hold` +
-      (hasQuote ? ': is a closing quote (") missing?' : '.'),
-  );
+function tooLong(line: number, maxRowBytes: number, buf: Buffer, start: number, end: number): InvalidList {
+  return new InvalidList(rowTooLongMessage(line, maxRowBytes, buf, start, end));
 }
 
 /** A list's policy without what belongs to this node (its known bouncers' database and set). */

@@ -8,7 +8,10 @@
 // one per row is needed. docs/lists.md has the measurements behind this choice.
 //
 // The scanner works on a window of bytes that the caller refills: a row cut off by the end of the window is
-// reported as NEED_MORE and scanned again, from its start, once more bytes are in.
+// reported as NEED_MORE and scanned again, from its start, once more bytes are in. So that each byte is read
+// about once, a caller scans such a row again only once a window of new bytes is in (rowWalk.ts: and a line
+// break has come), and holds a row of at most the list's row limit (ListLimits.maxRowBytes): a longer one is
+// refused, never scanned again as it grows.
 
 export const QUOTE = 0x22;
 export const LF = 0x0a;
@@ -45,20 +48,42 @@ export type ScanErrorKind =
 /** Line breaks: `lf` ends rows at \n (a \r before it is part of the break), `cr` at a lone \r (old Mac files). */
 export type LineBreakMode = 'lf' | 'cr';
 
+/** How many times `byte` occurs in `buf[start, end)`. */
+export function countByte(buf: Buffer, byte: number, start: number, end: number): number {
+  let count = 0;
+  for (let at = buf.indexOf(byte, start); at >= 0 && at < end; at = buf.indexOf(byte, at + 1)) count++;
+  return count;
+}
+
 /**
  * The line-break mode of a file from its first bytes: the first \r or \n outside quotes decides. A file with
- * neither (one row) reads as `lf`.
+ * neither (one row) reads as `lf`. Quotes and breaks are found by indexOf (memchr), not byte by byte: a
+ * hostile first line may run for the whole sample.
  */
 export function detectLineBreak(bytes: Uint8Array, start = 0): { mode: LineBreakMode; sequence: string } {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const end = buf.length;
+  // The next \n and \r at or after `i` (-1: none left), looked for again only once passed.
+  let lf = -2;
+  let cr = -2;
   let inQuotes = false;
-  for (let i = start; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (c === QUOTE) inQuotes = !inQuotes;
-    else if (!inQuotes && c === LF) return { mode: 'lf', sequence: '\n' };
-    else if (!inQuotes && c === CR) {
-      if (i + 1 < bytes.length && bytes[i + 1] !== LF) return { mode: 'cr', sequence: '\r' };
-      return { mode: 'lf', sequence: '\r\n' };
+  for (let i = start; i < end;) {
+    const quote = buf.indexOf(QUOTE, i);
+    const quoteAt = quote < 0 ? end : quote;
+    if (!inQuotes) {
+      if (lf !== -1 && lf < i) lf = buf.indexOf(LF, i);
+      if (cr !== -1 && cr < i) cr = buf.indexOf(CR, i);
+      const lfAt = lf < 0 ? end : lf;
+      const crAt = cr < 0 ? end : cr;
+      if (lfAt < quoteAt && lfAt < crAt) return { mode: 'lf', sequence: '\n' };
+      if (crAt < quoteAt) {
+        if (crAt + 1 < end && buf[crAt + 1] !== LF) return { mode: 'cr', sequence: '\r' };
+        return { mode: 'lf', sequence: '\r\n' };
+      }
     }
+    if (quote < 0) break;
+    inQuotes = !inQuotes;
+    i = quote + 1;
   }
   return { mode: 'lf', sequence: '\n' };
 }
@@ -87,12 +112,17 @@ export class RowScanner {
   private readonly d0: number;
   private readonly delimiter: Uint8Array;
   private readonly isCrMode: boolean;
+  /** A one-byte delimiter and \n line breaks: the fast path of scan. */
+  private readonly isFast: boolean;
+  /** The fast path's first \n at or after the row's start (see breaksWithin). */
+  private lineFeedAt = -1;
 
   constructor(delimiter: Uint8Array, mode: LineBreakMode, maxFields = 64) {
     if (delimiter.length === 0) throw new RangeError('empty delimiter');
     this.delimiter = delimiter;
     this.d0 = delimiter[0]!;
     this.isCrMode = mode === 'cr';
+    this.isFast = delimiter.length === 1 && !this.isCrMode;
     this.fieldStart = new Int32Array(maxFields);
     this.fieldEnd = new Int32Array(maxFields);
     this.fieldQuoted = new Uint8Array(maxFields);
@@ -123,7 +153,7 @@ export class RowScanner {
    */
   scan(buf: Buffer, pos: number, end: number, isLast: boolean): ScanResult {
     if (pos >= end) return isLast ? SCAN_END : SCAN_NEED_MORE;
-    if (this.delimiter.length === 1 && !this.isCrMode) {
+    if (this.isFast) {
       const lineEnd = this.quoteFreeLineEnd(buf, pos, end);
       if (lineEnd >= 0) return this.scanPlainLine(buf, pos, lineEnd);
       return this.scanSimple(buf, pos, end, isLast);
@@ -147,6 +177,7 @@ export class RowScanner {
    */
   quoteFreeLineEnd(buf: Buffer, pos: number, end: number): number {
     const lineEnd = buf.indexOf(LF, pos);
+    this.lineFeedAt = lineEnd;
     if (lineEnd < 0 || lineEnd >= end) return -1;
     if (this.quoteSearchEnd !== end || (this.nextQuote >= 0 && this.nextQuote < pos)) {
       const q = buf.indexOf(QUOTE, pos);
@@ -298,10 +329,29 @@ export class RowScanner {
         this.error('unterminated-quote', open);
         return QUOTE_UNTERMINATED;
       }
-      if (q + 1 >= end && !isLast) return QUOTE_NEEDS_MORE;
+      // (At the end of the bytes: the file's end closes the field; never look at the window past `end`.)
+      if (q + 1 >= end) return isLast ? q : QUOTE_NEEDS_MORE;
       if (buf[q + 1] !== QUOTE) return q;
       j = q + 2;
     }
+  }
+
+  /**
+   * The line breaks inside the row just scanned (in its quoted fields): the lines it spans, less one. Free for
+   * a row of the fast path, whose first \n was found already: that is the row's own break unless it lies
+   * before the row's end.
+   */
+  breaksWithin(buf: Buffer): number {
+    let from = this.start;
+    if (this.isFast) {
+      from = this.lineFeedAt;
+      if (from < this.start || from >= this.contentEnd) return 0;
+    } else {
+      let f = 0;
+      while (f < this.fields && this.fieldQuoted[f] === 0) f++;
+      if (f === this.fields) return 0;
+    }
+    return countByte(buf, this.isCrMode ? CR : LF, from, this.contentEnd);
   }
 
   private error(kind: ScanErrorKind, at: number): ScanResult {
@@ -340,7 +390,9 @@ export class RowScanner {
         i = close + 1;
         if (i < end) {
           const c = buf[i];
-          const isBreak = isCrMode ? c === CR : c === LF || (c === CR && buf[i + 1] === LF);
+          const isBreak = isCrMode
+            ? c === CR
+            : c === LF || (c === CR && (i + 1 < end ? buf[i + 1] === LF : isLast));
           if (!isBreak && !(c === d0 && this.isDelimiterAt(buf, i, end))) {
             if (c === CR && !isCrMode && i + 1 >= end && !isLast) return SCAN_NEED_MORE;
             if (c === d0 && !isLast && i + this.delimiter.length > end) return SCAN_NEED_MORE;

@@ -9,6 +9,7 @@ import { headerFor, precheck, prepareUpload } from '../../../electron/core/files
 import { fieldText, walkRows } from '../../../electron/core/files/count.js';
 import Papa from 'papaparse';
 import { tempDir } from '../../helpers/service.js';
+import type { Mapping } from '../../../shared/desktop/contract.js';
 
 /** The bytes of a text in chunks of `size`, as a file's stream arrives. */
 function chunksOf(text: string, size: number): AsyncIterable<Buffer> {
@@ -166,6 +167,21 @@ describe('list files', () => {
     expect(
       await precheck(file, { delimiter: ',', header: true, roles: ['email', 'ignore'] }, false, 2),
     ).toMatchObject({ parts: 1, overLimit: 3 });
+  });
+
+  it('stops at a row longer than the service takes (1 MiB): a file problem, in the service’s words', async () => {
+    const file = write(
+      'long.csv',
+      `email,note\njane@example.com,${'a'.repeat(3 * 1024 * 1024)}\nbob@example.com,x\n`,
+    );
+    const mapping: Mapping = { delimiter: ',', header: true, roles: ['email', 'ignore'] };
+    const refused = {
+      code: 'file-unreadable',
+      message: 'Line 2 is longer than 1 MiB, the most a row may hold.',
+    };
+    await expect(precheck(file, mapping, false)).rejects.toMatchObject(refused);
+    // (The mapper's exact count.)
+    await expect(inspectFile({ fileId: 'f', ...file })).rejects.toMatchObject(refused);
   });
 
   it('uploads the original when it can, and otherwise a copy naming the chosen roles, split into parts', async () => {

@@ -109,6 +109,29 @@ describe('RowScanner', () => {
     }
   });
 
+  it('reads nothing past the valid bytes: a quoted last field ends with the file, whatever the window holds after', () => {
+    // A window is reused: past its valid bytes lie an earlier window's, which may hold a quote or a line break.
+    const cases: [string, string, string[]][] = [
+      ['a,"b"', ',', ['a', 'b']],
+      ['a,"b"""', ',', ['a', 'b""']],
+      ['a,"b"\r', ',', ['a', 'b']],
+      ['a¦"b"', '¦', ['a', 'b']],
+      ['a¦"b"\r', '¦', ['a', 'b']],
+    ];
+    for (const [text, delimiter, fields] of cases) {
+      const bytes = Buffer.from(text);
+      for (const stale of ['"', '\n', '"\n', 'x']) {
+        const scanner = new RowScanner(Buffer.from(delimiter), 'lf');
+        const window = Buffer.concat([bytes, Buffer.from(stale)]);
+        expect(scanner.scan(window, 0, bytes.length, true), `${text} then ${stale}`).toBe(SCAN_ROW);
+        const read = Array.from({ length: scanner.fields }, (_, f) =>
+          window.toString('utf8', scanner.fieldStart[f], scanner.fieldEnd[f]),
+        );
+        expect(read, `${text} then ${stale}`).toEqual(fields);
+      }
+    }
+  });
+
   it('detects the line break from the first one outside quotes', () => {
     expect(detectLineBreak(Buffer.from('a,"b\r\nc"\nd'))).toEqual({ mode: 'lf', sequence: '\n' });
     expect(detectLineBreak(Buffer.from('a,b\r\nc'))).toEqual({ mode: 'lf', sequence: '\r\n' });
