@@ -272,12 +272,22 @@ const bytesOf = (done: number, total: number) => `${(done / MB).toFixed(1)} of $
 const countOf = (done: number, total: number) =>
   `${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} records`;
 
-/** The job's events as progress on stderr: uploading, processing, downloading. */
+/**
+ * The job's events as progress on stderr: uploading, processing, downloading, and a line saying what the job
+ * waits for (a busy service's refusal, a service that cannot be reached), once until it changes.
+ */
 export function showProgress(progress: Progress): (event: JobEvent) => void {
   let phase: JobEvent['phase'] | undefined;
+  let waitingFor: string | undefined;
   return (event) => {
     if (phase !== event.phase && phase !== 'submitted') progress.end();
     phase = event.phase;
+    if (event.phase === 'waiting') {
+      if (event.message !== waitingFor) progress.note(event.message);
+      waitingFor = event.message;
+      return;
+    }
+    waitingFor = undefined;
     if (event.phase === 'uploading') progress.update('uploading', event.sentBytes, event.totalBytes, bytesOf);
     else if (event.phase === 'processing') {
       const { completed, total } = listProgress(event.list);

@@ -142,7 +142,11 @@ export interface IntelligenceQuery extends PersonQuery {
 /** A list file to upload. `size` (bytes) is needed for a stream to send Content-Length and show a total. */
 export interface ListUpload {
   readonly name: string;
-  readonly body: ReadableStream<Uint8Array> | Blob | string;
+  /**
+   * The file: a stream, read once (so an upload of it is never sent again); a Blob or a string; or a function
+   * that opens the file afresh, called for each attempt, so that a refused upload is sent again from its start.
+   */
+  readonly body: ReadableStream<Uint8Array> | Blob | string | (() => ReadableStream<Uint8Array>);
   readonly size?: number;
 }
 
@@ -321,6 +325,13 @@ const RETRY_READ_POST: RetryPolicy = { statuses: new Set([429, 502, 503]), netwo
 const RETRY_STATEFUL_POST: RetryPolicy = { statuses: new Set([429, 503]), network: false };
 const NO_RETRY: RetryPolicy = { statuses: new Set(), network: false };
 
+/** Whether the service refused a request before doing any of its work (429, 503): it may be sent again as it is. */
+export function isRefusedBeforeWork(error: ApiError): boolean {
+  return (
+    error.kind === 'http' && error.status !== undefined && RETRY_STATEFUL_POST.statuses.has(error.status)
+  );
+}
+
 type StreamingInit = RequestInit & { duplex?: 'half' };
 
 interface Attempt {
@@ -442,17 +453,27 @@ function quoteFileName(name: string): string {
 
 type Piece = Uint8Array | (() => ReadableStream<Uint8Array>);
 
+/** A request body, and how to release the source it reads while it is still held by fetch. */
+interface SourcedStream {
+  readonly stream: ReadableStream<Uint8Array>;
+  /** Cancels the source being read (a file is closed); the body then ends. Harmless once it has ended. */
+  stop(): Promise<void>;
+}
+
 /**
  * One stream out of fixed byte pieces and a file source, pulled on demand: nothing is buffered beyond the
  * chunk in flight, so a 100 MB file never sits in memory. `onFileChunk` sees the file's bytes only.
  */
-function concatStreams(
-  pieces: readonly Piece[],
-  onFileChunk: (bytes: number) => void,
-): ReadableStream<Uint8Array> {
+function concatStreams(pieces: readonly Piece[], onFileChunk: (bytes: number) => void): SourcedStream {
   let index = 0;
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  return new ReadableStream<Uint8Array>({
+  const stop = async (reason?: unknown) => {
+    index = pieces.length;
+    const current = reader;
+    reader = undefined;
+    await current?.cancel(reason).catch(() => undefined);
+  };
+  const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
         if (index >= pieces.length) {
@@ -469,10 +490,13 @@ function concatStreams(
           continue;
         }
         reader ??= piece().getReader();
-        const { done, value } = await reader.read();
+        const current = reader;
+        const { done, value } = await current.read();
         if (done) {
-          reader = undefined;
-          index++;
+          if (reader === current) {
+            reader = undefined;
+            index++;
+          }
           continue;
         }
         if (value.byteLength === 0) continue;
@@ -481,10 +505,9 @@ function concatStreams(
         return;
       }
     },
-    async cancel(reason) {
-      await reader?.cancel(reason);
-    },
+    cancel: stop,
   });
+  return { stream, stop: () => stop() };
 }
 
 /** Serves a string in slices so progress moves in steps; the slices share the encoded buffer. */
@@ -878,7 +901,9 @@ export function createClient(options: ClientOptions): Client {
           ? stringStream(source)
           : source instanceof Blob
             ? blobStream(source)
-            : source;
+            : typeof source === 'function'
+              ? source()
+              : source;
 
       let attempt: Attempt | undefined;
       let sent = 0;
@@ -912,9 +937,15 @@ export function createClient(options: ClientOptions): Client {
 
       // A ReadableStream can be read once: after a first attempt it is consumed (wholly or in part), and a
       // retry would send a truncated or empty file as if it were the list. Besides, the service may already
-      // have accepted the list. So a stream upload is never retried; a Blob or string can be reopened, and is
-      // retried only where the service refused before doing any work (429, 503).
-      const isReplayable = typeof source === 'string' || source instanceof Blob;
+      // have accepted the list. So a stream upload is never retried; a Blob, a string or a file opened per
+      // attempt starts again from its first byte, and is retried only where the service refused before doing
+      // any work (429, 503).
+      const isReplayable =
+        typeof source === 'string' || source instanceof Blob || typeof source === 'function';
+      // The body being sent. fetch does not cancel a body it stopped sending when the answer came first (a
+      // refusal before the body): its file is closed here, before another attempt opens it again and after
+      // the last.
+      let sending: SourcedStream | undefined;
       const spec: RequestSpec = {
         method: 'POST',
         path,
@@ -923,7 +954,9 @@ export function createClient(options: ClientOptions): Client {
         headers,
         body: () => {
           sent = 0;
-          return concatStreams([head, openFile, tail], onFileChunk);
+          void sending?.stop();
+          sending = concatStreams([head, openFile, tail], onFileChunk);
+          return sending.stream;
         },
         retry: isReplayable ? RETRY_STATEFUL_POST : NO_RETRY,
         onAttempt: (current) => {
@@ -940,7 +973,9 @@ export function createClient(options: ClientOptions): Client {
           value: location ? { ...parsed.value, location } : parsed.value,
         };
       };
-      return request(spec, call, read);
+      const result = await request(spec, call, read);
+      await sending?.stop();
+      return result;
     },
 
     listStatus(listId, call = {}) {

@@ -10,6 +10,12 @@
 // submitted list instead of submitting it again, and fetches the results of a list that finished meanwhile.
 // A list that ran to Results is downloaded without E9: only a report-only list awaiting purchase is bought.
 //
+// A busy service is waited for, never taken for a failure: an upload or a download the service refused before
+// doing any work (429, 503 — a team server's key past its uploads or lists at once) is sent again when its
+// Retry-After has passed, as often as it takes, and the job says in words what it waits for. A scheduler's jobs
+// (the parts of a split file, sent together) take turns: at most UPLOADS_AT_ONCE uploads and DOWNLOADS_AT_ONCE
+// downloads at once to one service, within a team server's defaults for a key.
+//
 // Failures are JobFailure errors: a code and one line for a person, without the key. Every file appears
 // whole (outputs.ts): the results and each export under a temporary name, renamed once complete.
 import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -17,10 +23,14 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import {
   isLoopbackUrl,
+  isRefusedBeforeWork,
   pollList,
   safeFileName,
   type ApiError,
+  type ApiResult,
   type Client,
+  type ListResults,
+  type SubmitListResult,
 } from '../../../shared/api/client.js';
 import {
   isAwaitingPurchase,
@@ -45,7 +55,7 @@ export type JobEvent =
   /** E9 bought a report-only list: it runs again to its results. */
   | { readonly phase: 'purchased'; readonly listId: number }
   | { readonly phase: 'processing'; readonly list: ListResource }
-  /** The service could not be reached: the list is followed again after a pause. */
+  /** The job waits: for the service (it cannot be reached, or asked to wait), or for its turn. */
   | { readonly phase: 'waiting'; readonly message: string }
   | {
       readonly phase: 'downloading';
@@ -112,6 +122,9 @@ export interface JobCheckpoint {
   readonly isPurchased: boolean;
 }
 
+/** Where a job stands while it waits: for its turn (`queued`), or to send its upload, poll or download again. */
+export type WaitingStep = 'queued' | 'uploading' | 'processing' | 'downloading';
+
 /** Where a job's checkpoints are recorded. Each call returns once the checkpoint is durable. */
 export interface CheckpointPort {
   /** The upload starts (again). */
@@ -120,8 +133,11 @@ export interface CheckpointPort {
   submitted(listId: number): void;
   /** A status document of the list (every poll). */
   followed(list: ListResource): void;
-  /** The service could not be reached: the list is followed again after a pause. */
-  waiting(message: string): void;
+  /**
+   * The job waits, `message` saying for what: the service could not be reached or asked to wait (the step is
+   * tried again after a pause), or the job waits for its turn to upload or download.
+   */
+  waiting(message: string, step: WaitingStep): void;
   /** A report-only list's match reports are in: it waits to be bought. */
   awaitingPurchase(list: ListResource): void;
   /** E9 went through (or its lost answer is known to have). */
@@ -156,8 +172,13 @@ export interface JobSpec {
   readonly reportOnly: boolean;
   /** Least time between status requests; pollList raises it to 5 s for a remote service. */
   readonly pollIntervalMs: number;
-  /** How long to wait before following again when the service cannot be reached. Default 5 s. */
+  /**
+   * How long to wait before following again when the service cannot be reached, and before sending again an
+   * upload or download it refused without a Retry-After (doubled after each refusal, up to a minute). Default 5 s.
+   */
   readonly retryDelayMs?: number;
+  /** Turns shared by a scheduler's jobs (ServiceSlots); absent, the job takes no turns (the CLI's one job). */
+  readonly turns?: { readonly uploads: ServiceSlots; readonly downloads: ServiceSlots };
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: JobEvent) => void;
 }
@@ -299,6 +320,145 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 const callOf = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
 
 // ---------------------------------------------------------------------------------------------------------
+// A busy service
+
+/**
+ * The longest Retry-After a job waits for. A longer one fails the job with the service's words: a key past its
+ * bytes of the day is told to come back after midnight UTC, hours away, and such a job is better run again then
+ * (the desktop's Run again, `mailsieve clean` again) than left waiting unseen. Within the last minutes of the
+ * day the same refusal is waited for.
+ */
+export const LONGEST_WAIT_MS = 5 * 60_000;
+
+/**
+ * Uploads (E7) and downloads (E10) a scheduler's jobs send one service at once: within a team server's defaults
+ * for a key (`--max-uploads` 2; 4 downloads at once), whatever the number of parts.
+ */
+export const UPLOADS_AT_ONCE = 2;
+export const DOWNLOADS_AT_ONCE = 2;
+
+/**
+ * Turns at a service (its base URL): at most `limit` at once; the others wait, first come first served. One for
+ * uploads and one for downloads are shared by a scheduler's jobs.
+ */
+export class ServiceSlots {
+  private readonly services = new Map<string, { held: number; readonly queue: (() => void)[] }>();
+
+  constructor(readonly limit: number) {}
+
+  /**
+   * A turn at `service`: answers its end (call it once; later calls do nothing). `onWait` is told, once, when
+   * the turn must wait for another to end. A JobFailure `cancelled` when `signal` aborts while it waits.
+   */
+  async take(service: string, signal: AbortSignal | undefined, onWait: () => void): Promise<() => void> {
+    let state = this.services.get(service);
+    if (!state) {
+      state = { held: 0, queue: [] };
+      this.services.set(service, state);
+    }
+    const held = state;
+    const end = () => {
+      let isEnded = false;
+      return () => {
+        if (isEnded) return;
+        isEnded = true;
+        // The turn passes on to the first in line, or is given back.
+        const next = held.queue.shift();
+        if (next) next();
+        else if (--held.held === 0) this.services.delete(service);
+      };
+    };
+    if (held.held < this.limit) {
+      held.held++;
+      return end();
+    }
+    if (signal?.aborted) throw new JobFailure('cancelled', 'Cancelled.');
+    onWait();
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const at = held.queue.indexOf(grant);
+        if (at >= 0) held.queue.splice(at, 1);
+        reject(new JobFailure('cancelled', 'Cancelled.'));
+      };
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      held.queue.push(grant);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    return end();
+  }
+}
+
+/**
+ * How long to wait before sending again a request the service refused before doing any work (429, 503): what
+ * its Retry-After asks, never less, plus up to a tenth of it and a second, so that jobs refused together do not
+ * all come back at the same moment; without a Retry-After, `baseDelayMs` doubled after each refusal, up to a
+ * minute. Undefined: not a refusal to wait out (another error, or a Retry-After past LONGEST_WAIT_MS).
+ */
+export function refusalWait(
+  error: ApiError,
+  refusals: number,
+  baseDelayMs: number,
+  random: () => number = Math.random,
+): number | undefined {
+  if (!isRefusedBeforeWork(error)) return undefined;
+  const asked = error.retryAfterMs ?? Math.min(60_000, baseDelayMs * 2 ** Math.min(refusals, 10));
+  if (asked > LONGEST_WAIT_MS) return undefined;
+  return asked + Math.floor(random() * (asked / 10 + 1000));
+}
+
+const secondsOf = (ms: number) => `${Math.ceil(ms / 1000)} s`;
+
+/** Tells the port and the caller that the job waits, and why. */
+function sayWaiting(spec: JobSpec, port: CheckpointPort, step: WaitingStep, message: string): void {
+  port.waiting(message, step);
+  spec.onEvent?.({ phase: 'waiting', message });
+}
+
+/** A turn from `slots` (none to take without them), the wait told in words. */
+function turnAt(
+  spec: JobSpec,
+  slots: ServiceSlots | undefined,
+  step: WaitingStep,
+  port: CheckpointPort,
+): Promise<() => void> {
+  if (!slots) return Promise.resolve(() => undefined);
+  const what =
+    step === 'downloading'
+      ? `download: this app fetches ${slots.limit} results files at once from a service`
+      : `upload: this app sends ${slots.limit} files at once to a service`;
+  return slots.take(spec.client.baseUrl, spec.signal, () =>
+    sayWaiting(spec, port, step, `Waiting for its turn to ${what}; the others are under way.`),
+  );
+}
+
+/**
+ * After a refusal of `error` (the `refusals`th in a row): waits as long as `refusalWait` says, telling why,
+ * and answers true; false when the refusal is not one to wait out.
+ */
+async function waitOutRefusal(
+  spec: JobSpec,
+  port: CheckpointPort,
+  step: WaitingStep,
+  error: ApiError,
+  refusals: number,
+  again: string,
+): Promise<boolean> {
+  const waitMs = refusalWait(error, refusals, spec.retryDelayMs ?? 5000);
+  if (waitMs === undefined) return false;
+  sayWaiting(
+    spec,
+    port,
+    step,
+    `Waiting for the service: ${serviceWords(error)} ${again} in ${secondsOf(waitMs)}.`,
+  );
+  await sleep(waitMs, spec.signal);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // The steps
 
 /** E7: the file, streamed from disk. Answers the list id (recorded by the port before anything else). */
@@ -313,33 +473,46 @@ export async function uploadList(spec: JobSpec, port: CheckpointPort): Promise<n
   } catch {
     throw new JobFailure('upload-failed', `Cannot read ${upload.file}.`);
   }
-  port.uploading();
-  emit({ phase: 'uploading', sentBytes: 0, totalBytes: size });
-  const submitted = await client.submitList(
-    { name: upload.params.name, body: fileStream(upload.file), size },
-    upload.params,
-    {
-      // The spec recommends multipart for large files, and a zip must be one. Our own service on this machine
-      // takes a text list as a text/csv body, which it stores without a multipart parser's pass.
-      mode:
-        isLoopbackUrl(client.baseUrl) && listFileExtension(upload.params.name) !== '.zip'
-          ? 'text'
-          : 'multipart',
-      onProgress: (sent, total) => emit({ phase: 'uploading', sentBytes: sent, totalBytes: total ?? size }),
-      ...callOf(signal),
-      timeoutMs: upload.timeoutMs ?? 120_000,
-    },
-  );
-  if (!submitted.ok) {
+  // The spec recommends multipart for large files, and a zip must be one. Our own service on this machine
+  // takes a text list as a text/csv body, which it stores without a multipart parser's pass.
+  const mode =
+    isLoopbackUrl(client.baseUrl) && listFileExtension(upload.params.name) !== '.zip' ? 'text' : 'multipart';
+  for (let refusals = 0; ; refusals++) {
+    const endTurn = await turnAt(spec, spec.turns?.uploads, refusals === 0 ? 'queued' : 'uploading', port);
+    let submitted: ApiResult<SubmitListResult>;
+    try {
+      port.uploading();
+      emit({ phase: 'uploading', sentBytes: 0, totalBytes: size });
+      submitted = await client.submitList(
+        // Opened for each attempt: a refused upload is sent again from the file's first byte.
+        { name: upload.params.name, body: () => fileStream(upload.file), size },
+        upload.params,
+        {
+          mode,
+          onProgress: (sent, total) =>
+            emit({ phase: 'uploading', sentBytes: sent, totalBytes: total ?? size }),
+          ...callOf(signal),
+          timeoutMs: upload.timeoutMs ?? 120_000,
+          // Each wait is this loop's, told in words (the client's own retries would wait unseen).
+          retries: 0,
+        },
+      );
+    } finally {
+      endTurn();
+    }
+    if (submitted.ok) {
+      const listId = submitted.value.list_id;
+      emit({ phase: 'uploading', sentBytes: size, totalBytes: size });
+      port.submitted(listId);
+      emit({ phase: 'submitted', listId });
+      return listId;
+    }
     if (submitted.error.kind === 'aborted' || signal?.aborted)
       throw new JobFailure('cancelled', 'Cancelled while uploading.');
-    throw new JobFailure('upload-failed', `The upload failed: ${serviceWords(submitted.error)}`);
+    // Refused before its body was read (uploads or lists at once, a busy node): the same file, again.
+    if (!(await waitOutRefusal(spec, port, 'uploading', submitted.error, refusals, 'Uploading again')))
+      throw new JobFailure('upload-failed', `The upload failed: ${serviceWords(submitted.error)}`);
   }
-  const listId = submitted.value.list_id;
-  emit({ phase: 'uploading', sentBytes: size, totalBytes: size });
-  port.submitted(listId);
-  emit({ phase: 'submitted', listId });
-  return listId;
 }
 
 /** Errors of E8 that following again will not cure. */
@@ -376,9 +549,7 @@ export async function followList(
     if (!polled.ok) {
       if (isLasting(polled.error))
         throw new JobFailure('poll-failed', `Following list ${listId} failed: ${serviceWords(polled.error)}`);
-      const message = `Waiting for the service: ${serviceWords(polled.error)}`;
-      port.waiting(message);
-      emit({ phase: 'waiting', message });
+      sayWaiting(spec, port, 'processing', `Waiting for the service: ${serviceWords(polled.error)}`);
       await sleep(spec.retryDelayMs ?? 5000, signal);
       continue;
     }
@@ -443,20 +614,41 @@ export async function downloadResults(
   list: ListResource,
   port: CheckpointPort,
 ): Promise<ResultsOutcome> {
-  const { client, signal, outDir } = spec;
-  const emit = spec.onEvent ?? (() => undefined);
+  const { client, signal } = spec;
   const listId = list.list_id;
-  const results = await client.results(listId, callOf(signal));
-  if (!results.ok) {
-    if (results.error.kind === 'aborted') throw new JobFailure('cancelled', 'Cancelled.', list);
-    throw new JobFailure(
-      'download-failed',
-      `Downloading the results of list ${listId} failed: ${serviceWords(results.error)}`,
-      list,
-    );
+  for (let refusals = 0; ; refusals++) {
+    // The turn is held until the file is read to its end: a download runs as long as that.
+    const endTurn = await turnAt(spec, spec.turns?.downloads, 'downloading', port);
+    let error: ApiError;
+    try {
+      const results = await client.results(listId, callOf(signal));
+      if (results.ok) return await saveResults(spec, list, results.value, port);
+      error = results.error;
+    } finally {
+      endTurn();
+    }
+    if (error.kind === 'aborted' || signal?.aborted) throw new JobFailure('cancelled', 'Cancelled.', list);
+    // Still refused after the client's own retries (downloads at once or a minute, a busy node): later, again.
+    if (!(await waitOutRefusal(spec, port, 'downloading', error, refusals, 'Downloading again')))
+      throw new JobFailure(
+        'download-failed',
+        `Downloading the results of list ${listId} failed: ${serviceWords(error)}`,
+        list,
+      );
   }
+}
+
+/** The results E10 answered, streamed to disk, and the exports computed from the same bytes. */
+async function saveResults(
+  spec: JobSpec,
+  list: ListResource,
+  results: ListResults,
+  port: CheckpointPort,
+): Promise<ResultsOutcome> {
+  const { signal, outDir } = spec;
+  const emit = spec.onEvent ?? (() => undefined);
   mkdirSync(outDir, { recursive: true });
-  const resultsName = resultsFileName(list, results.value.fileName);
+  const resultsName = resultsFileName(list, results.fileName);
   const resultsPath = join(outDir, resultsName);
   const partPath = temporaryPathOf(resultsPath);
   const isZip = listFileExtension(resultsName) === '.zip';
@@ -473,8 +665,8 @@ export async function downloadResults(
   try {
     let received = 0;
     let summary: ResultsSummary | undefined;
-    const total = results.value.contentLength;
-    const body = results.value.body as unknown as AsyncIterable<Uint8Array>;
+    const total = results.contentLength;
+    const body = results.body as unknown as AsyncIterable<Uint8Array>;
     const counted = async function* (): AsyncIterable<Uint8Array> {
       for await (const chunk of body) {
         received += chunk.length;

@@ -8,15 +8,20 @@
 // match reports, until the user buys (E9, `purchase()`, the only E9 the app sends); the list then runs again
 // and is followed to Results.
 // Progress events carry bytes, counts, a rate and an ETA, at most every PROGRESS_INTERVAL_MS per job.
+// The jobs take turns at a service (the engine's ServiceSlots: two uploads and two downloads at once), so the
+// parts of a split file, started together, stay within what a team server lets one key do at once.
 import { onlineProgressOf } from './onlineProgress.js';
 import { join } from 'node:path';
 import type { Client } from '../../../shared/api/client.js';
 import { LIST_SERVICE_KEYS, listProgress, type ListResource } from '../../../shared/api/list.js';
 import type { JobProgress, JobPurchase, JobStatus } from '../../../shared/desktop/contract.js';
 import {
+  DOWNLOADS_AT_ONCE,
   JobFailure,
   purchaseList,
   runJob,
+  ServiceSlots,
+  UPLOADS_AT_ONCE,
   type CheckpointPort,
   type JobEvent,
   type JobSpec,
@@ -101,6 +106,11 @@ export class PurchaseFailure extends Error {
 export class JobManager {
   private readonly running = new Map<number, Running>();
   private readonly purchasing = new Set<number>();
+  /** The jobs' turns at a service: the parts of a split file are sent and fetched a few at a time. */
+  private readonly turns = {
+    uploads: new ServiceSlots(UPLOADS_AT_ONCE),
+    downloads: new ServiceSlots(DOWNLOADS_AT_ONCE),
+  };
   private isClosed = false;
 
   constructor(private readonly options: JobManagerOptions) {}
@@ -306,6 +316,7 @@ export class JobManager {
         reportOnly: job.options.reportOnly,
         pollIntervalMs: connection.pollIntervalMs,
         ...(this.options.retryDelayMs !== undefined ? { retryDelayMs: this.options.retryDelayMs } : {}),
+        turns: this.turns,
         signal,
         onEvent: (event) => this.onEvent(entry, event),
       };
@@ -390,8 +401,9 @@ export class JobManager {
         const reporting = document.services.email_validation?.reporting ?? null;
         setJobDocument(db, id, document, document.records, reporting);
       },
-      waiting: (message) => {
-        setJobStatus(db, id, 'processing', message);
+      // The step stays (a job waiting for its turn is still queued); the message says what it waits for.
+      waiting: (message, step) => {
+        setJobStatus(db, id, step, message);
         this.options.onChange(id);
       },
       awaitingPurchase: (document) => {

@@ -8,7 +8,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { MAX_FILE_NAME_BYTES, shortenFileName } from '../../../shared/fileName.js';
 import type { ListResource, SubmitListParams } from '../../../shared/api/list.js';
-import type { CheckpointPort, JobCheckpoint } from './engine.js';
+import type { CheckpointPort, JobCheckpoint, WaitingStep } from './engine.js';
 import { writeFileWhole } from './outputs.js';
 
 export const STATE_FILE_SUFFIX = '.mailsieve-job.json';
@@ -78,7 +78,7 @@ export class JobStateFile implements CheckpointPort {
     this.save({ listId, isPurchased: false, stage: 'processing' });
   }
   followed(_list: ListResource): void {}
-  waiting(_message: string): void {}
+  waiting(_message: string, _step: WaitingStep): void {}
   awaitingPurchase(_list: ListResource): void {
     this.save({ stage: 'awaiting-purchase' });
   }

@@ -1,6 +1,7 @@
 // The job runner through the desktop core, against a real service on loopback: a whole run with progress
-// events, and resuming after a restart from each step (upload, following, download).
-import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+// events, resuming after a restart from each step (upload, following, download), and the parts of a split
+// file against a busy service: turns, refusals waited out as Retry-After asks, a refusal until tomorrow.
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, pollList } from '../../../shared/api/client.js';
@@ -10,6 +11,9 @@ import type { ColumnRole } from '../../../shared/desktop/constants.js';
 import { createDesktopCore, type DesktopCore } from '../../../electron/core/desktop.js';
 import { jobCountsOf } from '../../../electron/core/history/counts.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
+import { ServiceSlots, refusalWait } from '../../../electron/core/jobs/engine.js';
+import { runListJob, type JobEvent } from '../../../electron/core/jobs/runner.js';
+import { prepareUpload } from '../../../electron/core/files/prepare.js';
 import { countResults } from '../../../electron/core/results/resultsFile.js';
 import {
   HISTORY_DB_FILE,
@@ -342,5 +346,210 @@ describe('jobs', () => {
     } finally {
       await core.close();
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// A busy service: a key with a team server's limits before the body (`--max-uploads`, `--max-bytes-day`;
+// docs/team-server.md "Limits"), and the parts of a split file started together, as `jobs:start` starts them.
+
+const ROWS_PER_PART = 30_000;
+
+/**
+ * A list of `parts` × ROWS_PER_PART rows split into its parts (files/prepare.ts, a small part limit), one
+ * queued job per part, as `jobs:start` makes them: their ids. A core opened on this home starts them together.
+ */
+async function splitList(home: string, parts: number): Promise<number[]> {
+  const path = join(home, 'big.csv');
+  const rows = parts * ROWS_PER_PART;
+  writeFileSync(
+    path,
+    `email,name\n${Array.from({ length: rows }, (_, i) => `p${i}@example.com,Person ${i}`).join('\n')}\n`,
+  );
+  const mapping = { delimiter: ',', header: true, roles: ['email' as const, 'first_name' as const] };
+  const prepared = await prepareUpload({ path, name: 'big.csv', size: statSync(path).size }, mapping, {
+    split: true,
+    dir: join(home, 'parts'),
+    headerNames: ['email', 'name'],
+    partLimit: ROWS_PER_PART,
+  });
+  expect(prepared).toHaveLength(parts);
+  const db = openHistoryDb(join(home, HISTORY_DB_FILE));
+  try {
+    return prepared.map((part, index) =>
+      insertJob(db, {
+        fileName: 'big.csv',
+        filePath: part.path,
+        uploadName: part.name,
+        uploadHeader: part.header,
+        fileSize: part.size,
+        fileSha256: null,
+        fileFormat: 'csv',
+        fileEncoding: 'utf-8',
+        mapping,
+        options: { reportOnly: false, split: true },
+        connectionKind: 'embedded',
+        connectionUrl: null,
+        partIndex: index + 1,
+        partCount: parts,
+        ...(part.rows !== null ? { rows: part.rows } : {}),
+      }),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/** The parts' jobs once ended: each completed, every row of its part checked (its upload arrived whole). */
+async function partsFinished(core: DesktopCore, ids: readonly number[]): Promise<JobDetail[]> {
+  const jobs = await Promise.all(ids.map((id) => finished(core, id)));
+  for (const job of jobs) {
+    expect(job.status, job.message ?? '').toBe('completed');
+    expect((job.reporting as { statuses: Record<string, number> }).statuses.Unknown).toBe(ROWS_PER_PART);
+  }
+  return jobs;
+}
+
+const messagesOf = (jobs: readonly JobDetail[]) =>
+  jobs.flatMap((job) => job.timeline.flatMap((entry) => (entry.message ? [entry.message] : [])));
+
+describe('the parts of a split file against a busy service', () => {
+  let service: TestService;
+  let home: ReturnType<typeof tempDir>;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service.close());
+  beforeEach(() => {
+    home = tempDir();
+  });
+  afterEach(() => home.remove());
+
+  it("sends the parts two at a time, within a key's two uploads at once: every part completes, none refused", async () => {
+    const key = service.key({ maxUploads: 2 });
+    const ids = await splitList(home.path, 4);
+    const core = coreOn(home.path, service, key);
+    try {
+      const messages = messagesOf(await partsFinished(core, ids));
+      expect(messages.filter((message) => message.includes('HTTP 429'))).toEqual([]);
+      // The parts past the first two waited for a turn, and said so.
+      expect(messages).toContain(
+        'Waiting for its turn to upload: this app sends 2 files at once to a service; the others are under way.',
+      );
+    } finally {
+      await core.close();
+    }
+  }, 60_000);
+
+  it('waits out a refusal of uploads at once as long as Retry-After asks, then sends the part again, whole', async () => {
+    const key = service.key({ maxUploads: 1 });
+    const ids = await splitList(home.path, 3);
+    const core = coreOn(home.path, service, key);
+    try {
+      const jobs = await partsFinished(core, ids);
+      const waited = jobs.filter((job) => job.timeline.some((entry) => entry.message?.includes('HTTP 429')));
+      expect(waited.length).toBeGreaterThanOrEqual(1);
+      for (const job of waited) {
+        const at = job.timeline.findIndex((entry) => entry.message?.includes('HTTP 429'));
+        const refused = job.timeline[at];
+        // The service's words, and when the job tries again; the job stays in its upload meanwhile.
+        expect(refused.status).toBe('uploading');
+        expect(refused.message).toMatch(
+          /^Waiting for the service: Too many uploads at once: this key may send 1 list at a time, and 1 is still arriving\. Send this list when one of them has been received\. \(HTTP 429\) Uploading again in 3[0-4] s\.$/,
+        );
+        // Never sooner than the 30 s the service's Retry-After asked for.
+        const submitted = job.timeline.slice(at).find((entry) => entry.status === 'processing')!;
+        expect(Date.parse(submitted.at) - Date.parse(refused.at)).toBeGreaterThanOrEqual(30_000);
+      }
+    } finally {
+      await core.close();
+    }
+  }, 150_000);
+
+  /** Minutes left in the UTC day: within its last minutes, a refusal until midnight is waited for. */
+  const minutesToMidnightUtc = () => {
+    const now = new Date();
+    return (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 60_000;
+  };
+
+  it.skipIf(minutesToMidnightUtc() < 6)(
+    "fails a job refused until tomorrow at once, in the service's words, rather than waiting until midnight UTC",
+    async () => {
+      const key = service.key({ maxBytesDay: 100 });
+      const file = join(home.path, 'list.csv');
+      writeFileSync(file, `email\n${Array.from({ length: 50 }, (_, i) => `d${i}@example.com`).join('\n')}\n`);
+      const events: JobEvent[] = [];
+      const started = Date.now();
+      const result = await runListJob({
+        client: createClient({ baseUrl: service.url, apiKey: key }),
+        file,
+        params: { header: true, email_column: 1 },
+        delimiter: ',',
+        outDir: join(home.path, 'out'),
+        exports: [],
+        service: service.url,
+        onEvent: (event) => events.push(event),
+      });
+      expect(result).toMatchObject({ ok: false, error: { code: 'upload-failed' } });
+      expect(!result.ok && result.error.message).toMatch(
+        /^The upload failed: Daily upload limit reached: this key may submit 100 bytes of lists a day \(UTC\), .* Submit it after midnight UTC\. \(HTTP 429\)$/,
+      );
+      expect(events.filter((event) => event.phase === 'waiting')).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    },
+  );
+});
+
+describe('the waits of a busy service', () => {
+  const refused = (status: number, retryAfterMs?: number) => ({
+    kind: 'http' as const,
+    status,
+    message: `POST /v5/list: HTTP ${status} Busy.`,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
+
+  it('waits what Retry-After asks, never less, and a little more so that refused jobs come back apart', () => {
+    expect(refusalWait(refused(429, 30_000), 0, 5000, () => 0)).toBe(30_000);
+    expect(refusalWait(refused(429, 30_000), 0, 5000, () => 0.999)).toBe(33_996);
+    expect(refusalWait(refused(503, 1000), 3, 5000, () => 0.5)).toBe(1550);
+    // Without Retry-After: the job's retry delay, doubled after each refusal, up to a minute.
+    expect(refusalWait(refused(429), 0, 5000, () => 0)).toBe(5000);
+    expect(refusalWait(refused(429), 2, 5000, () => 0)).toBe(20_000);
+    expect(refusalWait(refused(429), 9, 5000, () => 0)).toBe(60_000);
+    // Not waited for: a wait of hours (the day's bytes), and what is not a refusal before any work.
+    expect(refusalWait(refused(429, 6 * 3600_000), 0, 5000)).toBeUndefined();
+    expect(refusalWait(refused(502, 1000), 0, 5000)).toBeUndefined();
+    expect(refusalWait({ kind: 'network', message: 'reset' }, 0, 5000)).toBeUndefined();
+  });
+
+  it('gives turns at a service in order, at most the limit at once, and lets a cancelled waiter go', async () => {
+    const slots = new ServiceSlots(2);
+    const waited: string[] = [];
+    const first = await slots.take('http://a', undefined, () => waited.push('first'));
+    const second = await slots.take('http://a', undefined, () => waited.push('second'));
+    // Another service has turns of its own.
+    const other = await slots.take('http://b', undefined, () => waited.push('other'));
+    const cancel = new AbortController();
+    const third = slots.take('http://a', cancel.signal, () => waited.push('third'));
+    const got: string[] = [];
+    const fourth = slots
+      .take('http://a', undefined, () => waited.push('fourth'))
+      .then((end) => {
+        got.push('fourth');
+        return end;
+      });
+    expect(waited).toEqual(['third', 'fourth']);
+    cancel.abort();
+    await expect(third).rejects.toMatchObject({ code: 'cancelled' });
+    first();
+    first(); // a second call gives nothing back
+    const end = await fourth;
+    expect(got).toEqual(['fourth']);
+    const fifth = slots.take('http://a', undefined, () => waited.push('fifth'));
+    expect(waited).toContain('fifth');
+    second();
+    (await fifth)();
+    end();
+    other();
   });
 });

@@ -257,6 +257,65 @@ describe('submitList, retries and refusals', () => {
     expect(server.requests[0].body.equals(server.requests[1].body)).toBe(true);
   });
 
+  it('retries a file opened for each attempt, refused before its body, sending it whole and closing the refused one', async () => {
+    // A service that refuses the first upload at once, its body unread (as E7 does past a key's uploads at
+    // once), and reads the next one whole.
+    const bodies: { bytes: number; sha256: string }[] = [];
+    let requests = 0;
+    const server = createServer((req, res) => {
+      if (requests++ === 0) {
+        res.writeHead(429, { 'Retry-After': '2', Connection: 'close', 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error_msg: 'Too many uploads at once.' }));
+        setTimeout(() => req.socket.destroy(), 200);
+        return;
+      }
+      const hash = createHash('sha256');
+      let bytes = 0;
+      req.on('data', (chunk: Buffer) => {
+        hash.update(chunk);
+        bytes += chunk.length;
+      });
+      req.on('end', () => {
+        bodies.push({ bytes, sha256: hash.digest('hex') });
+        sendJson(res, 202, { list_id: 4, size_bytes: bytes });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const source = csvSource(200_000);
+    const opened: { cancelled: boolean }[] = [];
+    const open = () => {
+      const state = { cancelled: false };
+      opened.push(state);
+      const reader = source.stream().getReader();
+      return new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        async cancel(reason) {
+          state.cancelled = true;
+          await reader.cancel(reason);
+        },
+      });
+    };
+    const { delays, sleep } = fakeSleep();
+    const result = await createClient({ baseUrl: url, apiKey: KEY, sleep }).submitList(
+      { name: 'a.csv', body: open, size: source.size },
+      {},
+      { mode: 'text' },
+    );
+    expect(result).toMatchObject({ ok: true, value: { list_id: 4 } });
+    expect(delays).toEqual([2000]);
+    // Opened again for the second attempt, which sent the whole file; the refused attempt's file was closed.
+    expect(opened).toHaveLength(2);
+    expect(bodies).toEqual([{ bytes: source.size, sha256: source.sha256 }]);
+    expect(opened[0].cancelled).toBe(true);
+  });
+
   it('never retries a stream upload, whose stream is consumed', async () => {
     const server = await serve((_req, res) => {
       res.writeHead(503, { 'Retry-After': '1' });
