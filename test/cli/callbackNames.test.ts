@@ -35,7 +35,7 @@ describe('callback names at a name server that never answers (serve --dns-server
       'good.example.net': { a: ['203.0.113.7'] },
     });
     dir = tempDir();
-    key = (await runCli(['keys', 'create', '--data-dir', dir.path, '--rate-limit', '0'])).stdout.trim();
+    key = (await runCli(['keys', 'create', '--data-dir', dir.path, '--rate-limit', '0', '--max-uploads', '20'])).stdout.trim();
     server = await startCli(
       ['serve', '--port', '0', '--data-dir', dir.path, '--dns-servers', dns.address],
       /listening on (http:\/\/\S+)/,
@@ -113,7 +113,7 @@ silent.on('message', () => undefined);
 await new Promise((resolve) => silent.bind(53, '127.0.0.1', resolve));
 const receiver = createServer((request, response) => { request.resume(); response.end('ok'); });
 await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const key = execFileSync(process.execPath, [cli, 'keys', 'create', '--data-dir', dir, '--rate-limit', '0']).toString().trim();
+const key = execFileSync(process.execPath, [cli, 'keys', 'create', '--data-dir', dir, '--rate-limit', '0', '--max-uploads', '20']).toString().trim();
 const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
 const base = await new Promise((resolve) => child.stdout.on('data', (chunk) => {
   const found = /listening on (http:\/\/\S+)/.exec(chunk.toString());

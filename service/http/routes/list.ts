@@ -31,7 +31,7 @@ import { ListLimitError } from '../../lists/backend/limits.js';
 import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
 import { ZipProblem } from '../../lists/read/zip.js';
-import { authorise, thenMaybe, type AuthContext } from '../auth.js';
+import { authorise, refuseExhausted, thenMaybe, type AuthContext } from '../auth.js';
 import { beforeBody, keyCheck, keyOf } from '../bodies.js';
 import { HttpError, sendError, sendInvalidKey } from '../errors.js';
 import { printable, singleValued } from '../params.js';
@@ -170,14 +170,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     }
     // The key's quota and limits, before the body and before its callback's name is resolved: a key refused
     // costs no more than these questions (and its connection is closed, its body unread).
-    if (key.quota) {
-      const used = (await usage.usage([key])).get(key.id) ?? 0;
-      if (used >= key.quota.limit) {
-        publish('quota.refused', { keyId: key.id });
-        reply.header('connection', 'close');
-        return sendError(reply, 403, quotaExceededMessage(key.quota, used, 1, 'records'));
-      }
-    }
+    if (await refuseExhausted(auth, key, reply, 'records')) return reply;
     let ticket: UploadTicket;
     try {
       ticket = await backend.beginUpload({

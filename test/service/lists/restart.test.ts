@@ -1,6 +1,6 @@
 // Lists survive a service restart: one that was running when the service stopped is resumed from its stored
 // input (never left pending), and one interrupted again and again is given up with Error.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listResourceSchema, type ListResource } from '../../../shared/api/list.js';
@@ -78,8 +78,8 @@ describe('lists across a restart', () => {
     const rows = lines(results.text);
     expect(rows).toHaveLength(ROWS + 1);
     expect(rows[ROWS]).toMatch(new RegExp(`^person${ROWS - 1}@example\\.com,Person ${ROWS - 1},unknown,10,`));
-    // Only the second run's parts are left, each whole.
-    expect(readdirSync(listDir).sort()).toEqual(['input.csv', 'parts']);
+    // Only the second run's parts are left, each whole; its input went when it got its results.
+    expect(readdirSync(listDir).sort()).toEqual(['parts']);
     const parts = readdirSync(partsDir);
     expect(parts.length).toBe(Math.ceil(ROWS / PART_ROWS));
     expect(parts.every((name) => /^2-\d+\.out$/.test(name))).toBe(true);
@@ -108,7 +108,9 @@ describe('lists across a restart', () => {
     const answer = await submit(svc.url, key, 'email\njane@example.com\n', { query: { header: 'true' } });
     const id = answer.json<{ list_id: number }>().list_id;
     await waitForList(svc.url, key, id);
-    // As the service leaves a list that was running when it stopped for the third time.
+    // As the service leaves a list that was running when it stopped for the third time (its input still
+    // stored: a list's input goes once it has its results).
+    writeFileSync(join(svc.dataDir, 'lists', String(id), 'input.csv'), 'email\njane@example.com\n');
     svc.db
       .prepare(
         "UPDATE lists SET status = 'Processing', service_status = 'Processing', attempts = 3 WHERE id = ?",
