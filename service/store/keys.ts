@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { listDir } from '../lists/names.js';
 import { ChangeWatch, RECHECK_MS } from './changes.js';
 import type { ServiceDb } from './db.js';
+import { statement } from './statements.js';
 import { periodOf } from './usage.js';
 import type { ServiceName } from '../../shared/api/services.js';
 import type { VerificationMode } from '../../shared/api/codes.js';
@@ -212,7 +213,7 @@ export function createKey(db: ServiceDb, config: KeyConfig): { key: string; reco
 function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
   const allow = new Set<string>();
   const suppress = new Set<string>();
-  const entries = db.prepare('SELECT kind, entry FROM key_list_entries WHERE key_id = ?').all(row.id) as {
+  const entries = statement(db, 'SELECT kind, entry FROM key_list_entries WHERE key_id = ?').all(row.id) as {
     kind: 'allow' | 'suppress';
     entry: string;
   }[];
@@ -243,13 +244,13 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
 }
 
 export function getKeyById(db: ServiceDb, id: number): KeyRecord | undefined {
-  const row = db.prepare('SELECT * FROM keys WHERE id = ?').get(id) as KeyRow | undefined;
+  const row = statement(db, 'SELECT * FROM keys WHERE id = ?').get(id) as KeyRow | undefined;
   return row ? toRecord(db, row) : undefined;
 }
 
 /** The active (not revoked) key with this value, if any. */
 export function findActiveKey(db: ServiceDb, key: string): KeyRecord | undefined {
-  const row = db.prepare('SELECT * FROM keys WHERE key_hash = ? AND revoked_at IS NULL').get(hashKey(key)) as
+  const row = statement(db, 'SELECT * FROM keys WHERE key_hash = ? AND revoked_at IS NULL').get(hashKey(key)) as
     KeyRow | undefined;
   return row ? toRecord(db, row) : undefined;
 }
@@ -286,7 +287,7 @@ export class RevokedKeyError extends Error {
 
 /** Whether the key of this id is active (not revoked): asked in the transaction that adds a list. */
 export function isActiveKeyId(db: ServiceDb, id: number): boolean {
-  return db.prepare('SELECT 1 FROM keys WHERE id = ? AND revoked_at IS NULL').get(id) !== undefined;
+  return statement(db, 'SELECT 1 FROM keys WHERE id = ? AND revoked_at IS NULL').get(id) !== undefined;
 }
 
 /**

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrate } from '../../../service/store/migrate.js';
+import { statement as stmt } from '../../../service/store/statements.js';
 import type { EmailValidationReporting, ListResource } from '../../../shared/api/list.js';
 import type {
   ExportInfo,
@@ -168,16 +169,6 @@ function toJob(row: JobRow): JobRecord {
     purchaseSentAt: row.purchase_sent_at,
     originalHeader: row.original_header === null ? null : (JSON.parse(row.original_header) as string[]),
   };
-}
-
-const statements = new WeakMap<HistoryDb, Map<string, Database.Statement>>();
-/** A statement prepared once per database. */
-function stmt(db: HistoryDb, sql: string): Database.Statement {
-  let cache = statements.get(db);
-  if (!cache) statements.set(db, (cache = new Map<string, Database.Statement>()));
-  let statement = cache.get(sql);
-  if (!statement) cache.set(sql, (statement = db.prepare(sql)));
-  return statement;
 }
 
 export interface NewJob extends JobMakeup {

@@ -36,6 +36,7 @@ import type {
 import { ArrivingUploads, uploadLimitProblem } from './limits.js';
 import { listDir, listsRoot } from '../names.js';
 import { isActiveKeyId, RevokedKeyError } from '../../store/keys.js';
+import { statement } from '../../store/statements.js';
 import { DEFAULT_RETAIN_DAYS, RETENTION_SWEEP_MS, sweepListFiles } from './retention.js';
 import {
   deleteStoredList,
@@ -168,18 +169,20 @@ export class LocalListBackend implements ListBackend {
   /** The parts' progress: their online phases for a list with online checks, else their rows done, summed. */
   private partsProgress(list: ListRecord): PartProgress[] {
     if (list.checks === 'dns' || list.checks === 'smtp') {
-      const rows = this.db
-        .prepare('SELECT completed, online FROM list_parts WHERE list_id = ? AND run = ? ORDER BY part')
-        .all(list.id, list.run) as { completed: number; online: string | null }[];
+      const rows = statement(
+        this.db,
+        'SELECT completed, online FROM list_parts WHERE list_id = ? AND run = ? ORDER BY part',
+      ).all(list.id, list.run) as { completed: number; online: string | null }[];
       return rows.map((row) => ({
         completed: row.completed,
         online: row.online ? (JSON.parse(row.online) as PartOnlineState) : null,
       }));
     }
     // (Polled every 25 ms by the CLI and the app while a list runs: one small aggregate.)
-    const row = this.db
-      .prepare('SELECT count(*) AS parts, sum(completed) AS completed FROM list_parts WHERE list_id = ? AND run = ?')
-      .get(list.id, list.run) as { parts: number; completed: number | null };
+    const row = statement(
+      this.db,
+      'SELECT count(*) AS parts, sum(completed) AS completed FROM list_parts WHERE list_id = ? AND run = ?',
+    ).get(list.id, list.run) as { parts: number; completed: number | null };
     return row.parts > 0 ? [{ completed: row.completed ?? 0, online: null }] : [];
   }
 

@@ -2,6 +2,7 @@
 // status document (E8) both adapters build from a list's record and its parts. Query functions take the db first.
 import { rmSync } from 'node:fs';
 import type { ServiceDb } from '../../store/db.js';
+import { statement } from '../../store/statements.js';
 import { listDir } from '../names.js';
 import { dayStartOf, listLimitProblem, type KeyHoldings, type ListLimits } from './limits.js';
 import type { IdentityListService, PartBounds, PartContext, PartOnlineState } from '../types.js';
@@ -187,13 +188,12 @@ const now = () => new Date().toISOString();
  * today (their text's; a list from before text_bytes, its upload's).
  */
 export function keyHoldings(db: ServiceDb, keyId: number): KeyHoldings {
-  const held = db
-    .prepare(
-      `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing')) AS in_flight,
+  const held = statement(
+    db,
+    `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing')) AS in_flight,
               coalesce(sum(coalesce(text_bytes, size_bytes)) FILTER (WHERE created_at >= ?), 0) AS bytes_today
        FROM lists WHERE key_id = ?`,
-    )
-    .get(dayStartOf(), keyId) as { in_flight: number; bytes_today: number };
+  ).get(dayStartOf(), keyId) as { in_flight: number; bytes_today: number };
   return { inFlight: held.in_flight, bytesToday: held.bytes_today };
 }
 
@@ -253,7 +253,7 @@ export function insertList(
 }
 
 export function getList(db: ServiceDb, id: number): ListRecord | undefined {
-  const row = db.prepare('SELECT * FROM lists WHERE id = ?').get(id) as ListRow | undefined;
+  const row = statement(db, 'SELECT * FROM lists WHERE id = ?').get(id) as ListRow | undefined;
   return row ? toRecord(row) : undefined;
 }
 
