@@ -242,10 +242,10 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     const uploadsDir = join(backend.workRoot, 'uploads');
     mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
     let upload;
-    let textBytes: number;
+    let checked: Awaited<ReturnType<typeof checkUpload>>;
     try {
       upload = await receiveUpload(source, uploadsDir, processor.maxUploadBytes);
-      textBytes = await checkUpload(upload, extension, processor.limits);
+      checked = await checkUpload(upload, extension, processor.limits);
     } catch (error) {
       if (upload) rmSync(upload.path, { force: true });
       if (error instanceof UploadProblem) {
@@ -266,6 +266,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         name,
         params,
         processor.limits,
+        checked.zipEntry,
       );
     } catch (error) {
       // (A row past the plan's limit, in a zip or counted exactly: refused now, in the plan's words.)
@@ -301,7 +302,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
         servicesExplicit: isExplicit,
         uploadPath: upload.path,
         sizeBytes: upload.size,
-        textBytes,
+        textBytes: checked.textBytes,
         upload: ticket,
         inputFile: `input${extension}`,
         reservedRecords: reserved,

@@ -15,55 +15,80 @@ import { inspectZip, openZipEntry } from '../read/zip.js';
 /** How much of the file the delimiter is read from (as pass 1's sample). */
 const SAMPLE_BYTES = 1024 * 1024;
 
-async function sampleOf(open: () => Promise<Readable>): Promise<string> {
-  const stream = await open();
+/**
+ * The file's first SAMPLE_BYTES (cut at its last line break, as pass 1 cuts its sample), and the file's bytes
+ * from the start for the count: the sample's chunks again, then the rest of the same stream (a zip's entry is
+ * inflated once).
+ */
+async function sampleThen(stream: Readable): Promise<{ sample: string; bytes: AsyncIterable<Uint8Array> }> {
+  const read = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= SAMPLE_BYTES) break;
+  let isDone = false;
+  while (size < SAMPLE_BYTES) {
+    const next = await read.next();
+    if (next.done) {
+      isDone = true;
+      break;
+    }
+    chunks.push(next.value);
+    size += next.value.length;
   }
-  stream.destroy();
-  const bytes = Buffer.concat(chunks).subarray(0, SAMPLE_BYTES);
-  if (size < SAMPLE_BYTES) return bytes.toString('utf8');
+  const bytes = (async function* () {
+    yield* chunks;
+    if (isDone) return;
+    for (let next = await read.next(); !next.done; next = await read.next()) yield next.value;
+  })();
+  const head = Buffer.concat(chunks).subarray(0, SAMPLE_BYTES);
+  if (size < SAMPLE_BYTES) return { sample: head.toString('utf8'), bytes };
   // Up to the last line break: a row cut by the sample's end would mislead the delimiter's detection. With
   // none, there is no row to read it from (pass 1 finds the same, and refuses such a first line).
-  const cut = Math.max(bytes.lastIndexOf(0x0a), bytes.lastIndexOf(0x0d));
-  return bytes.toString('utf8', 0, cut + 1);
+  const cut = Math.max(head.lastIndexOf(0x0a), head.lastIndexOf(0x0d));
+  return { sample: head.toString('utf8', 0, cut + 1), bytes };
 }
 
+/**
+ * Counts the records of the list at `path` named `name`. `zipEntry`: for a zip, the name of its list file as
+ * checkUpload found it (else the archive is inspected here).
+ */
 export async function countRecords(
   path: string,
   name: string,
   params: Pick<SubmitListParams, 'delimiter' | 'header'>,
   limits: ListLimits,
+  zipEntry?: string,
 ): Promise<number> {
   let fileName = name;
-  let open: () => Promise<Readable> = () =>
-    Promise.resolve(createReadStream(path, { highWaterMark: 1 << 20 }));
+  let stream: Readable;
   if (listFileExtension(name) === '.zip') {
-    const entry = await inspectZip(path, limits);
-    fileName = entry.fileName.split('/').pop() ?? entry.fileName;
-    open = () => openZipEntry(path, entry.fileName, limits);
-  }
+    const entryName = zipEntry ?? (await inspectZip(path, limits)).fileName;
+    fileName = entryName.split('/').pop() ?? entryName;
+    stream = await openZipEntry(path, entryName, limits);
+  } else stream = createReadStream(path, { highWaterMark: 1 << 20 });
   let delimiter = effectiveDelimiter(params, fileName);
-  if (params.delimiter === undefined) {
-    const sample = await sampleOf(open);
-    if (sample.trim() !== '') delimiter = detectDelimiter(sample, fileName).delimiter;
-  }
-  let records = 0;
-  let isHeaderPending = params.header === true;
-  await walkRows(await open(), { delimiter, maxRowBytes: limits.maxRowBytes }, (buf, scanner, isBlank) => {
-    // A blank line is no row; the first row that is not one is the header, when there is one.
-    if (isBlank && scanner.fields <= 1) return;
-    if (isHeaderPending) {
-      isHeaderPending = false;
-      return;
+  let bytes: AsyncIterable<Uint8Array> = stream;
+  try {
+    if (params.delimiter === undefined) {
+      const sampled = await sampleThen(stream);
+      bytes = sampled.bytes;
+      if (sampled.sample.trim() !== '') delimiter = detectDelimiter(sampled.sample, fileName).delimiter;
     }
-    if (!isBlank) records++;
-  });
-  return records;
+    let records = 0;
+    let isHeaderPending = params.header === true;
+    await walkRows(bytes, { delimiter, maxRowBytes: limits.maxRowBytes }, (buf, scanner, isBlank) => {
+      // A blank line is no row; the first row that is not one is the header, when there is one.
+      if (isBlank && scanner.fields <= 1) return;
+      if (isHeaderPending) {
+        isHeaderPending = false;
+        return;
+      }
+      if (!isBlank) records++;
+    });
+    return records;
+  } finally {
+    // (A walk stopped early, by a row past the limit, leaves the stream unread: it stops inflating.)
+    stream.destroy();
+  }
 }
 
 /**
@@ -78,8 +103,9 @@ export async function estimateRecords(
   name: string,
   params: Pick<SubmitListParams, 'delimiter' | 'header'>,
   limits: ListLimits,
+  zipEntry?: string,
 ): Promise<number> {
-  if (listFileExtension(name) === '.zip') return countRecords(path, name, params, limits);
+  if (listFileExtension(name) === '.zip') return countRecords(path, name, params, limits, zipEntry);
   let lines = 0;
   let last = 0x0a;
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {

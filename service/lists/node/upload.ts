@@ -75,13 +75,13 @@ export async function receiveUpload(
  * Checks a received file against the extension of the list's name: not empty, a zip archive exactly when
  * the name says .zip, and for a zip one .txt/.csv file inside that is no zip bomb. Throws UploadProblem (422).
  * Answers the bytes of the list's text: a zip's file uncompressed (as the archive declares it; the plan refuses
- * an entry whose bytes differ), else the file's.
+ * an entry whose bytes differ), else the file's; and for a zip, the name of its list file.
  */
 export async function checkUpload(
   upload: ReceivedUpload,
   extension: ListFileExtension,
   limits: ListLimits,
-): Promise<number> {
+): Promise<{ readonly textBytes: number; readonly zipEntry?: string }> {
   if (upload.size === 0)
     throw new UploadProblem(422, 'The file is empty: send a list with at least one record.');
   const isZip = isZipMagic(upload.head);
@@ -89,7 +89,8 @@ export async function checkUpload(
     if (!isZip)
       throw new UploadProblem(422, "The list's name ends in .zip, but the file is not a zip archive.");
     try {
-      return (await inspectZip(upload.path, limits)).uncompressedSize;
+      const entry = await inspectZip(upload.path, limits);
+      return { textBytes: entry.uncompressedSize, zipEntry: entry.fileName };
     } catch (error) {
       if (error instanceof ZipProblem) throw new UploadProblem(422, error.message);
       throw error;
@@ -100,5 +101,5 @@ export async function checkUpload(
       `The file is a zip archive, but the list's name ends in ${extension}: name it .zip.`,
     );
   }
-  return upload.size;
+  return { textBytes: upload.size };
 }
