@@ -171,11 +171,6 @@ export function reserveQueries(
 }
 
 /**
- * Reserves the queries a request holds (reserveQueries), counted by `count` only once the key's quota is
- * known to have some left: counting a bulk body is a pass over up to 16 MiB, which a key with nothing left
- * does not get (403 before it).
- */
-/**
  * Whether a key with a quota has nothing left: then it answers 403 (query limit exceeded) itself and gives true.
  * A bulk request's key is asked this before its body is read (routes/bulkBody.ts).
  */
@@ -192,17 +187,4 @@ export function refuseExhausted(
     refuseCharge(key, reply, used, 1, what);
     return true;
   });
-}
-
-export function reserveCounted(
-  context: AuthContext,
-  key: KeyRecord,
-  reply: FastifyReply,
-  count: () => number,
-  what: string,
-): Maybe<Reservation | undefined> {
-  if (!key.quota) return reserveQueries(context, key, reply, 0, what);
-  return thenMaybe(refuseExhausted(context, key, reply, what), (refused) =>
-    refused ? undefined : reserveQueries(context, key, reply, count(), what),
-  );
 }

@@ -101,7 +101,7 @@ describe('uploads on a team server', { timeout: 120_000 }, () => {
       expect(answer!.status).toBe(429);
       expect(Number(answer!.headers['retry-after'])).toBeGreaterThan(0);
       expect(errorOf(answer!)).toMatch(
-        /^Daily upload limit reached: this key may submit 10\.0 MiB of lists a day \(UTC\), has submitted 0 bytes today, and this list is (?:50\.0|at least 49\.9) MiB\. Submit it after midnight UTC\.$/,
+        /^Daily upload limit: this key may submit 10\.0 MiB of lists a day \(UTC\), and this list is (?:50\.0|at least 49\.9) MiB, more than a whole day allows\. Split it into smaller lists\.$/,
       );
     }
     // What fits is let in.

@@ -8,7 +8,7 @@ import { INVALID_JSON, recordError, tooManyRecords, type RecordError } from '../
 import { BulkBusyError, BulkShareError, type BulkPool } from '../../identity/bulkPool.js';
 import type { BulkTask } from '../../identity/bulkWork.js';
 import type { KeyRecord } from '../../store/keys.js';
-import { refuseExhausted, reserveCounted, type AuthContext } from '../auth.js';
+import { refuseExhausted, reserveQueries, type AuthContext } from '../auth.js';
 import { beforeBody, keyCheck, keyOf } from '../bodies.js';
 import { HttpError, sendError } from '../errors.js';
 
@@ -172,18 +172,11 @@ export async function sendBulk(
 ): Promise<FastifyReply> {
   const refusal = pool.refusal(key.id);
   if (refusal) return sendQueueRefusal(reply, refusal);
-  // Counted only for a key with some quota left (reserveCounted). A body the parse will refuse (400: not an
-  // array, or more records than the limit) reserves one record, so that the parse is paid for too.
-  const reservation = await reserveCounted(
-    auth,
-    key,
-    reply,
-    () => {
-      const counted = bulkRecordCount(task.body, task.limit);
-      return counted > task.limit ? 1 : counted;
-    },
-    'records',
-  );
+  // Counted for a key with a quota (bulkRoute's hook refused one with nothing left before the body): its
+  // records are reserved, all or none. A body the parse will refuse (400: not an array, or more records than
+  // the limit) reserves one record, so that the parse is paid for too.
+  const counted = key.quota ? bulkRecordCount(task.body, task.limit) : 0;
+  const reservation = await reserveQueries(auth, key, reply, counted > task.limit ? 1 : counted, 'records');
   if (!reservation) return reply;
   let outcome;
   try {

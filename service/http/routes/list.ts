@@ -27,7 +27,7 @@ import { checkPurchase, submissionServices } from '../../lists/node/purchase.js'
 import type { ListRecord } from '../../lists/backend/store.js';
 import { countRecords, estimateRecords } from '../../lists/node/records.js';
 import { RowTooLongError } from '../../lists/read/rowWalk.js';
-import { ListLimitError } from '../../lists/backend/limits.js';
+import { ListLimitError, oversizedUploadProblem } from '../../lists/backend/limits.js';
 import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
 import { checkUpload, receiveUpload, tooLarge, UploadProblem } from '../../lists/node/upload.js';
 import { ZipProblem } from '../../lists/read/zip.js';
@@ -173,12 +173,13 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     if (await refuseExhausted(auth, key, reply, 'records')) return reply;
     let ticket: UploadTicket;
     try {
-      ticket = await backend.beginUpload({
-        keyId: key.id,
-        limits: key,
-        leastBytes: Number.isFinite(declared) ? leastListBytes(declared, isMultipart) : 0,
-        isExact: Number.isFinite(declared) && !isMultipart,
-      });
+      const leastBytes = Number.isFinite(declared) ? leastListBytes(declared, isMultipart) : 0;
+      const isExact = Number.isFinite(declared) && !isMultipart;
+      // An upload larger than the key's whole day is refused without asking the store (a team server's
+      // beginUpload is a transaction of several queries).
+      const oversized = oversizedUploadProblem(key, leastBytes, isExact);
+      if (oversized) throw oversized;
+      ticket = await backend.beginUpload({ keyId: key.id, limits: key, leastBytes, isExact });
     } catch (error) {
       if (!(error instanceof ListLimitError)) throw error;
       reply.header('retry-after', String(error.retryAfterSeconds));

@@ -71,17 +71,41 @@ export function listLimitProblem(
     );
   const bytes = held.bytesToday + uploadBytes;
   if (limits.maxBytesDay > 0 && bytes + sizeBytes > limits.maxBytesDay) {
-    const tomorrow = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1);
     return new ListLimitError(
       `Daily upload limit reached: this key may submit ${bytesInWords(limits.maxBytesDay)} of lists a day (UTC), ` +
         `has submitted ${bytesInWords(bytes)} today` +
         `${uploadBytes > 0 ? ` (${bytesInWords(uploadBytes)} of it still being uploaded)` : ''}, ` +
         `and this list is ${isLeast ? 'at least ' : ''}${bytesInWords(sizeBytes)}. ` +
         'Submit it after midnight UTC.',
-      Math.max(1, Math.ceil((tomorrow - at.getTime()) / 1000)),
+      secondsToMidnight(at),
     );
   }
   return undefined;
+}
+
+/** Seconds from `at` to the next midnight UTC (a day's bytes start again then). */
+function secondsToMidnight(at: Date): number {
+  const tomorrow = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1);
+  return Math.max(1, Math.ceil((tomorrow - at.getTime()) / 1000));
+}
+
+/**
+ * The error of an upload larger on its own than the key's `--max-bytes-day` (from its declared length), or
+ * undefined: decided from the request alone, without asking the store what the key holds.
+ */
+export function oversizedUploadProblem(
+  limits: ListLimits,
+  leastBytes: number,
+  isExact: boolean,
+  at = new Date(),
+): ListLimitError | undefined {
+  if (limits.maxBytesDay <= 0 || leastBytes <= limits.maxBytesDay) return undefined;
+  return new ListLimitError(
+    `Daily upload limit: this key may submit ${bytesInWords(limits.maxBytesDay)} of lists a day (UTC), and this ` +
+      `list is ${isExact ? '' : 'at least '}${bytesInWords(leastBytes)}, more than a whole day allows. ` +
+      'Split it into smaller lists.',
+    secondsToMidnight(at),
+  );
 }
 
 /**

@@ -492,7 +492,7 @@ describe('the parts of a split file against a busy service', () => {
       });
       expect(result).toMatchObject({ ok: false, error: { code: 'upload-failed' } });
       expect(!result.ok && result.error.message).toMatch(
-        /^The upload failed: Daily upload limit reached: this key may submit 100 bytes of lists a day \(UTC\), .* Submit it after midnight UTC\. \(HTTP 429\)$/,
+        /^The upload failed: Daily upload limit: this key may submit 100 bytes of lists a day \(UTC\), and this list is (?:at least )?\d+ bytes, more than a whole day allows\. Split it into smaller lists\. \(HTTP 429\)$/,
       );
       expect(events.filter((event) => event.phase === 'waiting')).toEqual([]);
       expect(Date.now() - started).toBeLessThan(5_000);

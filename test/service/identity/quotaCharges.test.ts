@@ -6,7 +6,7 @@
 // data go back.
 import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { reserveCounted, type AuthContext } from '../../../service/http/auth.js';
+import { refuseExhausted, reserveQueries, type AuthContext } from '../../../service/http/auth.js';
 import { keyInfoSchema } from '../../../shared/api/listServices.js';
 import { BulkPool } from '../../../service/identity/bulkPool.js';
 import { findActiveKey, TRIAL_QUOTA, type KeyQuota } from '../../../service/store/keys.js';
@@ -226,6 +226,7 @@ describe('the records a bulk body reserves', () => {
 });
 
 describe('a request counted only once its key has some quota left', () => {
+  // As bulkRoute's hook (refuseExhausted, before the body) and sendBulk (reserveQueries of the body's count).
   it('refuses a key with nothing left without counting its request, and counts one with room', async () => {
     const usage = new SqliteUsageMeter(service.db);
     const context: AuthContext = { keys: { lookup: () => undefined, invalidate: () => undefined }, usage };
@@ -236,7 +237,8 @@ describe('a request counted only once its key has some quota left', () => {
     const app = Fastify();
     app.get<{ Querystring: { who: string } }>('/probe', async (request, reply) => {
       const key = request.query.who === 'exhausted' ? exhausted : room;
-      const reservation = await reserveCounted(context, key, reply, count, 'records');
+      if (await refuseExhausted(context, key, reply, 'records')) return reply;
+      const reservation = await reserveQueries(context, key, reply, count(), 'records');
       if (!reservation) return reply;
       await reservation.settle(3);
       return { reserved: true };

@@ -61,7 +61,7 @@ describe('uploads on the single-node service, before their body', () => {
     expect(answer, 'no answer before the body').toBeDefined();
     expect(answer!.status).toBe(429);
     expect(errorOf(answer!)).toMatch(
-      /^Daily upload limit reached: this key may submit 10\.0 MiB of lists a day \(UTC\), has submitted 0 bytes today, and this list is at least 49\.9 MiB\. Submit it after midnight UTC\.$/,
+      /^Daily upload limit: this key may submit 10\.0 MiB of lists a day \(UTC\), and this list is at least 49\.9 MiB, more than a whole day allows\. Split it into smaller lists\.$/,
     );
   });
 
