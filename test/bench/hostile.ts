@@ -11,13 +11,12 @@
 // quiet phases', and the node's peak RSS within 200 MB of theirs. Every wait has a deadline: hostile clients
 // stop at the end of their phase, lists past it count as unfinished, a node that will not stop is killed, and a
 // node past BENCH_RSS_CAP_MB has its hostile clients stopped at once (the phase goes on and says so).
-import type { ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
 import { runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
@@ -69,6 +68,11 @@ export interface HostileBenchOptions {
   readonly uploadMB: number;
   readonly e6Clients: number;
   readonly rssCapMB: number;
+  /**
+   * The hostile clients' nice value (0 to 19): above 0 their own work (writing gigabytes of half bodies into
+   * loopback, fetch's own cost) yields to the node's, as it would on the attackers' own machines.
+   */
+  readonly hostileNice: number;
 }
 
 type ServerKind = 'team' | 'single';
@@ -101,6 +105,10 @@ interface Phase {
   readonly e1: E1Figures;
   readonly lists: ListRun[];
   readonly peakRssMB: number;
+  /** CPU seconds over the measured window: the node's, this process's (the good key's), the hostile clients'. */
+  readonly nodeCpuS: number;
+  readonly goodCpuS: number;
+  readonly hostileCpuS: number;
   readonly rssCapped: boolean;
   readonly summary?: HostileSummary;
   /** The phase's wall time, setup and stops included. */
@@ -120,6 +128,26 @@ function memoryOf(pid: number | undefined): { peakMB: number; rssMB: number } {
   }
 }
 
+/** A process's CPU time so far (user + system), in seconds, from /proc (NaN once it is gone). */
+function cpuOf(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** /proc's clock ticks a second (USER_HZ: 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** This process's CPU time so far (the good key's E1 and lists), in seconds. */
+function ownCpu(): number {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1e6;
+}
+
 /** Stops a node (SIGTERM); one still running STOP_MS later is killed. */
 async function stopWithin(child: ChildProcess): Promise<void> {
   await Promise.race([stop(child), sleep(STOP_MS)]);
@@ -133,7 +161,10 @@ async function stopWithin(child: ChildProcess): Promise<void> {
 /** A node: `serve --database` (API and verifier in one process) or `serve --data-dir`, its log to a file. */
 async function startNode(server: ServerKind, dir: string, database: string | undefined) {
   const url = `http://127.0.0.1:${await freePort()}`;
+  // BENCH_NODE_FLAGS: Node's own flags for the node (say `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
   const args = [
+    ...flags,
     cli,
     'serve',
     '--port',
@@ -276,28 +307,40 @@ async function runList(
   }
 }
 
-/** The hostile clients in their worker thread: stopped by `stop()` (or their own deadline). */
-function startHostile(options: HostileOptions) {
-  const worker = new Worker(new URL('./hostileClients.js', import.meta.url), { workerData: options });
+/** The hostile clients in their own process (at `nice`): stopped by `stop()` (or their own deadline). */
+function startHostile(options: HostileOptions, nice: number) {
+  const child = fork(fileURLToPath(new URL('./hostileClients.js', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  // Below the node's priority: on this one machine they stand for clients on machines of their own.
+  if (nice !== 0 && child.pid !== undefined) setPriority(child.pid, nice);
+  child.send(options);
   let onRamped: (ms: number) => void = () => undefined;
   const ramped = new Promise<number>((resolve) => (onRamped = resolve));
+  let cpuS = Number.NaN;
   const done = new Promise<HostileSummary | undefined>((resolve, reject) => {
-    worker.on('message', (message: HostileMessage) => {
+    child.on('message', (message: HostileMessage) => {
       if (message.type === 'ramped') onRamped(message.ms);
-      else resolve(message.summary);
+      else {
+        cpuS = cpuOf(child.pid);
+        resolve(message.summary);
+      }
     });
-    worker.once('error', reject);
-    worker.once('exit', () => resolve(undefined));
+    child.once('error', reject);
+    child.once('exit', () => resolve(undefined));
   });
   let stopped: Promise<HostileSummary | undefined> | undefined;
   return {
+    pid: child.pid,
     /** Resolves once the stalled sockets hold their half bodies (or after RAMP_TIMEOUT_MS: NaN). */
     ramped: () => Promise.race([ramped, sleep(RAMP_TIMEOUT_MS, Number.NaN)]),
+    /** The clients' CPU seconds until they answered `stop` (NaN before). */
+    cpuS: () => cpuS,
     stop() {
       stopped ??= (async () => {
-        worker.postMessage('stop');
+        if (child.connected) child.send('stop');
         const summary = await Promise.race([done, sleep(STOP_MS, undefined)]);
-        await worker.terminate();
+        await stopWithin(child);
         return summary;
       })();
       return stopped;
@@ -370,21 +413,24 @@ export async function benchHostile(options: HostileBenchOptions): Promise<Record
 
       let rssCapped = false;
       if (hostile) {
-        const clients = startHostile({
-          url: node.url,
-          keys,
-          floodListId: floodList.listId,
-          stalled: options.stalled,
-          stalledBodyBytes: 16_000_000,
-          zips: options.zips,
-          zipLineBytes: 8 * MiB,
-          floodConnections: options.floodConnections,
-          uploads: options.uploads,
-          uploadBytes: options.uploadMB * 1_000_000,
-          e6Clients: options.e6Clients,
-          e6Records: 5_000,
-          maxSeconds: RAMP_TIMEOUT_MS / 1000 + options.seconds + LIST_GRACE_MS / 1000,
-        });
+        const clients = startHostile(
+          {
+            url: node.url,
+            keys,
+            floodListId: floodList.listId,
+            stalled: options.stalled,
+            stalledBodyBytes: 16_000_000,
+            zips: options.zips,
+            zipLineBytes: 8 * MiB,
+            floodConnections: options.floodConnections,
+            uploads: options.uploads,
+            uploadBytes: options.uploadMB * 1_000_000,
+            e6Clients: options.e6Clients,
+            e6Records: 5_000,
+            maxSeconds: RAMP_TIMEOUT_MS / 1000 + options.seconds + LIST_GRACE_MS / 1000,
+          },
+          options.hostileNice,
+        );
         hostileClients = clients;
         // A node whose memory runs away has its hostile clients stopped (this machine is shared).
         sampler = setInterval(() => {
@@ -396,6 +442,11 @@ export async function benchHostile(options: HostileBenchOptions): Promise<Record
         await clients.ramped();
       }
       const windowEnd = performance.now() + options.seconds * 1000;
+      const cpuAtStart = {
+        node: cpuOf(node.child.pid),
+        good: ownCpu(),
+        hostile: cpuOf(hostileClients?.pid),
+      };
       const lists: ListRun[] = [];
       const [e1] = await Promise.all([
         steadyE1(node.url, keys.good, options.rate, options.seconds),
@@ -417,6 +468,9 @@ export async function benchHostile(options: HostileBenchOptions): Promise<Record
           }
         })(),
       ]);
+      const nodeCpuS = cpuOf(node.child.pid) - cpuAtStart.node;
+      const goodCpuS = ownCpu() - cpuAtStart.good;
+      const hostileCpuS = cpuOf(hostileClients?.pid) - cpuAtStart.hostile;
       const summary = await hostileClients?.stop();
       clearInterval(sampler);
       return {
@@ -426,6 +480,9 @@ export async function benchHostile(options: HostileBenchOptions): Promise<Record
         e1,
         lists,
         peakRssMB: memoryOf(node.child.pid).peakMB,
+        nodeCpuS,
+        goodCpuS,
+        hostileCpuS,
         rssCapped,
         ...(summary ? { summary } : {}),
       };
@@ -450,7 +507,7 @@ export async function benchHostile(options: HostileBenchOptions): Promise<Record
           ) / 1000,
           2,
         ).padStart(8)} s` +
-        `   ${fmt(phase.peakRssMB).padStart(6)} MB${phase.rssCapped ? ` (hostile clients stopped at ${fmt(options.rssCapMB)} MB)` : ''}   (${fmt(phase.wallMs / 1000)} s in all)`,
+        `   ${fmt(phase.peakRssMB).padStart(6)} MB${phase.rssCapped ? ` (hostile clients stopped at ${fmt(options.rssCapMB)} MB)` : ''}   CPU ${fmt(phase.nodeCpuS, 1)} s node, ${fmt(phase.goodCpuS, 1)} s good key${phase.hostile ? `, ${fmt(phase.hostileCpuS, 1)} s hostile clients` : ''}   (${fmt(phase.wallMs / 1000)} s in all)`,
     );
     for (const run of phase.lists.filter((r) => r.outcome !== 'done').slice(0, 3))
       console.log(
@@ -488,7 +545,9 @@ export async function benchHostile(options: HostileBenchOptions): Promise<Record
     console.log(
       `  servers: team (serve --database, API and verifier in one process) × ${options.rounds} rounds; single (serve --data-dir) × ${options.singleRounds}`,
     );
-    console.log(`  phase              E1 p50 (ms)  p99 (ms)  failed   lists   median   peak RSS`);
+    console.log(
+      `  phase              E1 p50 (ms)  p99 (ms)  failed   lists   median   peak RSS   CPU in the measured window`,
+    );
     for (const { server, rounds } of runs)
       for (let round = 1; round <= rounds; round++)
         for (const hostile of [false, true]) {

@@ -1,5 +1,6 @@
-// The hostile clients of `npm run bench -- hostile` (hostile.ts), in a worker thread of their own so that their
-// sockets, zips and bodies do not share an event loop with the good key's E1 timer and lists. All at once, until
+// The hostile clients of `npm run bench -- hostile` (hostile.ts), in a process of their own so that their
+// sockets, zips and bodies do not share an event loop with the good key's E1 timer and lists, and so that the
+// bench can give their own CPU work a lower priority than the node's (hostile.ts says why). All at once, until
 // told to stop or their own deadline passes (whichever comes first; every request is then aborted):
 // - keyless stalled bodies: sockets each sending the headers of a 16 MB E6 request without a key and half its
 //   body, then nothing (a socket the node closes is opened again a second later);
@@ -7,11 +8,11 @@
 // - a flood of E8 and E10 by a key for a list it owns, on a few connections, as fast as they go;
 // - a key past its limits (`--max-lists 1`, a small `--max-bytes-day`) streaming large E7 bodies;
 // - an exhausted trial key sending 5,000-record E6 bodies, several at once.
-// They talk to 127.0.0.1 only. On stop they post what each saw (answers by status, times, sockets closed).
+// They talk to 127.0.0.1 only. Their options come as the first message from the bench; the next message stops
+// them, and they answer with what each saw (answers by status, times, sockets closed).
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parentPort, workerData } from 'node:worker_threads';
 import { zipSync } from 'fflate';
 
 export interface HostileOptions {
@@ -108,7 +109,7 @@ function figures() {
 }
 
 /** The clients, run until `halt` aborts (or their deadline); resolves with what they saw. */
-async function run(options: HostileOptions, halt: AbortController, port: NonNullable<typeof parentPort>) {
+async function run(options: HostileOptions, halt: AbortController, tell: (message: HostileMessage) => void) {
   const target = new URL(options.url);
   if (target.hostname !== '127.0.0.1')
     throw new Error(`hostile clients target 127.0.0.1 only, not ${target.host}`);
@@ -152,10 +153,10 @@ async function run(options: HostileOptions, halt: AbortController, port: NonNull
   const settleFirst = () => {
     if (++settledFirst === options.stalled) {
       stalled.rampMs = performance.now() - rampStarted;
-      port.postMessage({ type: 'ramped', ms: stalled.rampMs } satisfies HostileMessage);
+      tell({ type: 'ramped', ms: stalled.rampMs });
     }
   };
-  if (options.stalled === 0) port.postMessage({ type: 'ramped', ms: 0 } satisfies HostileMessage);
+  if (options.stalled === 0) tell({ type: 'ramped', ms: 0 });
   const holdSocket = (first: boolean): Promise<void> =>
     new Promise((resolve) => {
       const opened = performance.now();
@@ -322,14 +323,19 @@ async function run(options: HostileOptions, halt: AbortController, port: NonNull
   } satisfies HostileSummary;
 }
 
-if (parentPort) {
-  const port = parentPort;
-  const options = workerData as HostileOptions;
-  const halt = new AbortController();
-  const deadline = setTimeout(() => halt.abort(), options.maxSeconds * 1000);
-  port.on('message', () => halt.abort());
-  const summary = await run(options, halt, port);
-  clearTimeout(deadline);
-  port.postMessage({ type: 'done', summary } satisfies HostileMessage);
-  port.close();
+const parent = process.send?.bind(process);
+if (parent) {
+  const tell = (message: HostileMessage) => void parent(message);
+  process.once('message', (options: HostileOptions) => {
+    const halt = new AbortController();
+    const deadline = setTimeout(() => halt.abort(), options.maxSeconds * 1000);
+    process.once('message', () => halt.abort());
+    // A bench that is gone stops its clients too.
+    process.once('disconnect', () => halt.abort());
+    void run(options, halt, tell).then((summary) => {
+      clearTimeout(deadline);
+      if (!process.connected) process.exit(0);
+      parent({ type: 'done', summary } satisfies HostileMessage, () => process.exit(0));
+    });
+  });
 }

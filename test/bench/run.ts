@@ -74,7 +74,7 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       singleRounds: Number(process.env.BENCH_SINGLE_ROUNDS ?? 1),
       rate: Number(process.env.BENCH_RATE ?? 200),
       listRows: Number(process.env.BENCH_ROWS ?? 1_000),
-      pollMs: Number(process.env.BENCH_POLL_MS ?? 1_000),
+      pollMs: Number(process.env.BENCH_POLL_MS ?? 100),
       stalled: Number(process.env.BENCH_STALLED ?? 300),
       zips: Number(process.env.BENCH_ZIPS ?? 8),
       floodConnections: Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 4),
@@ -83,6 +83,7 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       e6Clients: Number(process.env.BENCH_E6_CLIENTS ?? 4),
       // The hostile clients stop when the node's RSS passes this (a shared machine's memory).
       rssCapMB: Number(process.env.BENCH_RSS_CAP_MB ?? 4_096),
+      hostileNice: Number(process.env.BENCH_HOSTILE_NICE ?? 10),
     }),
   app: () =>
     benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),
