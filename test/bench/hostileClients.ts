@@ -11,9 +11,10 @@
 // They talk to 127.0.0.1 only. Their options come as the first message from the bench; the next message stops
 // them, and they answer with what each saw (answers by status, times, sockets closed).
 import { request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { zipSync } from 'fflate';
+import { requestHead, stalledClient } from '../helpers/stalledClients.js';
 
 export interface HostileOptions {
   /** The node's base URL, `http://127.0.0.1:PORT`. */
@@ -134,11 +135,10 @@ async function run(options: HostileOptions, halt: AbortController, tell: (messag
   };
 
   // Keyless stalled bodies: the headers of a 16 MB E6 request and half of it, then nothing.
-  const stalledHead = Buffer.from(
-    `POST /v5/ei/bulk HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${options.stalledBodyBytes}\r\n\r\n`,
-  );
-  const stalledHalf = Buffer.alloc(Math.floor(options.stalledBodyBytes / 2), ' ');
+  const stalledHead = requestHead('POST', '/v5/ei/bulk', options.stalledBodyBytes, {
+    'Content-Type': 'application/json',
+  });
+  const stalledHalf = Math.floor(options.stalledBodyBytes / 2);
   const sockets = new Set<Socket>();
   const stalled = {
     opened: 0,
@@ -167,26 +167,21 @@ async function run(options: HostileOptions, halt: AbortController, tell: (messag
           settleFirst();
         }
       };
-      const socket = connect({ host: '127.0.0.1', port: Number(target.port) });
+      const client = stalledClient(Number(target.port), stalledHead, stalledHalf);
+      const socket = client.socket;
       sockets.add(socket);
       stalled.opened++;
-      let answer = '';
-      socket.on('data', (chunk: Buffer) => {
-        if (answer.length < 64) answer += chunk.toString('latin1');
-      });
-      socket.on('error', () => undefined);
-      socket.write(stalledHead);
-      socket.write(stalledHalf, () => {
+      void client.allSent.then(() => {
         stalled.halfSent++;
         settle();
       });
-      socket.once('close', () => {
+      void client.closed.then(() => {
         sockets.delete(socket);
         settle();
         if (!isHalted()) {
           stalled.closedByNode++;
           stalled.closedAfterMs.push(performance.now() - opened);
-          const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 'none';
+          const status = String(client.status() ?? 'none');
           stalled.statuses[status] = (stalled.statuses[status] ?? 0) + 1;
         }
         resolve();

@@ -23,6 +23,25 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
   return spawnCli(args, env).done;
 }
 
+/**
+ * A key made with `mailsieve keys create` in the single node's store at `dataDir`: without a rate limit and with
+ * offline checks, as a test's node needs it. Throws (with the CLI's words) when it cannot be made.
+ */
+export async function createOfflineKey(dataDir: string): Promise<string> {
+  const made = await runCli([
+    'keys',
+    'create',
+    '--data-dir',
+    dataDir,
+    '--rate-limit',
+    '0',
+    '--checks',
+    'offline',
+  ]);
+  if (made.code !== 0) throw new Error(`keys create failed: ${made.stderr}`);
+  return made.stdout.trim();
+}
+
 /** Starts the built CLI: the child process (to kill), and its result once it ends (code -1 when killed). */
 export function spawnCli(
   args: string[],

@@ -37,20 +37,24 @@ export interface StalledClient {
   readonly closed: Promise<void>;
   /** How many bytes of the body were handed to the connection. */
   sent(): number;
+  /** Sends more of the body. */
+  write(more: Buffer): void;
+  /** Resolves once the body's first bytes (`body`) are all handed to the system. */
+  readonly allSent: Promise<void>;
 }
 
 const CHUNK = Buffer.alloc(256 * 1024, 0x20);
 
 /**
- * Connects to `port` on 127.0.0.1, sends `head` (a request line and headers, with the blank line) and then
- * `bodyBytes` bytes of body (spaces) as fast as the connection takes them, and then nothing: the connection
- * stays open until the node closes it or `stop()`. `halfOpen`: the client keeps its side open when the node
- * ends its own.
+ * Connects to `port` on 127.0.0.1, sends `head` (a request line and headers, with the blank line) and then the
+ * body's first bytes: `body` itself, or that many spaces, as fast as the connection takes them; then nothing,
+ * until `write` sends more: the connection stays open until the node closes it or the test destroys it.
+ * `halfOpen`: the client keeps its side open when the node ends its own.
  */
 export function stalledClient(
   port: number,
   head: string,
-  bodyBytes: number,
+  body: number | Buffer,
   options: { halfOpen?: boolean } = {},
 ): StalledClient {
   const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: options.halfOpen === true });
@@ -68,15 +72,23 @@ export function stalledClient(
     }),
   );
   socket.write(head);
+  const bodyBytes = typeof body === 'number' ? body : body.length;
+  let onAllSent: () => void = () => undefined;
+  const allSent = new Promise<void>((resolve) => (onAllSent = resolve));
   const push = () => {
     while (sent < bodyBytes && !socket.destroyed && socket.writable) {
-      const chunk = CHUNK.subarray(0, Math.min(CHUNK.length, bodyBytes - sent));
-      sent += chunk.length;
-      if (!socket.write(chunk)) {
+      const piece =
+        typeof body === 'number'
+          ? CHUNK.subarray(0, Math.min(CHUNK.length, bodyBytes - sent))
+          : body.subarray(sent, sent + CHUNK.length);
+      sent += piece.length;
+      if (!socket.write(piece)) {
         socket.once('drain', push);
         return;
       }
     }
+    // (Called back once every write before it is done.)
+    if (sent >= bodyBytes && !socket.destroyed) socket.write(Buffer.alloc(0), () => onAllSent());
   };
   push();
   return {
@@ -90,6 +102,45 @@ export function stalledClient(
     closedAt: () => closedAt,
     closed,
     sent: () => sent,
+    write: (more) => {
+      sent += more.length;
+      socket.write(more);
+    },
+    allSent,
+  };
+}
+
+/** A whole answer as `StalledClient.text()` holds it: its status, headers (lower-case names) and body. */
+export function answerOf(text: string): {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+} {
+  const end = text.indexOf('\r\n\r\n');
+  const [statusLine = '', ...lines] = (end === -1 ? text : text.slice(0, end)).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let body = end === -1 ? '' : text.slice(end + 4);
+  // A chunked answer: its chunks joined.
+  if (headers['transfer-encoding'] === 'chunked') {
+    let joined = '';
+    for (let at = 0; ;) {
+      const lineEnd = body.indexOf('\r\n', at);
+      const size = lineEnd === -1 ? 0 : parseInt(body.slice(at, lineEnd), 16);
+      if (!size) break;
+      joined += body.slice(lineEnd + 2, lineEnd + 2 + size);
+      at = lineEnd + 2 + size + 2;
+    }
+    body = joined;
+  }
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0),
+    headers,
+    // (The text is read a byte a character: the body's UTF-8 decoded now.)
+    body: Buffer.from(body, 'latin1').toString('utf8'),
   };
 }
 

@@ -4,10 +4,9 @@
 // And an upload that declares a body and sends only its first bytes, then nothing (a slow or hostile client):
 // whether the service answers before the body, and how fast (`stalledUpload`).
 import { once } from 'node:events';
-import net from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { answerOf, requestHead, stalledClient } from './stalledClients.js';
 
 export interface StalledUpload {
   /** Sends the rest of the body; answers the status and body of the service's answer. */
@@ -23,32 +22,22 @@ export async function startStalledUpload(
   body: Buffer,
   sentFirst: number,
 ): Promise<StalledUpload> {
-  const url = new URL(base);
-  const socket = net.connect(Number(url.port), url.hostname);
-  await once(socket, 'connect');
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  socket.on('error', () => undefined);
-  const closed = once(socket, 'close');
-  socket.write(
-    `POST /v5/list?header=true HTTP/1.1\r\nHost: ${url.host}\r\napi_key: ${key}\r\n` +
-      `Content-Type: text/csv\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
-  );
-  socket.write(body.subarray(0, sentFirst));
+  const head = requestHead('POST', '/v5/list?header=true', body.length, {
+    api_key: key,
+    'Content-Type': 'text/csv',
+    Connection: 'close',
+  });
+  const client = stalledClient(Number(new URL(base).port), head, body.subarray(0, sentFirst));
+  await once(client.socket, 'connect');
   return {
     async finish() {
-      socket.write(body.subarray(sentFirst));
-      await closed;
-      const text = Buffer.concat(chunks).toString('utf8');
-      const [head = '', ...rest] = text.split('\r\n\r\n');
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-      let answer = rest.join('\r\n\r\n');
-      // A chunked answer: its one chunk.
-      if (/transfer-encoding: chunked/i.test(head)) answer = answer.split('\r\n')[1] ?? '';
+      client.write(body.subarray(sentFirst));
+      await client.closed;
+      const { status, body: answer } = answerOf(client.text());
       return { status, body: answer };
     },
     abandon() {
-      socket.destroy();
+      client.socket.destroy();
     },
   };
 }
@@ -79,7 +68,8 @@ export function partFiles(dir: string): string[] {
 
 export interface EarlyAnswer {
   readonly status: number;
-  readonly headers: IncomingHttpHeaders;
+  /** Its headers, by lower-case name. */
+  readonly headers: Record<string, string>;
   readonly text: string;
   /** When it came, after the request was sent. */
   readonly ms: number;
@@ -108,43 +98,47 @@ export function stalledUpload(
     query = 'header=true',
   }: { readonly type?: string; readonly first?: string; readonly query?: string } = {},
 ): UnansweredUpload {
-  const started = Date.now();
   const contentType = type === 'multipart/form-data' ? `${type}; boundary=stalled` : type;
   const body =
     type === 'multipart/form-data'
       ? `--stalled\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\nContent-Type: text/csv\r\n\r\n${first}`
       : first;
-  const sent = request(`${base}/v5/list?${query}`, {
-    method: 'POST',
-    headers: { api_key: key, 'content-type': contentType, 'content-length': String(declared) },
+  const head = requestHead('POST', `/v5/list?${query}`, declared, {
+    api_key: key,
+    'Content-Type': contentType,
   });
+  const client = stalledClient(Number(new URL(base).port), head, Buffer.from(body));
+  // The answer, once it is whole: its body as long as its Content-Length says, or the connection ended.
   const answer = new Promise<EarlyAnswer>((resolve, reject) => {
-    sent.on('response', (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      response.on('end', () =>
+    const settle = (isEnded: boolean) => {
+      const text = client.text();
+      const end = text.indexOf('\r\n\r\n');
+      const whole = answerOf(text);
+      const length = Number(whole.headers['content-length']);
+      const isWhole = end !== -1 && Number.isFinite(length) && text.length - end - 4 >= length;
+      if (!isWhole && !isEnded) return;
+      if (whole.status === 0) reject(new Error('the connection closed without an answer'));
+      else
         resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          text,
-          ms: Date.now() - started,
-        }),
-      );
-      response.on('error', reject);
-    });
-    sent.on('error', reject);
+          status: whole.status,
+          headers: whole.headers,
+          text: whole.body,
+          ms: Date.now() - client.startedAt,
+        });
+    };
+    client.socket.on('data', () => settle(false));
+    client.socket.once('end', () => settle(true));
+    void client.closed.then(() => settle(true));
   });
-  // Closed by the test (or by the service after its answer): no unhandled rejection.
+  // Closed by the test: no unhandled rejection.
   answer.catch(() => undefined);
-  sent.flushHeaders();
-  sent.write(body);
   return {
     answer,
     within: (ms) =>
       Promise.race([
         answer.catch(() => undefined),
-        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms)),
+        new Promise<undefined>((resolve) => setTimeout(resolve, ms, undefined)),
       ]),
-    close: () => sent.destroy(),
+    close: () => client.socket.destroy(),
   };
 }

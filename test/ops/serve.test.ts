@@ -4,7 +4,7 @@
 // validator accepts, made from the zod contracts.
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, spawnCli, startCli } from '../helpers/cli.js';
+import { createOfflineKey, spawnCli, startCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { tempDir } from '../helpers/service.js';
 import { getStatus, submit } from '../service/lists/helpers.js';
@@ -25,18 +25,7 @@ const dirs: { remove(): void }[] = [];
 async function storeWithKey(): Promise<{ path: string; key: string }> {
   const dir = tempDir('mailsieve-ops-');
   dirs.push(dir);
-  const made = await runCli([
-    'keys',
-    'create',
-    '--data-dir',
-    dir.path,
-    '--rate-limit',
-    '0',
-    '--checks',
-    'offline',
-  ]);
-  expect(made.code).toBe(0);
-  return { path: dir.path, key: made.stdout.trim() };
+  return { path: dir.path, key: await createOfflineKey(dir.path) };
 }
 
 async function serve(args: string[]): Promise<Served> {

@@ -11,7 +11,7 @@
 // - a request whose headers stop is answered 408 and its connection closed, even by a client that keeps its
 //   own side open.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli } from '../../helpers/cli.js';
+import { createOfflineKey, startCli } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/service.js';
 import {
   holdKeylessBodies,
@@ -33,17 +33,7 @@ let dir: { path: string; remove(): void };
 
 beforeAll(async () => {
   dir = tempDir('mailsieve-stalled-');
-  const made = await runCli([
-    'keys',
-    'create',
-    '--data-dir',
-    dir.path,
-    '--rate-limit',
-    '0',
-    '--checks',
-    'offline',
-  ]);
-  expect(made.code, made.stderr).toBe(0);
+  const key = await createOfflineKey(dir.path);
   const started = await startCli(
     [
       'serve',
@@ -65,7 +55,7 @@ beforeAll(async () => {
     url,
     port: Number(new URL(url).port),
     pid: started.child.pid!,
-    key: made.stdout.trim(),
+    key,
     stop: () => started.stop(),
   };
 });
