@@ -517,7 +517,7 @@ export async function benchHostile(options: HostileBenchOptions): Promise<Record
     if (!s) return;
     const closedAfter = s.stalled.closedAfterMs;
     console.log(
-      `      stalled: ${fmt(s.stalled.opened)} sockets opened, ${fmt(s.stalled.halfSent)} half bodies sent (in ${fmt(s.stalled.rampMs / 1000, 1)} s), ` +
+      `      stalled: ${fmt(s.stalled.opened)} sockets opened, ${fmt(s.stalled.halfSent)} of them sent their whole half body, ${fmt(s.stalled.bytesSent / 1e9, 1)} GB of body sent in all (the first ${fmt(options.stalled)} sent or closed within ${fmt(s.stalled.rampMs / 1000, 1)} s), ` +
         `${fmt(s.stalled.closedByNode)} closed by the node${closedAfter.length ? ` (after ${fmt(Math.min(...closedAfter) / 1000, 1)}–${fmt(Math.max(...closedAfter) / 1000, 1)} s; ${byStatus(s.stalled.statuses)})` : ''}`,
     );
     const client = (what: string, f: ClientFigures) =>

@@ -62,8 +62,10 @@ export interface HostileSummary {
   readonly stalled: {
     /** Sockets opened (reopened ones included). */
     readonly opened: number;
-    /** Sockets whose half body was all written. */
+    /** Sockets whose half body was all handed to the system before the node closed them. */
     readonly halfSent: number;
+    /** Bytes of body the sockets handed to their connections, in all (the node reads none of them). */
+    readonly bytesSent: number;
     /** Sockets the node closed (or answered) before the clients stopped, and after how long each. */
     readonly closedByNode: number;
     readonly closedAfterMs: number[];
@@ -143,6 +145,7 @@ async function run(options: HostileOptions, halt: AbortController, tell: (messag
   const stalled = {
     opened: 0,
     halfSent: 0,
+    bytesSent: 0,
     closedByNode: 0,
     closedAfterMs: [] as number[],
     statuses: {} as Record<string, number>,
@@ -167,7 +170,8 @@ async function run(options: HostileOptions, halt: AbortController, tell: (messag
           settleFirst();
         }
       };
-      const client = stalledClient(Number(target.port), stalledHead, stalledHalf);
+      // (Half open: the client goes on sending after the node has answered and ended its side.)
+      const client = stalledClient(Number(target.port), stalledHead, stalledHalf, { halfOpen: true });
       const socket = client.socket;
       sockets.add(socket);
       stalled.opened++;
@@ -176,6 +180,7 @@ async function run(options: HostileOptions, halt: AbortController, tell: (messag
         settle();
       });
       void client.closed.then(() => {
+        stalled.bytesSent += client.sent();
         sockets.delete(socket);
         settle();
         if (!isHalted()) {
