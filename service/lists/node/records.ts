@@ -24,19 +24,16 @@ async function sampleThen(stream: Readable): Promise<{ sample: string; bytes: As
   const read = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   const chunks: Buffer[] = [];
   let size = 0;
-  let isDone = false;
   while (size < SAMPLE_BYTES) {
     const next = await read.next();
-    if (next.done) {
-      isDone = true;
-      break;
-    }
+    if (next.done) break;
     chunks.push(next.value);
     size += next.value.length;
   }
   const bytes = (async function* () {
     yield* chunks;
-    if (isDone) return;
+    // (Short of the sample's size: the stream has ended.)
+    if (size < SAMPLE_BYTES) return;
     for (let next = await read.next(); !next.done; next = await read.next()) yield next.value;
   })();
   const head = Buffer.concat(chunks).subarray(0, SAMPLE_BYTES);
