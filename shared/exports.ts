@@ -44,9 +44,10 @@ export const EXPORT_LABELS: Readonly<Record<ExportChoice, string>> = {
 
 /**
  * What a job's saved files are (the `exports` the history keeps): an export of rows, or one of the spec's
- * report CSVs (shared/reportCsv.ts: the match report, the chart data).
+ * report CSVs (shared/reportCsv.ts: the match report, the chart data), or the rows whose status changed since
+ * the last run of the same addresses (`changed`, issue 37).
  */
-export const EXPORT_RECORD_KINDS = [...EXPORT_CHOICES, 'match-report', 'chart-data'] as const;
+export const EXPORT_RECORD_KINDS = [...EXPORT_CHOICES, 'match-report', 'chart-data', 'changed'] as const;
 export type ExportRecordKind = (typeof EXPORT_RECORD_KINDS)[number];
 
 /** Statuses of both vocabularies safe to mail. */

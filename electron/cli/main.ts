@@ -16,6 +16,7 @@ import { clean, collect } from './clean.js';
 import { purchase } from './purchase.js';
 import { addCheckOptions, addNetworkOptions } from './onlineOptions.js';
 import { registerDataCommands } from './data.js';
+import { registerOutcomesCommands } from './outcomes.js';
 import { DEFAULT_RETAIN_DAYS } from '../../service/lists/backend/retention.js';
 import {
   DEFAULT_BOUNCE_MAX_AGE_DAYS,
@@ -339,6 +340,7 @@ export function buildProgram(): Command {
     .action(purchase);
 
   registerDataCommands(program, dataDirOption);
+  registerOutcomesCommands(program, dataDirOption);
 
   return program;
 }

@@ -30,6 +30,7 @@ import { jobHandlers } from './channels/jobs.js';
 import { lookupHandlers } from './channels/lookup.js';
 import { createReferenceImports } from './reference/import.js';
 import { reportHandlers } from './channels/reports.js';
+import { outcomesHandlers } from './channels/outcomes.js';
 import { verifyHandlers } from './channels/verify.js';
 import { FileProblem } from './files/source.js';
 import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from './history/db.js';
@@ -141,6 +142,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
     ...verifyHandlers(ctx),
     ...lookupHandlers(ctx, referenceImports),
     ...reportHandlers(ctx),
+    ...outcomesHandlers(ctx),
   };
 
   /** No reply shows a key: the provider's, nor the embedded service's. */

@@ -93,7 +93,7 @@ const PROGRESS_MS = 100;
  * line number; blank lines skipped. Chunk mode, not papaparse's Node stream: this reads 4-5 times faster,
  * and the rows are handled synchronously (SQLite writes are synchronous), which paces the file stream.
  */
-function readCsv(
+export function readCsv(
   file: string,
   onRow: (line: number, row: string[]) => void,
   signal?: AbortSignal,
@@ -357,7 +357,13 @@ export async function importActivityFile(
 export async function importBouncesFile(
   db: Database,
   file: string,
-  options: ImportOptions = {},
+  options: ImportOptions & {
+    /**
+     * Every checked row (hard, soft or other), a batch at a time, as it is stored: the outcomes of a job
+     * (electron/core/outcomes/) match them to the job's rows in the same pass.
+     */
+    readonly onRecords?: (records: readonly BounceRecord[]) => void;
+  } = {},
 ): Promise<ImportReport> {
   const started = performance.now();
   const nowS = options.nowS ?? Math.floor(Date.now() / 1000);
@@ -398,7 +404,11 @@ export async function importBouncesFile(
           takesFirstRow: !layout.hasHeader,
           ...(layout.hasHeader ? { width: first.length } : {}),
           read: (row) => readBounceRow(layout, row, nowS),
-          write: (records) => bounceWriter.write(records),
+          write: (records) => {
+            const hard = bounceWriter.write(records);
+            options.onRecords?.(records);
+            return hard;
+          },
         };
       },
       {

@@ -10,6 +10,7 @@ import { EXPORT_FORMATS } from '../exportChoices.js';
 import { rowFilterSchema } from '../rowFilter.js';
 import { EXPORT_RECORD_KINDS } from '../exports.js';
 import { REPORT_CSVS } from '../reportCsv.js';
+import { budgetOutcomeSchema, jobChangesSchema, outcomesReportSchema } from '../outcomes.js';
 import { z } from 'zod';
 import { emailValidationReportingSchema, LIST_SERVICE_KEYS, listResourceSchema } from '../api/list.js';
 import { LIST_SERVICE_INPUTS, LIST_SERVICE_TITLES, QUOTA_PERIODS } from '../api/listServices.js';
@@ -410,6 +411,8 @@ export const exportInfoSchema = z.object({
   fileName: z.string(),
   rows: z.number(),
   bytes: z.number(),
+  /** An export planned against a bounce budget (issue 37): its expected rate and what it left out. */
+  budget: budgetOutcomeSchema.optional(),
 });
 export type ExportInfo = z.infer<typeof exportInfoSchema>;
 
@@ -565,6 +568,11 @@ export const exportInputSchema = z
         format: z.enum(EXPORT_FORMATS),
       })
       .optional(),
+    /**
+     * "Keep the expected bounce rate under X%" (issue 37), in percent: the safe rows, then accept-all and
+     * unknown rows in order of their measured risk while the file's expected rate stays under it.
+     */
+    maxBounceRate: z.number().min(0).max(100).optional(),
   })
   .refine((input) => input.kind !== 'custom' || (input.statuses?.length ?? 0) > 0, {
     message: 'Choose at least one status to export',
@@ -738,6 +746,27 @@ export type ReferenceImportProgress = z.infer<typeof referenceImportProgressSche
 const none = z.object({}).strict();
 const jobIdInput = z.object({ jobId: z.number().int() });
 
+// After the campaign (issue 37): a file given to the core, by the id of a copy the app made (browser mode) or
+// by its path (the native dialog).
+const givenFileSchema = z
+  .object({ fileId: z.string().min(1).optional(), path: z.string().min(1).optional() })
+  .refine((input) => (input.fileId === undefined) !== (input.path === undefined), {
+    message: 'Give the file',
+  });
+export const outcomesImportInputSchema = z.object({
+  jobId: z.number().int(),
+  /** The mailing platform's bounce or suppression export (any shape `data import bounces` reads). */
+  bounces: givenFileSchema,
+  /** The platform's sent or delivered list, when the user has one. */
+  sent: givenFileSchema.optional(),
+});
+export type OutcomesImportInput = z.input<typeof outcomesImportInputSchema>;
+export const jobChangesInputSchema = z.object({
+  jobId: z.number().int(),
+  offset: z.number().int().min(0).default(0),
+  limit: z.number().int().min(1).max(500).default(100),
+});
+
 export const CHANNELS = {
   'app:get-info': { input: none, output: appInfoSchema },
   'connection:get': { input: none, output: connectionInfoSchema },
@@ -802,6 +831,14 @@ export const CHANNELS = {
   'people:import': { input: referenceImportInputSchema, output: referenceImportSchema },
   /** Cancels the import under way (the rows written so far stay). */
   'people:import-cancel': { input: none, output: z.object({ cancelled: z.boolean() }) },
+  // After the campaign (issue 37): a job's verdicts against the campaign's bounces, kept with the job.
+  'outcomes:import': { input: outcomesImportInputSchema, output: outcomesReportSchema },
+  /** The job's last imported outcomes; null before any. */
+  'outcomes:get': { input: jobIdInput, output: outcomesReportSchema.nullable() },
+  /** What changed against the latest earlier job holding the same addresses (a page of the changed rows). */
+  'jobs:changes': { input: jobChangesInputSchema, output: jobChangesSchema },
+  /** An export of only the changed rows, kept as the job's export (kind `changed`). */
+  'jobs:export-changes': { input: jobIdInput, output: exportInfoSchema },
 } as const;
 
 export type Channel = keyof typeof CHANNELS;

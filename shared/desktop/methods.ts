@@ -39,6 +39,11 @@ export const METHOD_OF_CHANNEL = {
   // Import reference data from Look up a person (issue #15).
   'people:import': 'importReferenceFile',
   'people:import-cancel': 'cancelReferenceImport',
+  // After the campaign (issue 37).
+  'outcomes:import': 'importOutcomes',
+  'outcomes:get': 'getOutcomes',
+  'jobs:changes': 'getJobChanges',
+  'jobs:export-changes': 'exportJobChanges',
 } as const;
 
 /** Operations only the Electron shell performs (native dialogs); browser mode does them in the page. */

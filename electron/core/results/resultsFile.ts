@@ -258,6 +258,38 @@ class ScannedResultRow implements ResultRow {
 }
 
 /**
+ * Streams the rows of a results file as the exporter's rules see them (jobs/exports.ts `ResultRow`), each with
+ * its row number (1-based, blank lines not counted: explain.csv's `Row`). `onHeader` gets the columns by name
+ * (the last of a name: appended columns come last).
+ */
+export async function scanResultRows(
+  path: string,
+  name: string,
+  delimiter: string,
+  onHeader: (columns: ReadonlyMap<string, number>, header: readonly string[]) => void,
+  visit: (row: ResultRow, number: number) => boolean | void,
+): Promise<void> {
+  let view: ScannedResultRow | undefined;
+  await scanResults(
+    path,
+    name,
+    delimiter,
+    (header) => {
+      const columns = columnIndex(header);
+      view = new ScannedResultRow(columns, {
+        status: columns.get(STATUS_COLUMN) ?? -1,
+        duplicate: columns.get(DUPLICATE_COLUMN) ?? -1,
+      });
+      onHeader(columns, header);
+    },
+    (scanned) => {
+      view!.set(scanned);
+      return visit(view!, scanned.number);
+    },
+  );
+}
+
+/**
  * Indexes the rows an export takes (one pass; 12 bytes per row taken): a drill-down's rows are those its
  * "Export these rows" writes — the exporter's own rule for `spec` (kind `all` with the drill-down's filter)
  * decides each row, so the two cannot differ.

@@ -5,6 +5,7 @@ import { createSettings } from './0030-create-settings.js';
 import { listServices } from './0040-list-services.js';
 import { jobChecks } from './0050-job-checks.js';
 import { jobCounts } from './0060-job-counts.js';
+import { jobOutcomes } from './0070-job-outcomes.js';
 
 export const HISTORY_MIGRATIONS: readonly Migration[] = [
   createJobs,
@@ -13,4 +14,5 @@ export const HISTORY_MIGRATIONS: readonly Migration[] = [
   listServices,
   jobChecks,
   jobCounts,
+  jobOutcomes,
 ];
