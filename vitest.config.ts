@@ -12,6 +12,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
+          setupFiles: ['test/setupHome.ts'],
           exclude: ['test/e2e/**', 'node_modules/**', 'dist/**'],
         },
       },

@@ -40,6 +40,7 @@ import { runListJob, type JobEvent } from '../core/jobs/runner.js';
 import { readHead } from '../core/files/source.js';
 import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/read/zip.js';
 import { clientFor } from './connect.js';
+import { recordCleanJob } from './cleanHistory.js';
 import {
   downloadExplanations,
   identityNote,
@@ -61,6 +62,8 @@ import { CliError, intOption } from './errors.js';
 export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
   /** Write what was checked and answered for each row beside the results (`<results>.explain.csv`). */
   explain?: boolean;
+  /** False (`--no-history`): do not keep the run in the app home's job history. */
+  history?: boolean;
   emailColumn?: string;
   header?: boolean;
   delimiter?: string;
@@ -605,6 +608,30 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           explainPath,
         )
       : false;
+    // Kept in the app home's history (cleanHistory.ts), with the evidence of every verdict when the local
+    // service checked the list online.
+    const kept =
+      options.history !== false && outcome.stage !== 'awaiting-purchase'
+        ? await recordCleanJob({
+            file: path,
+            delimiter: layout.delimiter,
+            header: layout.header,
+            emailColumn: layout.emailColumn,
+            columnCount: layout.columnCount,
+            list: outcome.list,
+            resultsPath: outcome.resultsPath,
+            duplicates: outcome.summary?.duplicates ?? null,
+            dataDir: embedded ? options.dataDir : undefined,
+            baseUrl: client.baseUrl,
+            checks: embedded
+              ? { level: embedded.checks.level, reason: embedded.checks.reason }
+              : { level: 'provider', reason: 'checked by the provider’s service' },
+          })
+        : undefined;
+    if (kept && embedded && !isOffline) {
+      mkdirSync(dirname(kept.evidencePath), { recursive: true });
+      await downloadExplanations(client.baseUrl, embedded.apiKey, outcome.list.list_id, kept.evidencePath);
+    }
     const detectedJson = {
       delimiter: layout.delimiter,
       header: layout.header,
@@ -667,6 +694,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           checks: checksJson ?? { level: outcome.list.checks ?? null },
           ...(outcome.list.online ? { online: outcome.list.online } : {}),
           ...(explainPath ? { explain: hasExplain ? explainPath : null } : {}),
+          ...(kept ? { job: kept.id } : {}),
         })}\n`,
       );
       return;
@@ -679,6 +707,10 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       }),
     );
     info(`Results: ${outcome.resultsPath}`);
+    if (kept)
+      info(
+        `Kept in the history as job ${kept.id}: after the campaign, \`mailsieve outcomes import BOUNCES --job ${kept.id}\` measures it against the real bounces.`,
+      );
     if (explainPath)
       info(
         hasExplain

@@ -290,6 +290,10 @@ export function buildProgram(): Command {
     .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
     .option('--json', 'print the outcome as one JSON object')
     .option('--explain', 'write what was checked and answered for each row beside the results (.explain.csv)')
+    .option(
+      '--no-history',
+      'do not keep the run in the app home’s job history (kept by default, for `mailsieve outcomes`)',
+    )
     .addOption(dataDirOption());
   addListCheckOptions(cleanCommand).action(clean);
 

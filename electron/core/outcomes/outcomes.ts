@@ -2,7 +2,7 @@
 // (`mailsieve outcomes import|report`): the mailing platform's bounce export, read by the bounces import
 // (service/identity/import.ts: every shape `data import bounces` reads, its hard bounces stored as known
 // bouncers in the same pass), and the platform's sent list when the user has one, matched to the job's rows
-// by address (canonicalEmail: the normalisation the job's duplicates and the known bouncers use). The job's
+// by address as the job compared them (addressKey: case ignored, after NFC, the correction when there is one). The job's
 // results file and its evidence are each streamed once; memory holds the export's addresses, not the job's.
 //
 // Which rows were mailed: those of the sent list when given, else the job's Ready to mail export (the
@@ -11,6 +11,7 @@ import type { Database } from 'better-sqlite3';
 import { basename } from 'node:path';
 import { describeStatusCode } from '../../../shared/api/codes.js';
 import { HEADER_SYNONYMS, looksLikeEmail, normaliseHeaderName } from '../../../shared/columns.js';
+import { addressKey } from '../../../shared/exportChoices.js';
 import {
   MAX_MISSED_LISTED,
   PROVIDER_FAMILIES,
@@ -25,7 +26,6 @@ import {
 } from '../../../shared/outcomes.js';
 import { ImportFileError, importBouncesFile, readCsv } from '../../../service/identity/import.js';
 import type { BounceRecord } from '../../../service/identity/import.bounces.js';
-import { canonicalEmail } from '../../../service/identity/normalise.js';
 import type { HistoryDb, JobRecord } from '../history/db.js';
 import { jobChecksOf } from '../history/jobVersions.js';
 import { desktopExportSpec } from '../jobs/desktopExport.js';
@@ -103,8 +103,8 @@ async function readSentList(file: OutcomesFile, signal?: AbortSignal): Promise<S
           return;
         }
       }
-      const email = canonicalEmail((row[emailAt] ?? '').trim());
-      if (email !== undefined) sent.add(email);
+      const email = addressKey(row[emailAt] ?? '');
+      if (email !== '') sent.add(email);
     },
     signal,
   );
@@ -181,7 +181,7 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
     for (const record of records) {
       exportRows[record.kind]++;
       const kind = KIND[record.kind];
-      const email = canonicalEmail(record.email) ?? record.email.toLowerCase();
+      const email = addressKey(record.email);
       const seen = bounced.get(email);
       if (!seen) bounced.set(email, { kind, at: record.bouncedAt, matched: false });
       else if (kind > seen.kind || (kind === seen.kind && (record.bouncedAt ?? 0) > (seen.at ?? 0))) {
@@ -252,23 +252,25 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
     job.resultsPath,
     job.resultsName,
     job.mapping.delimiter,
-    (columns) => {
+    (columns, header) => {
+      rule?.header?.(header);
       codeAt = columns.get(VALIDATION_CODE_COLUMN) ?? -1;
       validAt = columns.get(VALID_EMAIL_COLUMN) ?? -1;
       if (codeAt < 0)
         throw new OutcomesError(`The results of job ${job.id} have no “${VALIDATION_CODE_COLUMN}” column.`);
     },
     (row, number) => {
-      const original = canonicalEmail(row.field(emailIndex).trim());
-      const valid = validAt < 0 ? undefined : canonicalEmail(row.field(validAt).trim());
-      const email = valid ?? original;
-      if (email === undefined) return;
+      // The job's own key of an address (its duplicates are found by it): the correction when there is one.
+      const original = addressKey(row.field(emailIndex));
+      const valid = validAt < 0 ? '' : addressKey(row.field(validAt));
+      const email = valid || original;
+      // The rule sees every row: it removes duplicates as the export did, keeping the first.
       const isSent = sentList
-        ? sentList.has(email) || (original !== undefined && sentList.has(original))
+        ? sentList.has(email) || sentList.has(original)
         : rule!.row(row) !== false;
       if (!isSent) return;
       const code = Number(row.field(codeAt));
-      const outcome = bounced.get(email) ?? (original === undefined ? undefined : bounced.get(original));
+      const outcome = bounced.get(email) ?? bounced.get(original);
       const domain = domainOf(email);
       const family = providerFamilyOf(
         number < hostOfRow.length ? hostIds[hostOfRow[number]] : '',

@@ -56,7 +56,7 @@ describe('history migrations', () => {
   });
 
   it('are numbered in steps of 10 and in order', () => {
-    expect(HISTORY_MIGRATIONS.map((m) => m.version)).toEqual([10, 20, 30, 40, 50, 60]);
+    expect(HISTORY_MIGRATIONS.map((m) => m.version)).toEqual([10, 20, 30, 40, 50, 60, 70]);
   });
 
   it('0010 creates jobs, their timeline and exports as STRICT tables, deleted together', () => {
@@ -176,6 +176,28 @@ describe('history migrations', () => {
     expect(bought.purchase).toEqual({ fields: ['age'], matchType: 'H', at: '2026-01-01T00:00:00.000Z' });
     expect(bought.purchaseSentAt).not.toBeNull();
     expect(bought.options.services).toEqual(['email_validation', 'email_intelligence']);
+  });
+
+  it('0070 adds a job’s outcomes and their counts per code to a version-60 database, deleted with the job', () => {
+    migrate(db, HISTORY_MIGRATIONS.filter((m) => m.version <= 60));
+    db.prepare(
+      `INSERT INTO jobs (id, created_at, updated_at, status, file_name, file_path, upload_name, upload_header,
+         file_size, file_format, mapping, options, connection_kind)
+       VALUES (1, 'a', 'a', 'completed', 'f.csv', '/f.csv', 'f.csv', 1, 1, 'csv', '{}', '{}', 'embedded')`,
+    ).run();
+    migrate(db, HISTORY_MIGRATIONS);
+    expect(db.pragma('user_version', { simple: true })).toBe(70);
+    const made = tables(db);
+    expect(made.job_outcomes).toMatch(/STRICT$/);
+    expect(made.job_outcome_codes).toMatch(/STRICT$/);
+    db.pragma('foreign_keys = ON');
+    db.prepare(
+      "INSERT INTO job_outcomes (job_id, imported_at, bounce_file, sent_file, report) VALUES (1, 'a', 'b.csv', NULL, '{}')",
+    ).run();
+    db.prepare('INSERT INTO job_outcome_codes (job_id, code, sent, hard_bounced) VALUES (1, 50, 10, 1)').run();
+    db.prepare('DELETE FROM jobs WHERE id = 1').run();
+    expect(db.prepare('SELECT COUNT(*) FROM job_outcomes').pluck().get()).toBe(0);
+    expect(db.prepare('SELECT COUNT(*) FROM job_outcome_codes').pluck().get()).toBe(0);
   });
 
   it('opens in WAL mode and refuses a database from a newer version', () => {
