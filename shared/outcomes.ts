@@ -149,7 +149,8 @@ export function riskOf(
   measured: ReadonlyMap<number, { sent: number; hardBounced: number }>,
 ): { rate: number; source: 'measured' | 'default' } {
   const seen = measured.get(code);
-  if (seen && seen.sent >= MIN_MEASURED_ROWS) return { rate: seen.hardBounced / seen.sent, source: 'measured' };
+  if (seen && seen.sent >= MIN_MEASURED_ROWS)
+    return { rate: seen.hardBounced / seen.sent, source: 'measured' };
   return { rate: defaultBounceRisk(code), source: 'default' };
 }
 
@@ -283,7 +284,8 @@ export function percentWords(rate: number): string {
 
 /** The headline of a report in one sentence (the CLI's first line, the app's summary). */
 export function outcomesHeadline(report: OutcomesReport): string {
-  const mailed = report.basis === 'sent-list' ? `the sent list (${report.sentFile})` : 'the Ready to mail export';
+  const mailed =
+    report.basis === 'sent-list' ? `the sent list (${report.sentFile})` : 'the Ready to mail export';
   return (
     `Of ${report.sent.toLocaleString('en-US')} rows mailed (${mailed}), ${report.hardBounced.toLocaleString('en-US')} ` +
     `hard-bounced: ${percentWords(report.measuredRate)} measured against ${percentWords(report.predictedRate)} ` +

@@ -51,8 +51,7 @@ export async function recordCleanJob(run: CleanRun): Promise<{ id: number; evide
       i === run.emailColumn - 1 ? ('email' as const) : ('ignore' as const),
     );
     // A list of another data folder than the app's own service has an id the app's service does not know.
-    const isAppService =
-      run.dataDir !== undefined && resolve(run.dataDir) === resolve(serviceDataDir(home));
+    const isAppService = run.dataDir !== undefined && resolve(run.dataDir) === resolve(serviceDataDir(home));
     const name = basename(run.file);
     const id = insertJob(db, {
       fileName: name,

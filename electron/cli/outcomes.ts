@@ -33,7 +33,8 @@ export function openHomeHistory(): { db: HistoryDb; home: string } {
 }
 
 function jobIdOption(raw: string | undefined): number {
-  if (raw === undefined) throw new CliError('--job takes the id of a job in the history (see History in the app).');
+  if (raw === undefined)
+    throw new CliError('--job takes the id of a job in the history (see History in the app).');
   return intOption('--job', raw, 1, 2 ** 31);
 }
 
@@ -78,7 +79,8 @@ export function reportText(report: OutcomesReport): string {
     ...groupLines('By status code', report.byCode),
     ...groupLines('By mail provider', report.byProvider),
   ];
-  if (report.missedTotal === 0) lines.push('Verdicts that missed: none (no row called valid or accept-all hard-bounced).');
+  if (report.missedTotal === 0)
+    lines.push('Verdicts that missed: none (no row called valid or accept-all hard-bounced).');
   else {
     lines.push(
       `Verdicts that missed: ${count(report.missedTotal)} rows called valid or accept-all hard-bounced` +
@@ -154,7 +156,9 @@ export function outcomesReport(options: { job?: string; json?: boolean }): void 
 export function registerOutcomesCommands(program: Command, dataDirOption: () => Option): void {
   const outcomes = program
     .command('outcomes')
-    .description("A job's verdicts measured against its campaign's real bounces (the job ids of the History).");
+    .description(
+      "A job's verdicts measured against its campaign's real bounces (the job ids of the History).",
+    );
   outcomes
     .command('import')
     .description(

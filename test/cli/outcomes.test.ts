@@ -68,7 +68,9 @@ describe('mailsieve outcomes', () => {
     expect(text.stdout).toContain(
       'Of 4 rows mailed (the Ready to mail export), 1 hard-bounced: 25.00% measured against 12.00% the verdicts predicted.',
     );
-    expect(text.stdout).toMatch(/By status code:\n {2}10 Syntax OK +4 mailed +1 hard +25\.00% \(predicted 12\.00%\)/);
+    expect(text.stdout).toMatch(
+      /By status code:\n {2}10 Syntax OK +4 mailed +1 hard +25\.00% \(predicted 12\.00%\)/,
+    );
     const json = await runCli(['outcomes', 'report', '--job', String(jobId), '--json'], env);
     expect(JSON.parse(json.stdout)).toEqual(JSON.parse(imported.stdout));
 

@@ -25,7 +25,10 @@ export function outcomesHandlers(ctx: CoreContext): Handlers<OutcomesChannel> {
   async function importOutcomes(input: ChannelParsedInput<'outcomes:import'>) {
     const job = jobOrFail(input.jobId);
     if (isImporting)
-      throw new ReplyFailure('busy', 'Campaign results are being read for another job: try again when it ends.');
+      throw new ReplyFailure(
+        'busy',
+        'Campaign results are being read for another job: try again when it ends.',
+      );
     isImporting = true;
     // The local service's store holds the known bouncers: started if need be, so its database is migrated.
     const embedded = await ctx.connection.ensureEmbedded().catch(() => undefined);

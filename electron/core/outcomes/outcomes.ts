@@ -265,17 +265,12 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
       const valid = validAt < 0 ? '' : addressKey(row.field(validAt));
       const email = valid || original;
       // The rule sees every row: it removes duplicates as the export did, keeping the first.
-      const isSent = sentList
-        ? sentList.has(email) || sentList.has(original)
-        : rule!.row(row) !== false;
+      const isSent = sentList ? sentList.has(email) || sentList.has(original) : rule!.row(row) !== false;
       if (!isSent) return;
       const code = Number(row.field(codeAt));
       const outcome = bounced.get(email) ?? bounced.get(original);
       const domain = domainOf(email);
-      const family = providerFamilyOf(
-        number < hostOfRow.length ? hostIds[hostOfRow[number]] : '',
-        domain,
-      );
+      const family = providerFamilyOf(number < hostOfRow.length ? hostIds[hostOfRow[number]] : '', domain);
       const risk = riskFor(code);
       let byC = byCode.get(code);
       if (!byC) byCode.set(code, (byC = counter()));

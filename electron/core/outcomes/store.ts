@@ -29,9 +29,8 @@ export function saveOutcomes(
 
 /** A job's last imported outcomes, or null before any. */
 export function storedOutcomes(db: HistoryDb, jobId: number): OutcomesReport | null {
-  const text = statement(db, 'SELECT report FROM job_outcomes WHERE job_id = ?')
-    .pluck()
-    .get(jobId) as string | undefined;
+  const text = statement(db, 'SELECT report FROM job_outcomes WHERE job_id = ?').pluck().get(jobId) as
+    string | undefined;
   return text === undefined ? null : outcomesReportSchema.parse(JSON.parse(text));
 }
 

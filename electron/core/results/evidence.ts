@@ -124,7 +124,10 @@ export async function scanEvidence(
     (scanned) => {
       const row = Number(scanned.field(rowAt));
       if (!Number.isInteger(row) || row < 1 || !columns) return;
-      visit(row, evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), columns));
+      visit(
+        row,
+        evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), columns),
+      );
     },
   );
   return true;

@@ -18,7 +18,11 @@ import { setJobChecks } from '../../../electron/core/history/jobVersions.js';
 import { OutcomesError, importJobOutcomes } from '../../../electron/core/outcomes/outcomes.js';
 import { measuredRisks, storedOutcomes } from '../../../electron/core/outcomes/store.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
-import { BOUNCE_FIXTURES, BOUNCE_FIXTURE_FILES, fixtureAddresses } from '../../service/identity/bounces.fixtures.js';
+import {
+  BOUNCE_FIXTURES,
+  BOUNCE_FIXTURE_FILES,
+  fixtureAddresses,
+} from '../../service/identity/bounces.fixtures.js';
 import { tempDir } from '../../helpers/service.js';
 
 const HEADER = 'Email,Name,Validation Status,Validation Code,Domain Type,Role Account,Duplicate,Valid Email';
@@ -161,12 +165,13 @@ describe('outcomes of a job', () => {
         'never@example.com,Ed,valid,50,,,,never@example.com',
       ],
       'smtp',
-      [
-        '1,sg.hard1@example.com,50,smtp,x,smtp,mx1.example.com,250 OK,127.0.0.2,2026-01-02T00:00:00.000Z',
-      ],
+      ['1,sg.hard1@example.com,50,smtp,x,smtp,mx1.example.com,250 OK,127.0.0.2,2026-01-02T00:00:00.000Z'],
     );
     const job = getJob(db, id)!;
-    const sent = file('sent.csv', 'Recipient,Delivered At\nSG.HARD1@example.com,2026-05-01\nokayone1@gmail.com,2026-05-01\nsg.hard2@example.org,2026-05-01\n');
+    const sent = file(
+      'sent.csv',
+      'Recipient,Delivered At\nSG.HARD1@example.com,2026-05-01\nokayone1@gmail.com,2026-05-01\nsg.hard2@example.org,2026-05-01\n',
+    );
     const report = await importJobOutcomes({
       db,
       job,
@@ -190,7 +195,10 @@ describe('outcomes of a job', () => {
     const addresses = fixtureAddresses(name);
     const unique = [...new Map(addresses.map((a) => [a.email, a])).values()];
     const id = jobWith(
-      [...unique.map((a, i) => `${a.email},P${i},valid,50,,,,${a.email}`), 'kept@example.com,K,valid,50,,,,kept@example.com'],
+      [
+        ...unique.map((a, i) => `${a.email},P${i},valid,50,,,,${a.email}`),
+        'kept@example.com,K,valid,50,,,,kept@example.com',
+      ],
       'smtp',
     );
     const job = getJob(db, id)!;
@@ -251,4 +259,3 @@ describe('outcomes of a job', () => {
     ).rejects.toThrow(/No column says which rows are bounces/);
   });
 });
-
