@@ -15,3 +15,13 @@ export function intOption(name: string, raw: string, min: number, max: number): 
     throw new CliError(`${name} takes a whole number from ${min} to ${max}; got '${raw}'.`);
   return value;
 }
+
+/**
+ * Writes to standard output and waits until it is handed on: `main` ends the process with process.exit, which
+ * would cut a long output to a pipe short (writes to a pipe are asynchronous).
+ */
+export function writeStdout(text: string): Promise<void> {
+  return new Promise((resolve, reject) =>
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve())),
+  );
+}

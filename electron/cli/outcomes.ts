@@ -17,7 +17,7 @@ import { appHome } from '../core/home.js';
 import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from '../core/history/db.js';
 import { OutcomesError, importJobOutcomes, outcomesFile } from '../core/outcomes/outcomes.js';
 import { storedOutcomes } from '../core/outcomes/store.js';
-import { CliError, intOption } from './errors.js';
+import { CliError, intOption, writeStdout } from './errors.js';
 
 const count = (n: number) => n.toLocaleString('en-US');
 
@@ -130,13 +130,13 @@ export async function outcomesImport(file: string, options: OutcomesImportOption
     } finally {
       serviceDb.close();
     }
-    process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : reportText(report));
+    await writeStdout(options.json ? `${JSON.stringify(report)}\n` : reportText(report));
   } finally {
     db.close();
   }
 }
 
-export function outcomesReport(options: { job?: string; json?: boolean }): void {
+export async function outcomesReport(options: { job?: string; json?: boolean }): Promise<void> {
   const jobId = jobIdOption(options.job);
   const { db, home } = openHomeHistory();
   try {
@@ -146,7 +146,7 @@ export function outcomesReport(options: { job?: string; json?: boolean }): void 
       throw new CliError(
         `Job ${jobId} has no campaign results yet: import them with \`mailsieve outcomes import FILE --job ${jobId}\`.`,
       );
-    process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : reportText(report));
+    await writeStdout(options.json ? `${JSON.stringify(report)}\n` : reportText(report));
   } finally {
     db.close();
   }

@@ -13,6 +13,7 @@ import { benchLoad } from './load.js';
 import { benchCluster } from './cluster.js';
 import { benchRealMta } from './realMta.js';
 import { benchHostile } from './hostile.js';
+import { benchOutcomes } from './outcomes.js';
 
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
@@ -84,6 +85,12 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       // The hostile clients stop when the node's RSS passes this (a shared machine's memory).
       rssCapMB: Number(process.env.BENCH_RSS_CAP_MB ?? 4_096),
       hostileNice: Number(process.env.BENCH_HOSTILE_NICE ?? 10),
+    }),
+  outcomes: () =>
+    benchOutcomes({
+      rows: Number(process.env.BENCH_ROWS ?? 1_000_000),
+      bounceEvery: Number(process.env.BENCH_BOUNCE_EVERY ?? 10),
+      runs: Number(process.env.BENCH_RUNS ?? 3),
     }),
   app: () =>
     benchApp({ runs: 5, rows: Number(process.env.BENCH_APP_ROWS ?? 1_000_000), historyJobs: 10_000 }),

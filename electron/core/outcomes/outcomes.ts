@@ -30,7 +30,7 @@ import type { HistoryDb, JobRecord } from '../history/db.js';
 import { jobChecksOf } from '../history/jobVersions.js';
 import { desktopExportSpec } from '../jobs/desktopExport.js';
 import { ruleOf } from '../jobs/exports.js';
-import { evidencePathOf, offlineEvidence, readEvidence, scanEvidence } from '../results/evidence.js';
+import { evidencePathOf, indexEvidence, offlineEvidence, readEvidenceAt } from '../results/evidence.js';
 import { scanResultRows } from '../results/resultsFile.js';
 import { measuredRisks, saveOutcomes } from './store.js';
 
@@ -205,26 +205,13 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
   exportRows.rejected = imported.rejected;
   const sentList = input.sent ? await readSentList(input.sent, input.signal) : undefined;
 
-  // The evidence's mail host per row, for the provider families (one pass; 4 bytes a row).
+  // The evidence's mail host per row, for the provider families, and where each row's evidence is (one pass).
   const evidencePath = evidencePathOf(input.resultsDir, job.id);
-  const hostIds: string[] = [''];
-  const hostIdOf = new Map<string, number>([['', 0]]);
-  let hostOfRow = new Int32Array(1024);
-  await scanEvidence(evidencePath, (row, evidence) => {
-    if (!evidence.host) return;
-    let id = hostIdOf.get(evidence.host);
-    if (id === undefined) {
-      id = hostIds.length;
-      hostIds.push(evidence.host);
-      hostIdOf.set(evidence.host, id);
-    }
-    while (row >= hostOfRow.length) {
-      const grown = new Int32Array(hostOfRow.length * 2);
-      grown.set(hostOfRow);
-      hostOfRow = grown;
-    }
-    hostOfRow[row] = id;
-  });
+  const evidenceIndex = await indexEvidence(evidencePath);
+  const { hostOfRow, hosts } = evidenceIndex;
+  /** The family of each host id (the address's domain decides for rows without a host). */
+  const familyOfHost = hosts.map((host) => (host === '' ? undefined : providerFamilyOf(host, '')));
+  const familyOfDomain = new Map<string, ProviderFamily>();
 
   const risks = measuredRisks(db, job.id);
   const riskCache = new Map<number, number>();
@@ -261,8 +248,11 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
     },
     (row, number) => {
       // The job's own key of an address (its duplicates are found by it): the correction when there is one.
-      const original = addressKey(row.field(emailIndex));
-      const valid = validAt < 0 ? '' : addressKey(row.field(validAt));
+      const originalText = row.field(emailIndex);
+      const validText = validAt < 0 ? '' : row.field(validAt);
+      const original = addressKey(originalText);
+      // Nearly every valid row's Valid Email is its own address: one key serves.
+      const valid = validText === '' ? '' : validText === originalText ? original : addressKey(validText);
       const email = valid || original;
       // The rule sees every row: it removes duplicates as the export did, keeping the first.
       const isSent = sentList ? sentList.has(email) || sentList.has(original) : rule!.row(row) !== false;
@@ -270,16 +260,21 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
       const code = Number(row.field(codeAt));
       const outcome = bounced.get(email) ?? bounced.get(original);
       const domain = domainOf(email);
-      const family = providerFamilyOf(number < hostOfRow.length ? hostIds[hostOfRow[number]] : '', domain);
+      const hostFamily = number < hostOfRow.length ? familyOfHost[hostOfRow[number]] : undefined;
+      let family =
+        hostFamily !== undefined && hostFamily !== 'other' ? hostFamily : familyOfDomain.get(domain);
+      if (family === undefined) familyOfDomain.set(domain, (family = providerFamilyOf('', domain)));
       const risk = riskFor(code);
       let byC = byCode.get(code);
       if (!byC) byCode.set(code, (byC = counter()));
       let byF = byFamily.get(family);
       if (!byF) byFamily.set(family, (byF = counter()));
-      for (const c of [total, byC, byF]) {
-        c.sent++;
-        c.predicted += risk;
-      }
+      total.sent++;
+      total.predicted += risk;
+      byC.sent++;
+      byC.predicted += risk;
+      byF.sent++;
+      byF.predicted += risk;
       if (!outcome) return;
       outcome.matched = true;
       if (outcome.kind === KIND.soft) softBounced++;
@@ -303,8 +298,9 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
   );
   for (const entry of bounced.values()) if (!entry.matched) exportRows.unmatched++;
 
-  const evidence = await readEvidence(
+  const evidence = readEvidenceAt(
     evidencePath,
+    evidenceIndex,
     missed.map((row) => row.row),
   );
   const missedRows: MissedRow[] = missed.map((row) => {
