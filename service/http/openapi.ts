@@ -69,7 +69,7 @@ function queryParameters(schema: z.ZodType, required: readonly string[] = []): P
 }
 
 const LIST_ID: Parameter = {
-  name: 'id',
+  name: 'list_id',
   in: 'path',
   required: true,
   schema: { type: 'integer', minimum: 1 },
@@ -250,13 +250,13 @@ export function buildOpenApiDocument(version: string): JsonSchema {
           },
         ),
       },
-      '/v5/list/{id}': {
+      '/v5/list/{list_id}': {
         get: operation('getList', 'E8. Check list status', HEADER_KEY, [LIST_ID], {
           '200': json(REF('ListResource'), 'The list resource'),
           '404': notFound,
         }),
       },
-      '/v5/list/{id}/purchase': {
+      '/v5/list/{list_id}/purchase': {
         post: operation(
           'purchaseList',
           'E9. Purchase list results',
@@ -266,7 +266,7 @@ export function buildOpenApiDocument(version: string): JsonSchema {
           { required: false, content: { 'application/json': { schema: REF('PurchaseRequest') } } },
         ),
       },
-      '/v5/list/{id}/results': {
+      '/v5/list/{list_id}/results': {
         get: operation('listResults', 'E10. Retrieve list results', HEADER_KEY, [LIST_ID], {
           '200': {
             description: 'The results file (Content-Disposition names it)',

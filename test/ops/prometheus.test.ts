@@ -225,7 +225,7 @@ describe('Prometheus scraping a team server (docs/operations.md)', () => {
     const routes = await eventually('mailsieve_http_requests_total{job="mailsieve-api"}');
     const byRoute = new Set(routes.map((series) => `${series.metric.route} ${series.metric.status}`));
     expect(byRoute).toContain('/v5/list 202');
-    expect(byRoute).toContain('/v5/list/:id 200');
+    expect(byRoute).toContain('/v5/list/:list_id 200');
     expect(byRoute).toContain('/v5/ev 403');
     // Never a query in a route label.
     for (const series of routes) expect(series.metric.route).not.toContain('?');

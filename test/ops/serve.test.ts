@@ -153,9 +153,9 @@ describe('the log of serve (--log-format json)', () => {
       '/v5/ev',
       '/v5/key',
       '/v5/list',
-      '/v5/list/{id}',
-      '/v5/list/{id}/purchase',
-      '/v5/list/{id}/results',
+      '/v5/list/{list_id}',
+      '/v5/list/{list_id}/purchase',
+      '/v5/list/{list_id}/results',
       '/v5/td',
     ]);
     // Made from the contracts: E7's query parameters and E8's members are those the zod schemas name.

@@ -103,7 +103,7 @@ function submitParams(query: unknown): SubmitListParams {
 }
 
 function listIdOf(request: FastifyRequest): number {
-  const raw = (request.params as { id?: string }).id ?? '';
+  const raw = (request.params as { list_id?: string }).list_id ?? '';
   const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(id)) throw new HttpError(404, `List '${printable(raw)}' not found.`);
   return id;
@@ -350,7 +350,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     );
 
   // E8: the status document.
-  registerRoute(app, 'GET', '/v5/list/:id', async (request, reply) => {
+  registerRoute(app, 'GET', '/v5/list/:list_id', async (request, reply) => {
     const key = await keyFor(request, reply, 'status');
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
@@ -405,7 +405,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     }
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(list)));
   };
-  registerRoute(app, 'POST', '/v5/list/:id/purchase', purchase, {
+  registerRoute(app, 'POST', '/v5/list/:list_id/purchase', purchase, {
     onRequest: beforeBody(app, checkPurchaseRequest),
   });
 
@@ -426,11 +426,13 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     const after = (await backend.getList(list.id)) ?? list;
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(await backend.document(after)));
   };
-  registerRoute(app, 'POST', '/v5/list/:id/finish', finish, { onRequest: beforeBody(app, keyBeforeBody) });
+  registerRoute(app, 'POST', '/v5/list/:list_id/finish', finish, {
+    onRequest: beforeBody(app, keyBeforeBody),
+  });
 
   // Why, per row (a Mailsieve extension): for a list with online checks, a CSV of each row's address, status
   // code, how far its check went and what answered. Kept with the list.
-  registerRoute(app, 'GET', '/v5/list/:id/explain', async (request, reply) => {
+  registerRoute(app, 'GET', '/v5/list/:list_id/explain', async (request, reply) => {
     const key = await keyFor(request, reply, 'download');
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
@@ -453,7 +455,7 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
   });
 
   // E10: the results file, once complete.
-  registerRoute(app, 'GET', '/v5/list/:id/results', async (request, reply) => {
+  registerRoute(app, 'GET', '/v5/list/:list_id/results', async (request, reply) => {
     const key = await keyFor(request, reply, 'download');
     if (!key) return reply;
     const list = await ownList(backend, key, listIdOf(request));
