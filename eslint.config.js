@@ -31,6 +31,15 @@ const layer = (
 
 // The rooms of service/lists/, by where their code runs (docs/architecture.md, "The list pipeline"). A rule of
 // a room replaces the service's (ESLint keeps the last), so each repeats it: no renderer/, no electron/.
+// The domain rooms of the service (identity, engine, lists, store, pg) stand below its HTTP layer: they
+// answer the routes, never the other way round, so none imports service/http/ (what both need, such as the
+// error a request's work throws, is below them: service/requestError.ts).
+const BELOW_HTTP = {
+  group: ['**/http/**', '**/http'],
+  message:
+    'A domain room of the service may not import from service/http/: the HTTP layer uses the rooms, not the other way round (see docs/architecture.md).',
+};
+
 const room = (
   /** @type {string} */ name,
   /** @type {string[]} */ forbidden,
@@ -40,6 +49,7 @@ const room = (
     ['renderer', 'electron'],
     ['electron'],
     [
+      BELOW_HTTP,
       ...forbidden.map((other) => ({
         group: [`**/${other}/**`],
         message: `${name} may not import from ${other}/ (see docs/architecture.md, "The list pipeline").`,
@@ -85,6 +95,10 @@ export default tseslint.config(
     rules: layer(['renderer', 'electron', 'service'], [...nodeBuiltins, 'electron']),
   },
   { files: ['service/**/*.ts'], rules: layer(['renderer', 'electron'], ['electron']) },
+  {
+    files: ['service/{identity,engine,lists,store,pg}/**/*.ts'],
+    rules: layer(['renderer', 'electron'], ['electron'], [BELOW_HTTP]),
+  },
   // What every room of service/lists/ shares (types.ts, parts.ts, rowFlags.ts, report.ts, verdicts.ts, names.ts,
   // workerUrl.ts) stands below the rooms: it may use the reading of files (read/), nothing else of them.
   {

@@ -18,12 +18,4 @@ export function sendInvalidKey(reply: FastifyReply): FastifyReply {
   return reply.code(401).type('text/plain; charset=utf-8').send(INVALID_API_KEY);
 }
 
-/** A thrown error that a route handler means as an HTTP answer. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { HttpError } from '../requestError.js';

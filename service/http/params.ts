@@ -1,4 +1,6 @@
-import { HttpError } from './errors.js';
+import { HttpError, printable } from '../requestError.js';
+
+export { printable } from '../requestError.js';
 
 /** No parameter value may be longer than this; an address over 254 characters is already code 130. */
 export const MAX_PARAMETER_LENGTH = 4096;
@@ -22,22 +24,6 @@ export function singleValued(query: unknown): Record<string, string> {
     out[name] = text;
   }
   return out;
-}
-
-const CONTROL_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-// eslint-disable-next-line no-control-regex -- control characters are exactly what must not be echoed
-const CONTROL = /[\u0000-\u001f\u007f]/g;
-
-/**
- * A parameter name fit to quote back in a message: short, its control characters as escapes a person can
- * read ('\n', '\t', '\x00'), never as themselves.
- */
-export function printable(name: string): string {
-  const clean = name.replace(
-    CONTROL,
-    (char) => CONTROL_ESCAPES[char] ?? `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
 }
 
 /** Parses a number parameter; `undefined` when absent. */

@@ -9,8 +9,8 @@ import {
   INVALID_IDENTIFIER,
   recordError,
 } from '../../shared/api/errors.js';
-import { HttpError } from '../http/errors.js';
-import { parseBulkText, type BulkElement } from '../http/routes/bulkBody.js';
+import { HttpError } from '../requestError.js';
+import { parseBulkText, type BulkElement } from './bulkRecords.js';
 import {
   blankEmailError,
   hasEmailRoute,

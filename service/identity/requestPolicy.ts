@@ -1,8 +1,7 @@
 // The intelligence policy of a request's `fields` (E5, E6's query) and of each E6 record's own `fields`:
 // shared by the request thread (the request's policy) and the bulk worker (each record's).
 import { recordError, type RecordError } from '../../shared/api/errors.js';
-import { HttpError } from '../http/errors.js';
-import { printable } from '../http/params.js';
+import { HttpError, printable } from '../requestError.js';
 import { KEY_FIELDS, parseRequestFieldList, SECTION_FIELDS, type RequestField } from './fields.js';
 import { intelligencePolicyFor, type IntelligencePolicy, type KeyAccess } from './policy.js';
 
