@@ -99,8 +99,8 @@ export default tseslint.config(
     files: ['service/{identity,engine,lists,store,pg}/**/*.ts'],
     rules: layer(['renderer', 'electron'], ['electron'], [BELOW_HTTP]),
   },
-  // What every room of service/lists/ shares (types.ts, parts.ts, rowFlags.ts, report.ts, verdicts.ts, names.ts,
-  // workerUrl.ts) stands below the rooms: it may use the reading of files (read/), nothing else of them.
+  // What every room of service/lists/ shares (types.ts, parts.ts, rowFlags.ts, report.ts, verdicts.ts, names.ts)
+  // stands below the rooms: it may use the reading of files (read/), nothing else of them.
   {
     files: ['service/lists/*.ts'],
     rules: room('Code every room shares', ['node', 'pipeline', 'verify', 'backend']),

@@ -39,7 +39,7 @@ if (existsSync(join(root, 'service'))) copyDataFolders(join(root, 'service'));
 // of a list's run (the pipeline, verification, the results writer) as bundles in dist/workers/, by rolldown:
 // Node starts the CLI in 0.2 s instead of 0.35 s (fewer files to find and load), and each worker sooner. They
 // are the compiled code above, bundled: an `import.meta.url` keeps pointing at its module's own place in
-// dist/, so data files are found where they were (service/lists/workerUrl.ts takes a worker's bundle when
+// dist/, so data files are found where they were (service/workerUrl.ts takes a worker's bundle when
 // there is one). Lazily imported modules (exceljs, undici) stay in chunks of their own.
 const { rolldown } = await import('rolldown');
 async function bundle(input, outDir, entryFileNames) {

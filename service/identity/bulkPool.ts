@@ -11,7 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { workerUrl } from '../lists/workerUrl.js';
+import { workerScriptUrl } from '../workerUrl.js';
 import { answerBulk, type BulkOutcome, type BulkTask } from './bulkWork.js';
 import type { BulkReply, BulkRequest, BulkWorkerData } from './bulkWorker.js';
 import type { IdentityStore } from './store.js';
@@ -224,7 +224,7 @@ export class BulkPool {
       nativeBinding: this.options.nativeBinding,
       nice: canLowerWorkerPriority ? BULK_WORKER_NICE : 0,
     };
-    const worker = new Worker(workerUrl('../identity/bulkWorker'), {
+    const worker = new Worker(workerScriptUrl(import.meta.url, 'bulkWorker'), {
       workerData: data,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });

@@ -3,7 +3,7 @@
 // process. One worker at a time (prepareWorker.ts).
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'better-sqlite3';
-import { workerUrl } from '../lists/workerUrl.js';
+import { workerScriptUrl } from '../workerUrl.js';
 import { canLowerWorkerPriority } from './bulkPool.js';
 import { hasAnswersWaiting } from './prepared.js';
 import type { PrepareReply, PrepareWorkerData } from './prepareWorker.js';
@@ -44,7 +44,7 @@ export class AnswerPreparer {
       nativeBinding: this.options.nativeBinding,
       nice: canLowerWorkerPriority ? PREPARE_NICE : 0,
     };
-    const worker = new Worker(workerUrl('../identity/prepareWorker'), { workerData: data });
+    const worker = new Worker(workerScriptUrl(import.meta.url, 'prepareWorker'), { workerData: data });
     // Background work does not keep the process alive.
     worker.unref();
     this.worker = worker;

@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { workerScriptUrl } from '../lists/workerUrl.js';
+import { workerScriptUrl } from '../workerUrl.js';
 import { subscribe } from './events.js';
 import {
   CLOSING,

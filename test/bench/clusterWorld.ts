@@ -10,7 +10,7 @@
 // startClusterWorld() runs the servers in a worker thread (a core of their own, as in onlineServers.ts);
 // the model functions below (domains, hosts, rows, expected codes) are pure and shared with clusterData.ts.
 import { Worker } from 'node:worker_threads';
-import { workerScriptUrl } from '../../service/lists/workerUrl.js';
+import { workerScriptUrl } from '../../service/workerUrl.js';
 import { startDnsServer, type TestZone } from '../helpers/dnsServer.js';
 import { startMailFarm, type ClientLog, type MailboxBehaviour } from '../helpers/smtpServer.js';
 

@@ -2,8 +2,9 @@
 // service (identity, engine, lists, store, pg) importing service/http/ is an error, whatever the room; the HTTP
 // layer importing a room is not. Linted as text under the real files' names, with the project's own config.
 import { ESLint } from 'eslint';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
 const eslint = new ESLint({ cwd: root });
@@ -17,6 +18,9 @@ const IMPORT_HTTP = (from: string) =>
   `import { sendError } from '${from}';\nexport const answer = sendError;\n`;
 
 describe('the layering rule of the service', () => {
+  // The first lint builds the TypeScript program of the typed rules: tens of seconds on a busy machine.
+  beforeAll(() => importErrors('service/identity/bulkWork.ts', ''), 180_000);
+
   it.each([
     ['service/identity/bulkWork.ts', '../http/errors.js'],
     ['service/engine/online/verifier.ts', '../../http/errors.js'],
@@ -44,5 +48,15 @@ describe('the layering rule of the service', () => {
         "import { HttpError } from '../requestError.js';\nexport const E = HttpError;\n",
       ),
     ).toEqual([]);
+  });
+});
+
+describe('service/lists', () => {
+  it('keeps at most six files at its top, what every room shares; the rest is in its rooms', () => {
+    const top = readdirSync(join(root, 'service', 'lists'), { withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+      .map((entry) => entry.name)
+      .sort();
+    expect(top).toEqual(['names.ts', 'parts.ts', 'report.ts', 'rowFlags.ts', 'types.ts', 'verdicts.ts']);
   });
 });

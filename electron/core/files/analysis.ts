@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import type { Mapping, Precheck } from '../../../shared/desktop/contract.js';
 import type { FileRef, PrecheckProgress } from './prepare.js';
 import type { PrecheckWorkerReply, PrecheckWorkerRequest } from './precheckWorker.js';
-import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
+import { workerScriptUrl } from '../../../service/workerUrl.js';
 
 /** A cancelled pre-check (`code` is the reply's error code). */
 export class FileWorkCancelled extends Error {

@@ -4,7 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import type { CheckedAddresses } from './addressCheck.js';
 import type { SyntaxWorkerReply, SyntaxWorkerRequest } from './syntaxWorker.js';
-import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
+import { workerScriptUrl } from '../../../service/workerUrl.js';
 
 /** Batches in flight: enough to keep the helper busy while the pre-check reads the next ones. */
 const IN_FLIGHT = 4;

@@ -11,7 +11,7 @@ import type {
   ExportWorkerRequest,
   FrameWorkerRequest,
 } from './exportWorker.js';
-import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
+import { workerScriptUrl } from '../../../service/workerUrl.js';
 import { ResultsFormatError } from './rowFramer.js';
 
 const BUFFER_BYTES = 1024 * 1024;

@@ -11,7 +11,7 @@ import type {
 } from '../../../shared/desktop/contract.js';
 import type { ReferenceImportReply, ReferenceImportRequest } from './importWorker.js';
 import { ReplyFailure } from '../channels/context.js';
-import { workerScriptUrl } from '../../../service/lists/workerUrl.js';
+import { workerScriptUrl } from '../../../service/workerUrl.js';
 
 /** Rejected rows listed in the app's report (all are counted); the CLI's default lists 20. */
 export const APP_MAX_ERRORS = 1000;

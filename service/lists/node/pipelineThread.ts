@@ -15,7 +15,7 @@ import type {
   PipelineRequest,
   PlanReply,
 } from '../types.js';
-import { WORKER_OLD_GENERATION_MB, workerUrl } from '../workerUrl.js';
+import { WORKER_OLD_GENERATION_MB, workerScriptUrl } from '../../workerUrl.js';
 
 /**
  * Verify workers beside the pipeline worker, which verifies too whenever they are busy: one fewer than the
@@ -129,7 +129,7 @@ export class PipelineThread {
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(workerUrl('pipeline/pipelineWorker'), {
+    const worker = new Worker(workerScriptUrl(import.meta.url, '../pipeline/pipelineWorker'), {
       workerData: { verifyThreads: this.options.verifyThreads ?? defaultVerifyThreads() },
       resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
     });

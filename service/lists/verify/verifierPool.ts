@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ListPolicy } from '../types.js';
 import type { VerifyReply, VerifyRequest } from './verifyWorker.js';
-import { WORKER_OLD_GENERATION_MB, workerUrl } from '../workerUrl.js';
+import { WORKER_OLD_GENERATION_MB, workerScriptUrl } from '../../workerUrl.js';
 
 export type BatchResult = Extract<VerifyReply, { type: 'batch' }>;
 
@@ -39,7 +39,7 @@ export class VerifierPool {
     while (this.members.length < this.size) {
       // A small young generation: batches make short-lived strings by the million, and the default (up to
       // 3 × 16 MiB a worker) would hold tens of MiB of them between collections.
-      const worker = new Worker(workerUrl('verify/verifyWorker'), {
+      const worker = new Worker(workerScriptUrl(import.meta.url, 'verifyWorker'), {
         resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
       });
       const member: Member = { worker, inFlight: 0 };

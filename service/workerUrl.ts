@@ -1,7 +1,10 @@
+// Where a worker thread's script is, for every worker of the service and of the desktop core (the list
+// pipeline's, the identity room's bulk and prepare workers, the log writer, the export and pre-check workers):
+// its bundle in dist/workers/, else the compiled file beside the module that starts it.
 import { existsSync } from 'node:fs';
 
-/** The checkout's root: this module is <root>/service/lists/workerUrl.{ts,js} or <root>/dist/service/lists/…. */
-const ROOT = new URL('../../', import.meta.url);
+/** The checkout's root: this module is <root>/service/workerUrl.{ts,js} or <root>/dist/service/…. */
+const ROOT = new URL('../', import.meta.url);
 /** The build's folder. */
 const DIST = ROOT.href.endsWith('/dist/') ? ROOT : new URL('dist/', ROOT);
 /** The workers build/build.js also bundles (dist/workers/<name>.js): the ones of a list's run. */
@@ -23,11 +26,6 @@ export function workerScriptUrl(moduleUrl: string, name: string): URL {
   const beside = new URL(`./${name}.js`, moduleUrl);
   if (moduleUrl.endsWith('.js') || !beside.href.startsWith(ROOT.href)) return beside;
   return new URL(`dist/${beside.href.slice(ROOT.href.length)}`, ROOT);
-}
-
-/** The URL of one of this folder's worker scripts, as JavaScript (workerScriptUrl). */
-export function workerUrl(name: string): URL {
-  return workerScriptUrl(import.meta.url, name);
 }
 
 /**
