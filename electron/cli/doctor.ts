@@ -9,6 +9,10 @@
 import { createOnlineVerifier, describeProblems, type Preflight } from '../../service/engine/online/index.js';
 import { CLI_OPTION_WORDS } from '../../shared/unknownCauses.js';
 import { checkSourceAddress, type AddressCheck } from '../../service/engine/online/addressCheck.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { blockListsMetSince, type BlockListRecord } from '../../service/store/blockLists.js';
+import { openServiceDb, SERVICE_DB_FILE } from '../../service/store/db.js';
 import { CliError } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
 import { dnsblFrom, selfCheckLines, type SelfCheckCliOptions } from './selfCheck.js';
@@ -17,6 +21,39 @@ import { nodeOptionsFrom } from './teamOptions.js';
 export interface DoctorOptions extends OnlineCliOptions, SelfCheckCliOptions {
   json?: boolean;
   sourceAddress?: string;
+  /** The service data folder whose recent mailbox checks are read for the block lists they met. */
+  dataDir?: string;
+}
+
+/** How far back the block lists met by this machine's mailbox checks are told. */
+const BLOCK_LISTS_DAYS = 30;
+
+/**
+ * The block lists this machine's recent mailbox checks met (kept by the service in its data folder as they
+ * happen): none when the folder has no store yet. Read without creating or migrating anything.
+ */
+function blockListsMet(dataDir: string | undefined, now = Date.now()): BlockListRecord[] {
+  if (!dataDir || !existsSync(join(dataDir, SERVICE_DB_FILE))) return [];
+  const db = openServiceDb(dataDir);
+  try {
+    return blockListsMetSince(db, new Date(now - BLOCK_LISTS_DAYS * 86_400_000).toISOString());
+  } finally {
+    db.close();
+  }
+}
+
+/** The block lists line: each list met, from which address, when, and what the server said. */
+export function formatBlockLists(met: readonly BlockListRecord[]): string {
+  if (met.length === 0)
+    return `${'Blocks'.padEnd(8)} ok    No mailbox check from this machine met a block list in the last ${BLOCK_LISTS_DAYS} days.`;
+  const day = (iso: string) => iso.slice(0, 10);
+  return [
+    `${'Blocks'.padEnd(8)} FAIL  Mailbox checks from this machine were refused for block lists: their rows came back unknown (5).`,
+    ...met.map(
+      (m) =>
+        `         ${m.list}: from ${m.source || 'the default address'}, ${m.times === 1 ? 'once' : `${m.times} times`} ${day(m.firstAt) === day(m.lastAt) ? `on ${day(m.lastAt)}` : `from ${day(m.firstAt)} to ${day(m.lastAt)}`} — ${m.host} said "${m.reply}"`,
+    ),
+  ].join('\n');
 }
 
 /** The address lines: the verdict, then what was found and each problem with what to do. */
@@ -87,14 +124,22 @@ export async function doctor(options: DoctorOptions): Promise<void> {
         : undefined,
     ]);
     const { transcript: _transcript, ...identity } = preflight.identity;
+    // What this machine's own recent checks met: a server that refuses relaying answers the probe before any
+    // block list is looked at, so the probe alone would call a listed machine fine.
+    const met = blockListsMet(options.dataDir);
     const json = {
       dns: preflight.dns,
       smtp: preflight.smtp,
       identity,
       ...(address ? { address } : {}),
+      block_lists_met: met,
       checked_at: preflight.checkedAt,
     };
-    const text = [formatPreflight(preflight), ...(address ? [formatAddressCheck(address)] : [])].join('\n');
+    const text = [
+      formatPreflight(preflight),
+      ...(address ? [formatAddressCheck(address)] : []),
+      formatBlockLists(met),
+    ].join('\n');
     process.stdout.write(`${options.json ? JSON.stringify(json) : text}\n`);
     if (address?.is_listed)
       throw new CliError(
@@ -102,6 +147,10 @@ export async function doctor(options: DoctorOptions): Promise<void> {
           .filter((list) => list.status === 'listed')
           .map((list) => list.zone)
           .join(', ')}: use another address or ask for its removal (see above).`,
+      );
+    if (met.length > 0)
+      throw new CliError(
+        `mail servers refused this machine's recent mailbox checks for ${met.map((m) => m.list).join(', ')} (see above): use another source address (--source-address) or ask for its removal.`,
       );
     if (!preflight.dns.ok) throw new CliError('online checks cannot run here (see above).');
     if (!preflight.smtp.ok) throw new CliError('SMTP checks cannot run here (see above).');

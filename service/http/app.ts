@@ -5,6 +5,7 @@ import type { ServiceDb } from '../store/db.js';
 import { getKeyById, KeyRegistry } from '../store/keys.js';
 import { SqliteUsageMeter } from '../store/usage.js';
 import type { TeamNode } from '../pg/team.js';
+import { recordBlockList } from '../store/blockLists.js';
 import { HttpError, sendError } from './errors.js';
 import type { AuthContext, KeyLookup } from './auth.js';
 import { AuthFailureLimit } from './authFailures.js';
@@ -219,7 +220,12 @@ export function buildService(options: ServiceOptions): Service {
   const { checks: ceiling = 'smtp', checksDecided, ...onlineOptions } = options.online ?? {};
   const online: { verifier: OnlineVerifier; ceiling: ChecksLevel } = {
     // A team server's nodes learn a domain's MX answer and catch-all verdict once for all of them.
-    verifier: createOnlineVerifier({ ...onlineOptions, ...(team ? { shared: team.knowledge } : {}) }),
+    // The block lists its checks meet are kept in this node's store, for `mailsieve doctor` on this machine.
+    verifier: createOnlineVerifier({
+      onBlockList: (met) => recordBlockList(options.db, met),
+      ...onlineOptions,
+      ...(team ? { shared: team.knowledge } : {}),
+    }),
     ceiling,
   };
   const decided = checksDecided?.then(

@@ -164,12 +164,52 @@ export function refusalCause(host: string, reply: SmtpReply, stage: string): Unk
 export type { RefusalKind };
 
 /** The kinds of refusal of this verifier a mail server gives, as `status` and the metrics count them. */
-export const REFUSAL_KINDS = ['concurrency', 'rate', 'policy', 'block'] as const satisfies readonly RefusalKind[];
+export const REFUSAL_KINDS = [
+  'concurrency',
+  'rate',
+  'policy',
+  'block',
+] as const satisfies readonly RefusalKind[];
 
 const CONCURRENCY = /too many (connections|concurrent|sessions)|concurrent connections/;
 // Words of a refusal that names a block list or this machine's reputation (not only a policy).
 const BLOCK_LIST =
   /block(ed|list|ing)?\b|block list|black ?list|spamhaus|barracuda|spamcop|\bs?rbl\b|dnsbl|reputation|banned|listed|\[(bl|ts|tss)\d+\]/;
+
+/** A block list a mail server named when it refused this machine's check (recorded for `mailsieve doctor`). */
+export interface BlockListMet {
+  /** The list's zone or name ("zen.spamhaus.org", "Spamhaus"), or the server's own list ("… own block list"). */
+  readonly list: string;
+  /** The source address the check went out from ('' the system's). */
+  readonly source: string;
+  readonly host: string;
+  /** The server's reply, as it said it. */
+  readonly reply: string;
+  /** When (ISO 8601). */
+  readonly at: string;
+}
+
+/** Zones named in a refusal: "blocked using zen.spamhaus.org", "listed in bl.spamcop.net", "… at b.barracudacentral.org". */
+const NAMED_ZONE =
+  /\b(?:blocked|listed|rejected|found)\s+(?:using|in|on|by|at)\s+([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i;
+const KNOWN_LISTS: readonly (readonly [RegExp, string])[] = [
+  [/spamhaus/i, 'Spamhaus'],
+  [/spamcop/i, 'SpamCop'],
+  [/barracuda/i, 'Barracuda'],
+  [/sorbs/i, 'SORBS'],
+  [/uceprotect/i, 'UCEPROTECT'],
+];
+
+/**
+ * The block list a refusal names: the zone it says it used, else a well-known list it names, else the
+ * server's own (Microsoft's "S3140" and the like name no public list).
+ */
+export function blockListNamed(text: string, host: string): string {
+  const zone = NAMED_ZONE.exec(text)?.[1];
+  if (zone) return zone.toLowerCase().replace(/\.$/, '');
+  for (const [words, name] of KNOWN_LISTS) if (words.test(text)) return name;
+  return `${host}'s own block list`;
+}
 
 /**
  * Which limit a refusal of this verifier names: connections at once (`concurrency`), how often it connects or

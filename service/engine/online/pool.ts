@@ -27,7 +27,9 @@ import {
   isRateLimit,
   isRefusalOfUs,
   refusalCause,
+  blockListNamed,
   refusalKind,
+  type BlockListMet,
   refusedLimit,
   type RcptClass,
   type RefusalKind,
@@ -58,6 +60,8 @@ export interface PoolOptions {
   readonly recoverMs?: number;
   /** How long a connection reset by this machine still counts at the server (default 1 s). */
   readonly closeGraceMs?: number;
+  /** Told when a mail server refuses this machine for a block list (kept for `mailsieve doctor`). */
+  readonly onBlockList?: (met: BlockListMet) => void;
   /** A host's limits learnt elsewhere (a team's other nodes), and where to tell what was learnt here. */
   readonly learnt?: {
     load(host: string): LearntLimits | undefined | Promise<LearntLimits | undefined>;
@@ -619,6 +623,16 @@ class Lane {
   private refused(reply: SmtpReply, stage: string): void {
     const kind = refusalKind(reply, stage);
     this.pool.noteRefusal(kind);
+    if (kind === 'block' && this.pool.options.onBlockList) {
+      const said = formatReply(reply);
+      this.pool.options.onBlockList({
+        list: blockListNamed(said, this.host),
+        source: this.pool.options.session.sourceAddress ?? '',
+        host: this.host,
+        reply: said,
+        at: new Date().toISOString(),
+      });
+    }
     publish('smtp.refusal', {
       sourceAddress: this.pool.options.session.sourceAddress ?? '',
       host: this.host,

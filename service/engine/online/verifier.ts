@@ -26,7 +26,7 @@ import {
 import type { ChecksLevel, OnlineLevel } from './levels.js';
 import { causeOf, type UnknownCause } from '../../../shared/unknownCauses.js';
 import { hidePrivateAddresses, isPrivateAddress } from './privateAddress.js';
-import { isRefusalOfUs, refusalCause, type RefusalKind } from './classify.js';
+import { isRefusalOfUs, refusalCause, type BlockListMet, type RefusalKind } from './classify.js';
 import { SmtpPool, type PacingHost } from './pool.js';
 import { hostAllowance, releaseAllowance, type LearntLimits } from './allowance.js';
 import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
@@ -52,6 +52,8 @@ export const ONLINE_CODE = {
 } as const;
 
 export interface OnlineOptions {
+  /** Told when a mail server refuses a check for a block list (the service keeps it for `mailsieve doctor`). */
+  readonly onBlockList?: (met: BlockListMet) => void;
   /** DNS servers to ask (default: the system's). */
   readonly dnsServers?: readonly DnsServer[];
   /** Time for one DNS server to answer one query (default 1.5 s). */
@@ -337,6 +339,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           },
         }
       : {}),
+    ...(options.onBlockList ? { onBlockList: options.onBlockList } : {}),
     idleMs: options.smtpIdleMs ?? 2000,
     downTtlMs: options.hostDownTtlMs ?? 60_000,
     blockTtlMs: options.hostBlockedTtlMs ?? 600_000,

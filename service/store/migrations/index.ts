@@ -11,6 +11,7 @@ import { keyQuotas } from './0090-key-quotas.js';
 import { bounces } from './0100-bounces.js';
 import { keyLimits } from './0110-key-limits.js';
 import { uploadLimits } from './0120-upload-limits.js';
+import { blockLists } from './0130-block-lists.js';
 
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   createKeys,
@@ -25,4 +26,5 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   bounces,
   keyLimits,
   uploadLimits,
+  blockLists,
 ];

@@ -47,6 +47,7 @@ describe('migrations', () => {
     ).toBeGreaterThan(100);
     // The store as it was at version 60: no prepared answers (nor what later steps added).
     db.exec(`
+      DROP TABLE met_block_lists;
       ALTER TABLE keys DROP COLUMN max_uploads;
       ALTER TABLE lists DROP COLUMN text_bytes;
       DROP INDEX lists_by_key_created;
@@ -142,6 +143,37 @@ describe('migrations', () => {
     expect(db.prepare('SELECT max_uploads FROM keys').pluck().get()).toBe(DEFAULT_MAX_UPLOADS);
     expect(db.prepare('SELECT text_bytes FROM lists').pluck().get()).toBeNull();
     expect(() => db.exec('UPDATE keys SET max_uploads = -1')).toThrow(/CHECK constraint/);
+    db.close();
+  });
+
+  it('0130 keeps the block lists met, one row per list and source address', async () => {
+    const db = new Database(':memory:');
+    migrate(db, SERVICE_MIGRATIONS);
+    const { recordBlockList, blockListsMetSince } = await import('../../../service/store/blockLists.js');
+    const met = {
+      list: 'zen.spamhaus.org',
+      source: '127.0.0.2',
+      host: 'mx.a',
+      reply: '554 blocked',
+      at: '2026-11-01T00:00:00.000Z',
+    };
+    recordBlockList(db, met);
+    recordBlockList(db, { ...met, host: 'mx.b', at: '2026-11-03T00:00:00.000Z' });
+    recordBlockList(db, { ...met, source: '127.0.0.3', at: '2026-10-01T00:00:00.000Z' });
+    expect(blockListsMetSince(db, '2026-10-15T00:00:00.000Z')).toEqual([
+      {
+        list: 'zen.spamhaus.org',
+        source: '127.0.0.2',
+        host: 'mx.b',
+        reply: '554 blocked',
+        firstAt: '2026-11-01T00:00:00.000Z',
+        lastAt: '2026-11-03T00:00:00.000Z',
+        times: 2,
+      },
+    ]);
+    expect(db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get('met_block_lists')).toMatch(
+      /STRICT$/,
+    );
     db.close();
   });
 
