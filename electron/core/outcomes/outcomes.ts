@@ -252,7 +252,9 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
     job.resultsPath,
     job.resultsName,
     job.mapping.delimiter,
-    (columns) => {
+    (columns, header) => {
+      // The export's rule reads the header first, as the exporter has it do (its shaper knows the columns).
+      rule?.header?.(header);
       codeAt = columns.get(VALIDATION_CODE_COLUMN) ?? -1;
       validAt = columns.get(VALID_EMAIL_COLUMN) ?? -1;
       if (codeAt < 0)
@@ -263,8 +265,9 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
       const valid = validAt < 0 ? undefined : canonicalEmail(row.field(validAt).trim());
       const email = valid ?? original;
       if (email === undefined) return;
+      // An address of the sent list was mailed once: its first row counts, not its duplicates too.
       const isSent = sentList
-        ? sentList.has(email) || (original !== undefined && sentList.has(original))
+        ? sentList.delete(email) || (original !== undefined && sentList.delete(original))
         : rule!.row(row) !== false;
       if (!isSent) return;
       const code = Number(row.field(codeAt));
