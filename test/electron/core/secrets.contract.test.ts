@@ -202,6 +202,7 @@ describe('stored keys stay in the core', () => {
         'showInFolder',
         'savePagePdf',
         'pickReferenceFile',
+        'pathForFile',
         'on',
       ].sort(),
     );
