@@ -159,7 +159,7 @@ export function riskOf(
 
 export const outcomeGroupSchema = z.object({
   /** The status code (byCode) or the provider family (byProvider). */
-  key: z.string(),
+  id: z.string(),
   label: z.string(),
   sent: z.number(),
   hardBounced: z.number(),

@@ -38,6 +38,8 @@ api.saveExport = (info: { id: number }) =>
   ipcRenderer.invoke(SHELL_CHANNELS.saveExportDialog, { exportId: info.id });
 api.showInFolder = (path: string) => ipcRenderer.invoke(SHELL_CHANNELS.showInFolder, { path });
 api.pickReferenceFile = (kind: string) => ipcRenderer.invoke(SHELL_CHANNELS.pickReferenceFile, { kind });
+// Campaign results (issue 37): the bounce export and sent list are read where they are, not staged as lists.
+api.pathForFile = (file: File) => webUtils.getPathForFile(file);
 api.savePagePdf = (fileName: string) => ipcRenderer.invoke(SHELL_CHANNELS.savePagePdf, { fileName });
 api.on = (event: string, listener: Listener) => {
   if (!(EVENT_CHANNELS as readonly string[]).includes(event)) throw new Error(`Unknown event: ${event}`);

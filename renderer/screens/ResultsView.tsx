@@ -7,6 +7,7 @@ import type { JobDetail, ResultsCounts } from '../../shared/desktop/contract.js'
 import type { RowFilter } from '../../shared/rowFilter.js';
 import { countsOf } from '../../shared/desktop/listServices.js';
 import { Bar, BarTable, type BarRow } from '../components/BarTable.js';
+import { CampaignResults } from '../components/CampaignResults.js';
 import { ExportDialog } from '../components/ExportDialog.js';
 import { RowsPreview } from '../components/RowsPreview.js';
 import { RecheckButton, RecheckPanel } from '../components/Recheck.js';
@@ -408,6 +409,8 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
       )}
       <MatchReports reports={job.matchReports} services={job.options.services} total={total} />
       <RowsPreview jobId={job.id} />
+      {/* After the campaign (issue 37): its bounces measured against this job's verdicts. */}
+      {hasValidation && job.hasResults ? <CampaignResults job={job} /> : null}
       {job.exports.length > 0 ? (
         <section aria-labelledby="exports-heading" className="panel">
           <h2 id="exports-heading">Exports</h2>

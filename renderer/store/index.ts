@@ -6,6 +6,7 @@ import { createJobsSlice } from './jobs.js';
 import { createLookupSlice } from './lookup.js';
 import { createNavigationSlice } from './navigation.js';
 import { createNewJobSlice } from './newJob.js';
+import { createOutcomesSlice } from './outcomes.js';
 import type { AppState } from './types.js';
 import { createVerifySlice } from './verify.js';
 
@@ -17,6 +18,7 @@ export const useAppStore = create<AppState>()((...a) => ({
   ...createHistorySlice(...a),
   ...createVerifySlice(...a),
   ...createLookupSlice(...a),
+  ...createOutcomesSlice(...a),
 }));
 
 export type { AppState, Screen } from './types.js';

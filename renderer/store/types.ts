@@ -33,6 +33,7 @@ import type {
   ReferenceKind,
 } from '../../shared/desktop/contract.js';
 import type { HistorySort } from '../../shared/desktop/constants.js';
+import type { OutcomesReport } from '../../shared/outcomes.js';
 
 export type Screen =
   | { readonly name: 'new' }
@@ -309,10 +310,39 @@ export type ReferenceImportState =
       readonly error: string;
     };
 
+/**
+ * Reading a campaign's bounce export for a job (History → a job → Campaign results): the files copied to the
+ * app first (browser mode), then read by the core; a failure in words. One at a time (the core's rule too).
+ */
+export type OutcomesImportState =
+  | { readonly status: 'idle' }
+  | {
+      readonly status: 'uploading';
+      readonly jobId: number;
+      readonly fileName: string;
+      readonly progress: { readonly bytesRead: number; readonly totalBytes: number } | null;
+    }
+  | { readonly status: 'reading'; readonly jobId: number; readonly fileName: string }
+  | { readonly status: 'done'; readonly jobId: number }
+  | { readonly status: 'failed'; readonly jobId: number; readonly error: string };
+
+export interface OutcomesSlice {
+  /** Each job's kept campaign results (null: none imported yet), as the core keeps them with the job. */
+  readonly outcomes: Readonly<Record<number, Loadable<OutcomesReport | null>>>;
+  readonly outcomesImport: OutcomesImportState;
+  readonly loadOutcomes: (jobId: number) => Promise<void>;
+  /** Reads the bounce export (and the sent list) against the job; its report replaces the job's earlier one. */
+  readonly importOutcomes: (
+    jobId: number,
+    files: { bounces: File; sent?: File | undefined },
+  ) => Promise<void>;
+}
+
 export type AppState = NavigationSlice &
   ConnectionSlice &
   NewJobSlice &
   JobsSlice &
   HistorySlice &
   VerifySlice &
-  LookupSlice;
+  LookupSlice &
+  OutcomesSlice;

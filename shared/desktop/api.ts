@@ -47,6 +47,12 @@ export interface ShellMethods<F> {
    * cancelled. Browser mode has none: the page uploads the file it picked with `addFile`.
    */
   readonly pickReferenceFile?: (kind: ReferenceKind) => Promise<Reply<{ path: string; name: string } | null>>;
+  /**
+   * Where a file the user dropped or picked in the page is on disk (Electron's webUtils), so the core reads it
+   * where it is, as a campaign's bounce export is (History → a job → Campaign results); '' when it is not a
+   * file on disk. Browser mode has none: the page uploads the file with `addFile`.
+   */
+  readonly pathForFile?: (file: F) => string;
   readonly on: <E extends AppEvent>(event: E, listener: (payload: EventPayload<E>) => void) => () => void;
 }
 

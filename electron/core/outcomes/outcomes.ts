@@ -119,9 +119,9 @@ interface Counter {
 
 const counter = (): Counter => ({ sent: 0, hardBounced: 0, predicted: 0 });
 
-function groupOf(key: string, label: string, c: Counter): OutcomeGroup {
+function groupOf(id: string, label: string, c: Counter): OutcomeGroup {
   return {
-    key,
+    id,
     label,
     sent: c.sent,
     hardBounced: c.hardBounced,
@@ -240,6 +240,7 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
     job.resultsName,
     job.mapping.delimiter,
     (columns, header) => {
+      // The export's rule reads the header first, as the exporter has it do (its shaper knows the columns).
       rule?.header?.(header);
       codeAt = columns.get(VALIDATION_CODE_COLUMN) ?? -1;
       validAt = columns.get(VALID_EMAIL_COLUMN) ?? -1;
@@ -254,8 +255,11 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
       // Nearly every valid row's Valid Email is its own address: one key serves.
       const valid = validText === '' ? '' : validText === originalText ? original : addressKey(validText);
       const email = valid || original;
-      // The rule sees every row: it removes duplicates as the export did, keeping the first.
-      const isSent = sentList ? sentList.has(email) || sentList.has(original) : rule!.row(row) !== false;
+      // The rule sees every row: it removes duplicates as the export did, keeping the first. An address of the
+      // sent list was mailed once: its first row counts, not its duplicates too.
+      const isSent = sentList
+        ? sentList.delete(email) || sentList.delete(original)
+        : rule!.row(row) !== false;
       if (!isSent) return;
       const code = Number(row.field(codeAt));
       const outcome = bounced.get(email) ?? bounced.get(original);

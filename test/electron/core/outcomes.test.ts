@@ -121,7 +121,7 @@ describe('outcomes of a job', () => {
     expect(report.predictedRate).toBeCloseTo((4 * 0.005 + 0.08) / 5, 10);
     // sg.hard3@example.net bounced too, but the job has no such row.
     expect(report.exportRows).toEqual({ hard: 3, soft: 1, other: 0, rejected: 0, unmatched: 1 });
-    expect(report.byCode.map((g) => [g.key, g.sent, g.hardBounced])).toEqual([
+    expect(report.byCode.map((g) => [g.id, g.sent, g.hardBounced])).toEqual([
       ['50', 4, 1],
       ['45', 1, 1],
     ]);

@@ -143,6 +143,10 @@ describe('stored keys stay in the core', () => {
       'checks:get': {},
       'checks:set': { choice: 'offline' },
       'keys:clear': {},
+      'outcomes:import': { jobId, bounces: { path: list } },
+      'outcomes:get': { jobId },
+      'jobs:changes': { jobId },
+      'jobs:export-changes': { jobId },
       'jobs:delete': { jobId },
     };
     // A job that awaits no purchase cannot be bought: the refusal is checked for the key like the rest.
@@ -202,6 +206,7 @@ describe('stored keys stay in the core', () => {
         'showInFolder',
         'savePagePdf',
         'pickReferenceFile',
+        'pathForFile',
         'on',
       ].sort(),
     );
