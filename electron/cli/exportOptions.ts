@@ -164,7 +164,9 @@ export function maxBounceRateOption(raw: string | undefined, kinds: readonly str
   if (!/^\d+(\.\d+)?$/.test(text) || value > 100)
     throw new CliError(`--max-bounce-rate takes a percent from 0 to 100; got '${raw}'.`);
   if (!kinds.some(isBudgetExportKind))
-    throw new CliError('--max-bounce-rate goes with --export safe or --export clean: it plans those exports.');
+    throw new CliError(
+      '--max-bounce-rate goes with --export safe or --export clean: it plans those exports.',
+    );
   return value;
 }
 

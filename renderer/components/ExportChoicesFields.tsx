@@ -58,7 +58,9 @@ export function ExportChoicesFields({
 }
 
 /** The budget as the user typed it, read: a percent from 0 to 100, or why not. */
-export function readBudgetPercent(text: string): { ok: true; percent: number } | { ok: false; reason: string } {
+export function readBudgetPercent(
+  text: string,
+): { ok: true; percent: number } | { ok: false; reason: string } {
   const percent = Number(text.trim().replace(',', '.'));
   if (text.trim() === '' || !Number.isFinite(percent) || percent < 0 || percent > 100)
     return { ok: false, reason: 'The budget is a percent from 0 to 100.' };
@@ -87,18 +89,20 @@ export function BudgetField({
       </label>
       {isOn ? (
         <>
-          <label htmlFor={`${id}-percent`}>Keep the expected bounce rate under (%)</label>
-          <input
-            id={`${id}-percent`}
-            type="number"
-            min={0}
-            max={100}
-            step="any"
-            value={text}
-            aria-invalid={!read.ok}
-            aria-describedby={read.ok ? undefined : `${id}-error`}
-            onChange={(event) => onChange(true, event.target.value)}
-          />
+          <p className="budget-percent">
+            <label htmlFor={`${id}-percent`}>Keep the expected bounce rate under (%)</label>{' '}
+            <input
+              id={`${id}-percent`}
+              type="number"
+              min={0}
+              max={100}
+              step="any"
+              value={text}
+              aria-invalid={!read.ok}
+              aria-describedby={read.ok ? undefined : `${id}-error`}
+              onChange={(event) => onChange(true, event.target.value)}
+            />
+          </p>
           {read.ok ? null : (
             <p id={`${id}-error`} className="error small">
               {read.reason}

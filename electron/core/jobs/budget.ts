@@ -105,8 +105,7 @@ export function planBudget(
       expectedRatePercent: fits(risk, rows, budget) ? Math.min(rate, maxRatePercent) : rate,
       written: rows,
       leftOut,
-      riskSource:
-        sources.size === 2 ? 'mixed' : sources.has('measured') ? 'measured' : 'default',
+      riskSource: sources.size === 2 ? 'mixed' : sources.has('measured') ? 'measured' : 'default',
     },
   };
 }
