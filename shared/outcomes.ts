@@ -260,6 +260,17 @@ export type JobChanges = z.infer<typeof jobChangesSchema>;
 // ---------------------------------------------------------------------------------------------------------
 // Exports planned against a bounce budget
 
+/** The exports a budget plans (`--max-bounce-rate`, the dialog's budget): those that start from the safe rows. */
+export const BUDGET_EXPORT_KINDS = ['safe', 'clean'] as const;
+export type BudgetExportKind = (typeof BUDGET_EXPORT_KINDS)[number];
+
+export function isBudgetExportKind(kind: string): kind is BudgetExportKind {
+  return (BUDGET_EXPORT_KINDS as readonly string[]).includes(kind);
+}
+
+/** The budget the export dialog offers first, in percent. */
+export const DEFAULT_MAX_BOUNCE_PERCENT = 2;
+
 /** What a budget export wrote: its expected bounce rate and what it left out to keep under the budget. */
 export const budgetOutcomeSchema = z.object({
   /** The budget asked for, in percent. */
@@ -273,6 +284,34 @@ export const budgetOutcomeSchema = z.object({
   riskSource: z.enum(['measured', 'default', 'mixed']),
 });
 export type BudgetOutcome = z.infer<typeof budgetOutcomeSchema>;
+
+/**
+ * A budget export in words (the CLI's line, the export dialog's notice): "Expected bounce rate 1.84% — 120
+ * accept-all and unknown rows left out.", saying so when the rows judged safe alone expect more than the budget.
+ */
+export function budgetWords(outcome: BudgetOutcome): string {
+  const over =
+    outcome.expectedRatePercent > outcome.maxRatePercent
+      ? `, above the ${outcome.maxRatePercent}% budget (the rows judged safe alone expect more)`
+      : '';
+  const left =
+    outcome.leftOut === 0
+      ? 'no accept-all or unknown row left out'
+      : `${outcome.leftOut.toLocaleString('en-US')} accept-all and unknown row${outcome.leftOut === 1 ? '' : 's'} left out`;
+  return `Expected bounce rate ${outcome.expectedRatePercent.toFixed(2)}%${over} — ${left}.`;
+}
+
+/** Where a budget export's risks came from, in words. */
+export function budgetRiskWords(source: BudgetOutcome['riskSource']): string {
+  switch (source) {
+    case 'measured':
+      return 'Risks measured from your own campaigns (Campaign results).';
+    case 'mixed':
+      return `Risks measured from your own campaigns where they hold ${MIN_MEASURED_ROWS} mailed rows of a code, the stated defaults for the rest.`;
+    case 'default':
+      return 'Risks are the stated defaults: import campaign results to measure your own.';
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Words

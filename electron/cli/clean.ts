@@ -51,13 +51,16 @@ import {
 import {
   exportFormatOption,
   exportShapeOf,
+  maxBounceRateOption,
   statusZipOption,
+  writeCleanBudgetExports,
   writeCleanStatusZip,
   writeReportCsvs,
   xlsxAsCsv,
   type ExportCliOptions,
 } from './exportOptions.js';
 import { CliError, intOption } from './errors.js';
+import { budgetRiskWords, budgetWords, isBudgetExportKind } from '../../shared/outcomes.js';
 
 export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
   /** Write what was checked and answered for each row beside the results (`<results>.explain.csv`). */
@@ -486,6 +489,11 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     );
   const { kinds: exportArgs, isZip } = statusZipOption(options.export);
   const exportKinds = exportKindsOption(exportArgs, [STATUS_ZIP]);
+  // --max-bounce-rate: the safe and clean exports are planned from the results once downloaded (two passes),
+  // the others written as the results arrive.
+  const maxBounceRate = maxBounceRateOption(options.maxBounceRate, exportKinds);
+  const budgetKinds: ExportKind[] =
+    maxBounceRate === undefined ? [] : exportKinds.filter((kind) => isBudgetExportKind(kind));
   const services = servicesOption(options.services);
   const isReportOnly = options.reportOnly === true;
   if (isReportOnly && !services.some((service) => service !== 'email_validation'))
@@ -569,7 +577,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       params,
       delimiter: layout.delimiter,
       outDir,
-      exports: exportKinds,
+      exports: exportKinds.filter((kind) => !budgetKinds.includes(kind)),
       service: embedded ? `embedded:${resolve(options.dataDir)}` : client.baseUrl,
       ...(layout.emailColumn > 0 ? { exportShape: exportShapeOf(options, layout.emailColumn) } : {}),
       reportOnly: isReportOnly,
@@ -676,7 +684,24 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
             options,
           )
         : undefined;
-    const exports = zip ? [...outcome.exports, zip] : outcome.exports;
+    const budgeted =
+      maxBounceRate !== undefined && budgetKinds.length > 0 && outcome.summary && !outcome.exportsSkipped
+        ? await writeCleanBudgetExports(
+            { path: outcome.resultsPath, name: outcome.resultsName, delimiter: layout.delimiter },
+            {
+              file: path,
+              outDir,
+              shape: layout.emailColumn > 0 ? exportShapeOf(options, layout.emailColumn) : undefined,
+            },
+            budgetKinds,
+            maxBounceRate,
+          )
+        : [];
+    const exports = [
+      ...outcome.exports,
+      ...budgeted.map(({ kind, path, rows }) => ({ kind, path, rows })),
+      ...(zip ? [zip] : []),
+    ];
     const reports = options.reportCsv
       ? writeReportCsvs(outcome.list, outcome.summary?.duplicates ?? null, { file: path, outDir })
       : [];
@@ -688,6 +713,9 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           results: outcome.resultsPath,
           duplicates: outcome.summary?.duplicates ?? null,
           exports,
+          ...(budgeted.length > 0
+            ? { budget: Object.fromEntries(budgeted.map((written) => [written.kind, written.budget])) }
+            : {}),
           ...(options.reportCsv ? { reports } : {}),
           ...(outcome.exportsSkipped ? { exports_skipped: outcome.exportsSkipped } : {}),
           offline: isOffline,
@@ -720,10 +748,20 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
             : 'Why, per row: none written — the list ran offline, so each row’s Status Code says why.',
       );
     for (const exported of exports) {
-      const leftOut = zip && exported === zip ? zip.leftOut : outcome.summary?.leftOut?.[exported.kind];
+      const planned = budgeted.find((written) => written.path === exported.path);
+      const leftOut =
+        zip && exported === zip
+          ? zip.leftOut
+          : planned
+            ? planned.leftOut
+            : outcome.summary?.leftOut?.[exported.kind];
       info(
         `Export ${exported.kind.padEnd(7)} ${exported.path} (${n(exported.rows)} rows${leftOut ? `; ${describeLeftOut(leftOut)}` : ''})`,
       );
+      if (planned)
+        info(
+          `  Bounce budget ${planned.budget.maxRatePercent}%: ${budgetWords(planned.budget)} ${budgetRiskWords(planned.budget.riskSource)}`,
+        );
     }
     if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);
     for (const report of reports) info(`Report ${report.kind.padEnd(12)} ${report.path}`);

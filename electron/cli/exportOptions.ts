@@ -1,7 +1,14 @@
 // `mailsieve clean`'s export choices (issue #12): --dedupe/--no-dedupe, --drop-role, --drop-disposable,
-// --export-format, and --sheet for an .xlsx list (converted to CSV beside the results before upload).
-import { mkdirSync } from 'node:fs';
+// --export-format, and --sheet for an .xlsx list (converted to CSV beside the results before upload); and
+// --max-bounce-rate (issue 37), the safe and clean exports planned against a bounce budget.
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
+import { isBudgetExportKind, type BudgetOutcome } from '../../shared/outcomes.js';
+import { appHome } from '../core/home.js';
+import { HISTORY_DB_FILE, openHistoryDb } from '../core/history/db.js';
+import { measuredRisks } from '../core/outcomes/store.js';
+import { exportWithBudget, type MeasuredRisks } from '../core/jobs/budget.js';
+import { openListSource } from '../core/files/source.js';
 import {
   EXPORT_FORMATS,
   defaultExportChoices,
@@ -9,7 +16,7 @@ import {
   type ExportFormat,
   type LeftOut,
 } from '../../shared/exportChoices.js';
-import { STATUS_ZIP } from '../../shared/exports.js';
+import { STATUS_ZIP, type ExportKind } from '../../shared/exports.js';
 import { outputNameFor } from '../../shared/fileName.js';
 import type { ListResource } from '../../shared/api/list.js';
 import { matchReportsOf } from '../../shared/desktop/listServices.js';
@@ -17,7 +24,7 @@ import { REPORT_CSVS, REPORT_CSV_OF, type ReportCsv } from '../../shared/reportC
 import { writeStatusZip } from '../core/exports/statusZip.js';
 import { writeFileWhole } from '../core/jobs/outputs.js';
 import { exportFileName } from '../core/jobs/exports.js';
-import type { ExportShape } from '../core/jobs/runner.js';
+import { exportsOf, type ExportShape } from '../core/jobs/runner.js';
 import { convertSheetToCsv, SheetProblem } from '../core/files/xlsx.js';
 import { CliError } from './errors.js';
 
@@ -30,6 +37,8 @@ export interface ExportCliOptions {
   sheet?: string;
   /** --report-csv: the spec's match report and chart data CSVs beside the results. */
   reportCsv?: boolean;
+  /** --max-bounce-rate: keep the safe and clean exports' expected bounce rate under this percent. */
+  maxBounceRate?: string;
 }
 
 export function exportFormatOption(raw: string | undefined): ExportFormat {
@@ -142,4 +151,74 @@ export function writeReportCsvs(
     writeFileWhole(path, text);
     return { kind, path, rows: text.split('\n').length - 2 };
   });
+}
+
+/**
+ * `--max-bounce-rate`: a percent from 0 to 100, given with `--export safe` or `--export clean` (the exports
+ * that start from the rows judged safe). Undefined when not given.
+ */
+export function maxBounceRateOption(raw: string | undefined, kinds: readonly string[]): number | undefined {
+  if (raw === undefined) return undefined;
+  const text = raw.trim();
+  const value = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || value > 100)
+    throw new CliError(`--max-bounce-rate takes a percent from 0 to 100; got '${raw}'.`);
+  if (!kinds.some(isBudgetExportKind))
+    throw new CliError(
+      '--max-bounce-rate goes with --export safe or --export clean: it plans those exports.',
+    );
+  return value;
+}
+
+/**
+ * This user's measured bounce risks: the campaign outcomes kept in the app home's history (`mailsieve
+ * outcomes import`, the app's Campaign results). No history yet: none, and the stated defaults apply.
+ */
+export function homeMeasuredRisks(): MeasuredRisks {
+  const file = join(appHome(), HISTORY_DB_FILE);
+  if (!existsSync(file)) return new Map();
+  const db = openHistoryDb(file);
+  try {
+    return measuredRisks(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** An export `clean` wrote against a bounce budget, as it lists its exports. */
+export interface BudgetExportFile {
+  readonly kind: string;
+  readonly path: string;
+  readonly rows: number;
+  readonly leftOut?: LeftOut;
+  readonly budget: BudgetOutcome;
+}
+
+/**
+ * `clean --export safe --max-bounce-rate X`: the kinds planned against the budget, from the results file
+ * (jobs/budget.ts: two passes, the one exporter), named and shaped as the other exports of the command.
+ */
+export async function writeCleanBudgetExports(
+  results: { readonly path: string; readonly name: string; readonly delimiter: string },
+  list: { readonly file: string; readonly outDir: string; readonly shape: ExportShape | undefined },
+  kinds: readonly ExportKind[],
+  maxRatePercent: number,
+): Promise<BudgetExportFile[]> {
+  const measured = homeMeasuredRisks();
+  // The results' text extension, as the exports written during the download take it (a zip's: its text's).
+  const source = await openListSource(results.path, results.name, statSync(results.path).size);
+  const requests = exportsOf(list.outDir, list.file, kinds, list.shape)(extname(source.textName) || '.csv');
+  const written: BudgetExportFile[] = [];
+  for (const request of requests) {
+    const { summary, budget } = await exportWithBudget(results, request, maxRatePercent, measured);
+    const leftOut = summary.leftOut?.[request.name];
+    written.push({
+      kind: request.name,
+      path: request.path,
+      rows: summary.exported[request.name] ?? 0,
+      ...(leftOut ? { leftOut } : {}),
+      budget,
+    });
+  }
+  return written;
 }

@@ -271,6 +271,10 @@ export function buildProgram(): Command {
     .option('--drop-role', 'leave role addresses (info@, sales@…) out of the exports')
     .option('--drop-disposable', 'leave disposable (throw-away) addresses out of the exports')
     .option('--export-format <format>', 'csv, csv-excel (BOM and CRLF), tsv or xlsx (default csv)')
+    .option(
+      '--max-bounce-rate <percent>',
+      'keep the expected bounce rate of the safe and clean exports under this percent (0 to 100): the rows judged safe, then accept-all and unknown rows, the least risky first',
+    )
     .option('--sheet <name>', 'the sheet of an .xlsx list (default: the first visible one)')
     .option(
       '--report-csv',

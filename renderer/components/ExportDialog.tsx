@@ -8,7 +8,13 @@ import {
 } from '../../shared/desktop/constants.js';
 import type { JobDetail } from '../../shared/desktop/contract.js';
 import { countsOf } from '../../shared/desktop/listServices.js';
-import { ExportChoicesFields } from './ExportChoicesFields.js';
+import { BudgetField, ExportChoicesFields, readBudgetPercent } from './ExportChoicesFields.js';
+import {
+  DEFAULT_MAX_BOUNCE_PERCENT,
+  budgetRiskWords,
+  budgetWords,
+  isBudgetExportKind,
+} from '../../shared/outcomes.js';
 import { app } from '../platform/app.js';
 import type { STATUS_ORDER } from '../format.js';
 import { countOf, formatBytes, REPORT_KEY_OF_STATUS } from '../format.js';
@@ -36,6 +42,11 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
   // Choices per kind, each starting from its defaults (Remove duplicates on for clean and safe).
   const [chosen, setChosen] = useState<Partial<Record<ExportChoice, ExportChoices>>>({});
   const choices = chosen[kind] ?? defaultExportChoices(kind);
+  // The bounce budget (issue 37): for the exports that start from the rows judged safe.
+  const [isBudgetOn, setBudgetOn] = useState(false);
+  const [budgetText, setBudgetText] = useState(String(DEFAULT_MAX_BOUNCE_PERCENT));
+  const hasBudget = hasValidation && isBudgetExportKind(kind);
+  const budget = hasBudget && isBudgetOn ? readBudgetPercent(budgetText) : undefined;
   const isDefault = (c: ExportChoices) => JSON.stringify(c) === JSON.stringify(defaultExportChoices(kind));
   const showInFolder = useAppStore((s) => s.showInFolder);
   const canShowInFolder = app.showInFolder !== undefined;
@@ -74,11 +85,14 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
         onSubmit={(event) => {
           event.preventDefault();
           // `all` without changes is the results as they are; any other export is shaped for import.
+          if (budget && !budget.ok) return;
           void exportJob(
             job.id,
             kind,
             [...custom],
             kind === 'all' && isDefault(choices) ? undefined : choices,
+            undefined,
+            budget?.ok ? budget.percent : undefined,
           );
         }}
       >
@@ -128,6 +142,16 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
             onChange={(next) => setChosen({ ...chosen, [kind]: next })}
           />
         ) : null}
+        {hasBudget ? (
+          <BudgetField
+            isOn={isBudgetOn}
+            text={budgetText}
+            onChange={(isOn, text) => {
+              setBudgetOn(isOn);
+              setBudgetText(text);
+            }}
+          />
+        ) : null}
         <p className="muted small">
           Every export keeps the file’s own columns and the appended result columns
           {kind === 'all' && isDefault(choices) ? '; “All rows” is the results file as it is' : ''}
@@ -147,6 +171,12 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
               {exportState.path ?? `${exportState.info.fileName} in your browser’s downloads`} (
               {formatBytes(exportState.info.bytes)}).
             </p>
+            {exportState.info.budget ? (
+              <>
+                <p>{budgetWords(exportState.info.budget)}</p>
+                <p className="muted small">{budgetRiskWords(exportState.info.budget.riskSource)}</p>
+              </>
+            ) : null}
             {checks ? <p className="muted small">Checks: {checks}.</p> : null}
             {exportState.path && canShowInFolder ? (
               <button type="button" onClick={() => void showInFolder(exportState.path!)}>
@@ -166,7 +196,7 @@ export function ExportDialog({ job, onClose }: Readonly<{ job: JobDetail; onClos
           <button
             type="submit"
             className="primary"
-            disabled={isWorking || (kind === 'custom' && custom.size === 0)}
+            disabled={isWorking || (kind === 'custom' && custom.size === 0) || budget?.ok === false}
           >
             {isWorking ? 'Exporting…' : 'Save export'}
           </button>

@@ -96,7 +96,7 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
   closePreview() {
     set({ preview: null });
   },
-  async exportJob(jobId, kind, statuses, choices, filter) {
+  async exportJob(jobId, kind, statuses, choices, filter, maxBounceRate) {
     set({ exportState: { status: 'working' } });
     const reply = await app.exportJob({
       jobId,
@@ -104,6 +104,7 @@ export const createJobsSlice: StateCreator<AppState, [], [], JobsSlice> = (set, 
       ...(kind === 'custom' ? { statuses: [...statuses] } : {}),
       ...(choices ? { choices } : {}),
       ...(filter ? { filter } : {}),
+      ...(maxBounceRate !== undefined ? { maxBounceRate } : {}),
     });
     if (!reply.ok) return set({ exportState: { status: 'failed', error: reply.error.message } });
     const saved = await app.saveExport(reply.value);

@@ -221,6 +221,8 @@ export interface JobsSlice {
     statuses: readonly ResultStatus[],
     choices?: ExportChoices,
     filter?: RowFilter,
+    /** "Keep the expected bounce rate under X%" (issue 37), in percent: the safe and clean exports. */
+    maxBounceRate?: number,
   ) => Promise<void>;
   /** Shows a saved export in its folder (Electron only). */
   readonly showInFolder: (path: string) => Promise<void>;

@@ -3,12 +3,14 @@
 // code) through the local service: the headline's Ready to mail equals the data rows of the export the Export
 // dialog writes by default; a code and a domain type open their rows; the row view is virtualised (scrolling
 // past row 100 shows the list's last rows while only a window of rows is drawn); Export these rows writes
-// exactly the rows shown.
+// exactly the rows shown. The dialog's bounce budget (issue 37) plans the export with the risk measured from
+// the history's campaign outcomes and says its expected rate and the rows it left out.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Papa from 'papaparse';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HISTORY_DB_FILE, insertJob, openHistoryDb } from '../../electron/core/history/db.js';
 import { rowMatches, type RowFilter } from '../../shared/rowFilter.js';
 import { DOMAIN_TYPE_REPORT_KEYS } from '../../shared/vocabulary.js';
 import { freshHome, launchChromium, openApp, startApp } from '../helpers/browserApp.js';
@@ -31,6 +33,29 @@ function generatedList(): string {
   return lines.join('\n') + '\n';
 }
 
+/** An earlier campaign's outcomes in the home's history: code 10 mailed 200 times, 3 hard bounces (1.5%). */
+function seedOutcomes(home: string): void {
+  const db = openHistoryDb(join(home, HISTORY_DB_FILE));
+  const jobId = insertJob(db, {
+    fileName: 'earlier.csv',
+    filePath: '/nowhere/earlier.csv',
+    uploadName: 'earlier.csv',
+    uploadHeader: true,
+    fileSize: 100,
+    fileSha256: null,
+    fileFormat: 'csv',
+    fileEncoding: 'utf-8',
+    mapping: { delimiter: ',', header: true, roles: ['email'] },
+    options: { reportOnly: false, split: false, services: ['email_validation'] },
+    connectionKind: 'embedded',
+    connectionUrl: null,
+  });
+  db.prepare('INSERT INTO job_outcome_codes (job_id, code, sent, hard_bounced) VALUES (?, 10, 200, 3)').run(
+    jobId,
+  );
+  db.close();
+}
+
 const parse = (text: string) =>
   Papa.parse<string[]>(text, { skipEmptyLines: true }).data.map((row) => row.map(String));
 
@@ -48,6 +73,7 @@ describe('Results numbers and drill-down', () => {
     const files = tempDir();
     const list = join(files.path, 'generated.csv');
     writeFileSync(list, generatedList());
+    seedOutcomes(home.path);
     const app = await startApp(home.path);
     try {
       const { context, page } = await openApp(browser, app);
@@ -77,6 +103,22 @@ describe('Results numbers and drill-down', () => {
       expect(summary['Ready to mail']).toBe(exported.length - 1);
       expect(summary['Duplicates left out']).toBeGreaterThan(0);
       expect(summary.Rows).toBe(360);
+
+      // Under a 1% budget: every row of this offline job is code 10, measured at 1.5%, so only the rows judged
+      // safe (the corrected) are written, and the unknown rows the default export holds are left out.
+      const budgeted = await results.exportWithBudget('1');
+      const inBudget = parse(budgeted.text);
+      const budgetStatusAt = inBudget[0].lastIndexOf('Validation Status');
+      expect(inBudget.length).toBeGreaterThan(1);
+      expect(inBudget.slice(1).every((row) => row[budgetStatusAt] === 'corrected')).toBe(true);
+      expect(inBudget.slice(1)).toEqual(
+        exported.slice(1).filter((row) => row[budgetStatusAt] === 'corrected'),
+      );
+      const leftOut = exported.length - inBudget.length;
+      expect(budgeted.notice).toContain(
+        `Expected bounce rate 1.50%, above the 1% budget (the rows judged safe alone expect more) — ${leftOut} accept-all and unknown rows left out.`,
+      );
+      expect(budgeted.notice).toContain('Risks measured from your own campaigns (Campaign results).');
 
       // The results file as it is: the reference for every drill-down.
       const all = parse((await results.export('All rows with results')).text);

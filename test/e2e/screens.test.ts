@@ -1,6 +1,7 @@
 // The other screens end to end: History with 10,000 jobs (virtualised, searchable, filterable, sortable,
 // deletable), the provider connection (the key is masked and never reaches the page), verifying one address,
-// keyboard use, and accessible names on every control of every screen, in light and dark.
+// keyboard use, and accessible names on every control of every screen, in light and dark; the Export dialog
+// with its bounce budget open (issue 37) passes axe-core in both.
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import {
   startApp,
   type RunningApp,
 } from '../helpers/browserApp.js';
+import { axeViolations } from '../helpers/axe.js';
 import { HistoryPage } from './pages/history.js';
 import { NewJobPage } from './pages/newJob.js';
 import { ResultsPage } from './pages/results.js';
@@ -220,6 +222,21 @@ describe('screens', () => {
         expect(await unnamedControls(page)).toEqual([]);
         await page.getByRole('button', { name: 'Export', exact: true }).click();
         expect(await unnamedControls(page)).toEqual([]);
+        // The bounce budget: its percent shows once asked for, named; a budget out of range says why.
+        const exportDialog = page.getByRole('dialog', { name: 'Export' });
+        await exportDialog
+          .getByRole('checkbox', { name: 'Keep the expected bounce rate under a budget' })
+          .check();
+        const percent = exportDialog.getByRole('spinbutton', {
+          name: 'Keep the expected bounce rate under (%)',
+        });
+        expect(await percent.inputValue()).toBe('2');
+        expect(await unnamedControls(page)).toEqual([]);
+        expect(await axeViolations(page)).toEqual([]);
+        await percent.fill('150');
+        await exportDialog.getByText('The budget is a percent from 0 to 100.').waitFor();
+        expect(await exportDialog.getByRole('button', { name: 'Save export' }).isDisabled()).toBe(true);
+        expect(await axeViolations(page)).toEqual([]);
         await page.keyboard.press('Escape');
         await page.getByRole('dialog', { name: 'Export' }).waitFor({ state: 'detached' });
         for (const [shortcut, heading] of [

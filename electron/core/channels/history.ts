@@ -15,6 +15,8 @@ import {
 import { jobChecksOf, jobVersions } from '../history/jobVersions.js';
 import { deleteJobFiles } from '../jobs/deletion.js';
 import { exportJobResults } from '../jobs/desktopExport.js';
+import { isBudgetExportKind } from '../../../shared/outcomes.js';
+import { measuredRisks } from '../outcomes/store.js';
 import { ResultsProblem } from '../results/resultsFile.js';
 import { ResultsFormatError } from '../jobs/exports.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
@@ -161,8 +163,25 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
           'This job ran no validation, so its rows have no status: export all rows.',
         );
       const statuses = input.kind === 'custom' ? (input.statuses ?? []) : [];
+      const maxRatePercent = input.maxBounceRate;
+      // A bounce budget (issue 37) plans an export that starts from the rows judged safe.
+      if (maxRatePercent !== undefined && (!isBudgetExportKind(input.kind) || input.filter))
+        throw new ReplyFailure(
+          'invalid-input',
+          'A bounce budget plans the “Safe to send only” or the “Clean” export: choose one of them.',
+        );
       const written = await readable(() =>
-        exportJobResults(job, results, input.kind, statuses, resultsDir, input.choices, input.filter),
+        exportJobResults(
+          job,
+          results,
+          input.kind,
+          statuses,
+          resultsDir,
+          input.choices,
+          input.filter,
+          // Risks measured from every campaign outcome this user imported (Campaign results).
+          maxRatePercent === undefined ? undefined : { maxRatePercent, measured: measuredRisks(db) },
+        ),
       );
       const { path, fileName } = written;
       const record = insertExport(db, {
@@ -176,7 +195,11 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
       });
       emit('jobs:changed', { jobIds: [job.id] });
       const { path: _path, ...info } = record;
-      return { ...info, ...(written.leftOut ? { leftOut: written.leftOut } : {}) };
+      return {
+        ...info,
+        ...(written.leftOut ? { leftOut: written.leftOut } : {}),
+        ...(written.budget ? { budget: written.budget } : {}),
+      };
     },
   };
 }

@@ -14,6 +14,8 @@ import type { ExportChoice } from '../../../shared/exports.js';
 import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
 import type { JobRecord } from '../history/db.js';
 import { writeStatusZip } from '../exports/statusZip.js';
+import type { BudgetOutcome } from '../../../shared/outcomes.js';
+import { exportWithBudget, type MeasuredRisks } from './budget.js';
 import { exportFileName, exportResultsFile, type ExportSpec } from './exports.js';
 import { removeStaleTemporaries } from './outputFolder.js';
 import { takePreparedExport } from './preparedExport.js';
@@ -25,6 +27,14 @@ export interface WrittenExport {
   readonly bytes: number;
   /** What the choices left out (exports for import). */
   readonly leftOut?: LeftOut;
+  /** An export planned against a bounce budget: its expected rate and the rows it left out (budget.ts). */
+  readonly budget?: BudgetOutcome;
+}
+
+/** "Keep the expected bounce rate under X%": the budget in percent, and this user's measured risks. */
+export interface ExportBudget {
+  readonly maxRatePercent: number;
+  readonly measured: MeasuredRisks;
 }
 
 /** The text extension of a results file: its own, or for a zip the list's text (`.txt` or `.csv`). */
@@ -70,6 +80,8 @@ export async function exportJobResults(
   choices?: ExportChoices,
   /** A drill-down's rows only ("Export these rows"), named `<stem>-rows`. */
   filter?: RowFilter,
+  /** Planned against a bounce budget (the safe and clean kinds, budget.ts). */
+  budget?: ExportBudget,
 ): Promise<WrittenExport> {
   const spec = desktopExportSpec(job, kind, statuses, choices, filter);
   const shaped = spec.choices;
@@ -88,6 +100,23 @@ export async function exportJobResults(
       : resultsTextExtension(results.name, job.uploadName),
   );
   const path = join(folder, fileName);
+  if (budget) {
+    const written = await exportWithBudget(
+      { path: results.path, name: results.name, delimiter: job.mapping.delimiter },
+      { name: 'export', path, spec },
+      budget.maxRatePercent,
+      budget.measured,
+    );
+    const leftOut = written.summary.leftOut?.export;
+    return {
+      path,
+      fileName,
+      rows: written.summary.exported.export ?? 0,
+      bytes: statSync(path).size,
+      ...(leftOut ? { leftOut } : {}),
+      budget: written.budget,
+    };
+  }
   // The default export, written while the results downloaded, is moved into place when it is this one.
   const prepared = takePreparedExport(join(resultsDir, String(job.id)), spec, results, path);
   if (prepared)

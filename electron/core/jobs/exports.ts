@@ -51,6 +51,7 @@ import {
 } from './rowFramer.js';
 import { ResultsCounter, type CountsRequest, type ResultsCounts } from './counts.js';
 import { ResultsSink } from './resultsSink.js';
+import { BudgetGate, type BudgetTake, type BudgetTally } from './budgetGate.js';
 
 export { EXPORT_KINDS, isExportKind, type ExportKind } from '../../../shared/exports.js';
 
@@ -93,6 +94,8 @@ export interface ExportRule {
   readonly format?: ExportFormat;
   /** What the rule left out, by reason (exports for import). */
   leftOut?(): LeftOut;
+  /** An export planned against a bounce budget: the rows it met after its choices (budgetGate.ts). */
+  budget?(): BudgetTally;
   /** The header to write, given the results' columns; undefined writes the results' header as it was. */
   header?(columns: readonly string[]): readonly string[] | undefined;
   row(row: ResultRow): RowOutcome;
@@ -125,6 +128,11 @@ export interface ExportSpec {
   readonly emailIndex?: number;
   /** Only rows matching this (a drill-down's "Export these rows", shared/rowFilter.ts), before the kind's rule. */
   readonly filter?: RowFilter;
+  /**
+   * An export planned against a bounce budget (issue 37, budget.ts): the rows judged safe, and of the
+   * accept-all and unknown rows as many of each code as the plan takes (budgetGate.ts).
+   */
+  readonly budget?: BudgetTake;
 }
 
 /** An export to write: its name in the summary, its final path, and what it holds. */
@@ -171,6 +179,15 @@ function kindRuleOf(spec: ExportSpec): ExportRule {
   const statuses = spec.statuses ?? [];
   const names = spec.columnNames;
   if (spec.choices) return shapedRule(spec, spec.choices);
+  if (spec.budget) {
+    const gate = new BudgetGate(kind, spec.budget);
+    return {
+      needsStatus: true,
+      ...(names ? { header: (columns) => columns.map((column, i) => names[i] ?? column) } : {}),
+      row: (row) => gate.keeps(row) && gate.admit(),
+      budget: () => gate.tally,
+    };
+  }
   return {
     needsStatus: exportNeedsStatus(kind),
     ...(names ? { header: (columns) => columns.map((column, i) => names[i] ?? column) } : {}),
@@ -182,6 +199,7 @@ function kindRuleOf(spec: ExportSpec): ExportRule {
 function shapedRule(spec: ExportSpec, choices: ExportChoices): ExportRule {
   const statuses = spec.statuses ?? [];
   let shaper: RowShaper | undefined;
+  const gate = spec.budget ? new BudgetGate(spec.kind, spec.budget) : undefined;
   return {
     needsStatus: true,
     format: choices.format,
@@ -191,14 +209,17 @@ function shapedRule(spec: ExportSpec, choices: ExportChoices): ExportRule {
       return shaper.header;
     },
     row(row) {
-      if (!exportKeepsStatus(spec.kind, row.status, statuses)) return false;
+      if (gate ? !gate.keeps(row) : !exportKeepsStatus(spec.kind, row.status, statuses)) return false;
       const shaped = shaper!.decide(row);
       if (shaped === false) return false;
+      // A budget export's choices run over every row it may hold, so that both of its passes meet the same.
+      if (gate && !gate.admit()) return false;
       // Nearly every row: its own address mailed, so the row as it was with an empty `Original Email`.
       if (shaped === true && row.fieldCount === shaper!.width) return NOTHING_CORRECTED;
       return shaper!.build(row.fields(), shaped);
     },
     leftOut: () => shaper?.leftOut ?? { duplicates: 0, role: 0, disposable: 0 },
+    ...(gate ? { budget: () => gate.tally } : {}),
   };
 }
 

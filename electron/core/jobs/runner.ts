@@ -125,7 +125,7 @@ export function choicesFor(kind: ExportKind, shape: ExportShape): ExportChoices 
 }
 
 /** The exports of `file`: `<out>/<name>-<kind><ext of the list's text, or of the export format>`. */
-function exportsOf(
+export function exportsOf(
   outDir: string,
   file: string,
   kinds: readonly ExportKind[],

@@ -134,6 +134,28 @@ export class ResultsPage {
     return { name: file.suggestedFilename(), text: readFileSync(path, 'utf8') };
   }
 
+  /**
+   * Exports the dialog's default kind under a bounce budget (issue 37): the checkbox, the percent typed, then
+   * Save. Answers the downloaded file's text and the dialog's notice.
+   */
+  async exportWithBudget(percent: string): Promise<{ name: string; text: string; notice: string }> {
+    await this.page.getByRole('button', { name: 'Export', exact: true }).click();
+    const dialog = this.page.getByRole('dialog', { name: 'Export' });
+    await dialog.getByRole('checkbox', { name: 'Keep the expected bounce rate under a budget' }).check();
+    const budget = dialog.getByRole('spinbutton', { name: 'Keep the expected bounce rate under (%)' });
+    if ((await budget.inputValue()) !== '2') throw new Error('The budget does not start at 2%.');
+    await budget.fill(percent);
+    const download = this.page.waitForEvent('download');
+    await dialog.getByRole('button', { name: 'Save export' }).click();
+    const file = await download;
+    const path = await file.path();
+    const status = dialog.getByRole('status').filter({ hasText: 'Exported' });
+    await status.waitFor();
+    const notice = (await status.innerText()).replace(/\s+/g, ' ').trim();
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    return { name: file.suggestedFilename(), text: readFileSync(path, 'utf8'), notice };
+  }
+
   /** Exports through the dialog and answers the downloaded file's text. */
   async export(option: string | RegExp, statuses: string[] = []): Promise<{ name: string; text: string }> {
     await this.page.getByRole('button', { name: 'Export', exact: true }).click();
