@@ -30,7 +30,7 @@ import type { HistoryDb, JobRecord } from '../history/db.js';
 import { jobChecksOf } from '../history/jobVersions.js';
 import { desktopExportSpec } from '../jobs/desktopExport.js';
 import { ruleOf } from '../jobs/exports.js';
-import { evidencePathOf, offlineEvidence, readEvidence, scanEvidence } from '../results/evidence.js';
+import { jobEvidenceOf, offlineEvidence, readEvidence, scanEvidence } from '../results/evidence.js';
 import { scanResultRows } from '../results/resultsFile.js';
 import { measuredRisks, saveOutcomes } from './store.js';
 
@@ -205,13 +205,15 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
   exportRows.rejected = imported.rejected;
   const sentList = input.sent ? await readSentList(input.sent, input.signal) : undefined;
 
-  // The evidence's mail host per row, for the provider families (one pass; 4 bytes a row).
-  const evidencePath = evidencePathOf(input.resultsDir, job.id);
+  // The evidence's mail host per row, for the provider families (one pass; 4 bytes a row). A re-checked row's
+  // is its latest re-check's.
+  const jobEvidence = jobEvidenceOf(db, input.resultsDir, job);
   const hostIds: string[] = [''];
   const hostIdOf = new Map<string, number>([['', 0]]);
   let hostOfRow = new Int32Array(1024);
-  await scanEvidence(evidencePath, (row, evidence) => {
-    if (!evidence.host) return;
+  await scanEvidence(jobEvidence, (row, evidence) => {
+    // (A DNS verdict's host is the domain asked, not a mail host.)
+    if (!evidence.host || evidence.step !== 'smtp') return;
     let id = hostIdOf.get(evidence.host);
     if (id === undefined) {
       id = hostIds.length;
@@ -307,7 +309,7 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
   for (const entry of bounced.values()) if (!entry.matched) exportRows.unmatched++;
 
   const evidence = await readEvidence(
-    evidencePath,
+    jobEvidence,
     missed.map((row) => row.row),
   );
   const missedRows: MissedRow[] = missed.map((row) => {
