@@ -27,6 +27,19 @@ export const evidenceSchema = z.object({
 });
 export type Evidence = z.infer<typeof evidenceSchema>;
 
+/**
+ * The step that decided a row checked without the network, by its code: a list (the client's allow or
+ * suppression lists, known bouncers, traps, opt-outs: 55, 255, 520, 525–540), else the address itself.
+ */
+export function offlineStepOf(code: number): EvidenceStep {
+  return code === 55 || code === 255 || code === 520 || (code >= 525 && code <= 540) ? 'list' : 'syntax';
+}
+
+/** An instant as evidence says it: ISO 8601 UTC to the second ("2026-11-12T09:00:02Z"; a list keeps one a row). */
+export function evidenceTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /** The SMTP reply code at the start of an evidence's reply (550 of "550 5.1.1 …"), or undefined. */
 export function replyCodeOf(reply: string): number | undefined {
   const match = /^([2-5]\d\d)\b/.exec(reply.trim());

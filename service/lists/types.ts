@@ -87,6 +87,11 @@ export interface OnlineVerdicts {
   /** How far each check went (offline, dns, smtp), and what was checked and answered, in one line. */
   readonly checked: string[];
   readonly whys: string[];
+  /** What decided each check (the explain rows' Host, Reply, Source and Checked At); '' where none. */
+  readonly hosts: string[];
+  readonly replies: string[];
+  readonly sources: string[];
+  readonly checkedAts: string[];
 }
 
 /** A request to the pipeline worker; each is answered by a message with the same `id`. */

@@ -95,6 +95,7 @@ describe('clean --checks', () => {
       'someone@nomail.example.net',
       'abuse@users.example.net',
     ]);
+    const started = Date.now();
     const run = await runCli(
       ['clean', input, '--checks', 'smtp', '--explain', ...network, ...CLEAN_ARGS],
       home,
@@ -112,19 +113,23 @@ describe('clean --checks', () => {
     ]);
     expect(out.explain).toBe(out.results.replace(/\.csv$/, '.explain.csv'));
     const explain = readFileSync(out.explain!, 'utf8').trim().split('\n');
-    expect(explain[0]).toBe('Row,Email,Status Code,Checked,Why');
-    expect(explain[2]).toBe(
-      '2,nobody@users.example.net,400,smtp,mx.users.example.net: 550 5.1.1 User unknown',
-    );
-    expect(explain[3]).toMatch(
-      /^3,carol@users\.example\.net,410,smtp,mx\.users\.example\.net: 552 5\.2\.2 Mailbox full$/,
-    );
-    expect(explain[1]).toMatch(/^1,alice@users\.example\.net,50,smtp,.*accepted.*refuses unknown addresses/);
-    expect(explain[4]).toMatch(/^4,ann@catchall\.example\.net,45,smtp,.*accepts any address/);
-    expect(explain[5]).toMatch(
-      /^5,someone@nomail\.example\.net,325,dns,.*no MX and no address: the domain takes no mail/,
-    );
-    expect(explain[6]).toMatch(/^6,abuse@users\.example\.net,500,offline,decided offline: /);
+    expect(explain[0]).toBe('Row,Email,Status Code,Checked,Why,Step,Host,Reply,Source,Checked At');
+    // The evidence of each verdict after its why: the step, the host and its reply, where the check went
+    // out from (no --source-address: the machine's default route) and when.
+    const times = explain.slice(1).map((row) => row.slice(row.lastIndexOf(',') + 1));
+    for (const time of times) {
+      expect(time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      expect(Date.parse(time)).toBeGreaterThanOrEqual(Math.floor(started / 1000) * 1000);
+      expect(Date.parse(time)).toBeLessThanOrEqual(Date.now());
+    }
+    expect(explain.slice(1).map((row) => row.slice(0, row.lastIndexOf(',')))).toEqual([
+      '1,alice@users.example.net,50,smtp,mx.users.example.net: the mailbox was accepted; the domain refuses unknown addresses (a random one was refused),smtp,mx.users.example.net,250 Accepted,default route',
+      '2,nobody@users.example.net,400,smtp,mx.users.example.net: 550 5.1.1 User unknown,smtp,mx.users.example.net,550 5.1.1 User unknown,default route',
+      '3,carol@users.example.net,410,smtp,mx.users.example.net: 552 5.2.2 Mailbox full,smtp,mx.users.example.net,552 5.2.2 Mailbox full,default route',
+      '4,ann@catchall.example.net,45,smtp,mx.catchall.example.net: the mailbox was accepted; the domain accepts any address (a random one was accepted),smtp,mx.catchall.example.net,250 Accepted,default route',
+      '5,someone@nomail.example.net,325,dns,DNS: nomail.example.net has no MX and no address: the domain takes no mail,dns,nomail.example.net,no MX and no address,default route',
+      '6,abuse@users.example.net,500,offline,decided offline: Usernames of this kind not accepted,syntax,,,',
+    ]);
     expect(explain).toHaveLength(7);
   }, 120_000);
 
@@ -178,6 +183,10 @@ describe('clean --checks', () => {
     const noneOut = JSON.parse(none.stdout) as CleanJson;
     expect(codesOf(noneOut.results)).toEqual([['gina@grey.example.net', '5']]);
     expect(readFileSync(noneOut.explain!, 'utf8')).toMatch(/451 4\.7\.1 Greylisted.*temporary refusal/);
+    // An unknown's evidence is the reply that left it so.
+    expect(readFileSync(noneOut.explain!, 'utf8')).toMatch(
+      /,smtp,mx\.grey\.example\.net,"451 4\.7\.1 Greylisted, please try again later",default route,\d{4}-[\d-]+T[\d:]+Z\n$/,
+    );
     expect(none.stderr).not.toMatch(/waiting for a retry/);
   }, 120_000);
 
@@ -229,6 +238,7 @@ describe('clean --checks', () => {
         String(closedPort),
         '--smtp-proxy',
         `socks5://probe:s3cret!@127.0.0.1:${proxyPort}`,
+        '--explain',
         ...CLEAN_ARGS,
       ],
       home,
@@ -251,6 +261,23 @@ describe('clean --checks', () => {
     expect(proxied.every((to) => to.endsWith(`:${closedPort}`))).toBe(true);
     // The password is never printed.
     expect(run.stdout + run.stderr).not.toContain('s3cret');
+    // Each SMTP verdict's evidence names the proxy it went through (without its user or password); DNS does
+    // not go through it.
+    const explain = readFileSync(out.explain!, 'utf8');
+    expect(explain).not.toContain('s3cret');
+    expect(explain).not.toContain('probe:');
+    expect(
+      explain
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((row) => row.split(',').slice(-5, -1).join(',')),
+    ).toEqual([
+      `smtp,mx.users.example.net,250 Accepted,socks5 proxy 127.0.0.1:${proxyPort}`,
+      `smtp,mx.users.example.net,550 5.1.1 User unknown,socks5 proxy 127.0.0.1:${proxyPort}`,
+      `smtp,mx.users.example.net,552 5.2.2 Mailbox full,socks5 proxy 127.0.0.1:${proxyPort}`,
+      `smtp,mx.catchall.example.net,250 Accepted,socks5 proxy 127.0.0.1:${proxyPort}`,
+    ]);
 
     const refused = await runCli(
       ['clean', input, '--checks', 'smtp', '--smtp-proxy', 'http://127.0.0.1:8080'],

@@ -48,6 +48,7 @@ describe('a list belongs to its key on every API node', () => {
   it('answers another key 404 at E8, E9, E10, Finish now and explain, on either node', async () => {
     const keyA = await team.key(['--checks', 'dns', '--label', 'A']);
     const keyB = await team.key(['--checks', 'dns', '--label', 'B']);
+    const sentAt = Date.now();
     const sent = await submit(apis[0].url, keyA, 'email\njane@example.net\nbad address\n', {
       query: { header: 'true' },
     });
@@ -60,7 +61,20 @@ describe('a list belongs to its key on every API node', () => {
       const owner = await everyEndpoint(api.url, keyA, id);
       for (const [what, answer] of Object.entries(owner)) expect(answer.status, `A ${what}`).toBe(200);
       expect(owner.results.text).toContain('jane@example.net');
-      expect(owner.explain.text).toContain('jane@example.net');
+      // The explain CSV, as the team server keeps it (each part's rows in PostgreSQL): every verdict with its
+      // evidence, the DNS verdict from the worker's --source-address.
+      const [header, ...rows] = owner.explain.text.trim().split('\n');
+      expect(header).toBe('Row,Email,Status Code,Checked,Why,Step,Host,Reply,Source,Checked At');
+      expect(rows.map((row) => row.slice(0, row.lastIndexOf(',')))).toEqual([
+        '1,jane@example.net,20,dns,DNS: example.net MX mx.example.net; the mailbox was not asked,dns,example.net,MX mx.example.net,127.0.0.2',
+        '2,bad address,150,offline,decided offline: No @ sign,syntax,,,',
+      ]);
+      for (const row of rows) {
+        const at = row.slice(row.lastIndexOf(',') + 1);
+        expect(at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+        expect(Date.parse(at)).toBeGreaterThanOrEqual(Math.floor(sentAt / 1000) * 1000);
+        expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
+      }
 
       const other = await everyEndpoint(api.url, keyB, id);
       // The answer for a list that does not exist, with its id in the words.

@@ -40,6 +40,8 @@ export async function downloadExplanations(
   apiKey: string,
   listId: number,
   path: string,
+  /** Keeps the CSV in another form (the app's compact evidence file), whole or not at all; default: as sent. */
+  keep?: (csv: AsyncIterable<Uint8Array>, path: string) => Promise<unknown>,
 ): Promise<boolean> {
   const answer = await fetch(new URL(`/v5/list/${listId}/explain`, baseUrl), {
     headers: { api_key: apiKey },
@@ -52,6 +54,11 @@ export async function downloadExplanations(
     throw new ListOnlineError(
       `Could not download the explanations of list ${listId}: HTTP ${answer.status}.`,
     );
+  if (keep) {
+    if (!answer.body) throw new ListOnlineError(`The explanations of list ${listId} came with no body.`);
+    await keep(Readable.fromWeb(answer.body), path);
+    return true;
+  }
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     if (!answer.body) throw new ListOnlineError(`The explanations of list ${listId} came with no body.`);

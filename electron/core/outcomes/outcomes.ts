@@ -30,7 +30,7 @@ import type { HistoryDb, JobRecord } from '../history/db.js';
 import { jobChecksOf } from '../history/jobVersions.js';
 import { desktopExportSpec } from '../jobs/desktopExport.js';
 import { ruleOf } from '../jobs/exports.js';
-import { evidencePathOf, indexEvidence, offlineEvidence, readEvidenceAt } from '../results/evidence.js';
+import { jobEvidenceOf, offlineEvidence, scanMailHosts } from '../results/evidence.js';
 import { scanResultRows } from '../results/resultsFile.js';
 import { measuredRisks, saveOutcomes } from './store.js';
 
@@ -205,13 +205,28 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
   exportRows.rejected = imported.rejected;
   const sentList = input.sent ? await readSentList(input.sent, input.signal) : undefined;
 
-  // The evidence's mail host per row, for the provider families, and where each row's evidence is (one pass).
-  const evidencePath = evidencePathOf(input.resultsDir, job.id);
-  const evidenceIndex = await indexEvidence(evidencePath);
-  const { hostOfRow, hosts } = evidenceIndex;
-  /** The family of each host id (the address's domain decides for rows without a host). */
-  const familyOfHost = hosts.map((host) => (host === '' ? undefined : providerFamilyOf(host, '')));
-  const familyOfDomain = new Map<string, ProviderFamily>();
+  // Each file once: the results first (what was mailed and what bounced, per row: 4 bytes a row), then the
+  // evidence (the mail host of each mailed row, for its provider family, and the missed rows' evidence).
+  /** Per row: its risk's code + 1 when it was mailed (0: not mailed), its outcome, its domain's family. */
+  let mailedCode = new Int16Array(1024);
+  let outcomeOf = new Uint8Array(1024);
+  let domainFamilyOf = new Uint8Array(1024);
+  const familyIndex = new Map<ProviderFamily, number>(PROVIDER_FAMILIES.map((family, i) => [family, i]));
+  const familyOfDomain = new Map<string, number>();
+  const grow = (row: number) => {
+    while (row >= mailedCode.length) {
+      const size = mailedCode.length * 2;
+      const codes = new Int16Array(size);
+      codes.set(mailedCode);
+      mailedCode = codes;
+      const outcomes = new Uint8Array(size);
+      outcomes.set(outcomeOf);
+      outcomeOf = outcomes;
+      const families = new Uint8Array(size);
+      families.set(domainFamilyOf);
+      domainFamilyOf = families;
+    }
+  };
 
   const risks = measuredRisks(db, job.id);
   const riskCache = new Map<number, number>();
@@ -222,7 +237,6 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
   };
   const total = counter();
   const byCode = new Map<number, Counter>();
-  const byFamily = new Map<ProviderFamily, Counter>();
   let softBounced = 0;
   const missed: { row: number; email: string; code: number; status: string; bouncedAt: string | null }[] = [];
   let missedTotal = 0;
@@ -264,28 +278,26 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
       const code = Number(row.field(codeAt));
       const outcome = bounced.get(email) ?? bounced.get(original);
       const domain = domainOf(email);
-      const hostFamily = number < hostOfRow.length ? familyOfHost[hostOfRow[number]] : undefined;
-      let family =
-        hostFamily !== undefined && hostFamily !== 'other' ? hostFamily : familyOfDomain.get(domain);
-      if (family === undefined) familyOfDomain.set(domain, (family = providerFamilyOf('', domain)));
+      let domainFamily = familyOfDomain.get(domain);
+      if (domainFamily === undefined)
+        familyOfDomain.set(domain, (domainFamily = familyIndex.get(providerFamilyOf('', domain))!));
+      grow(number);
+      mailedCode[number] = code + 1;
+      domainFamilyOf[number] = domainFamily;
       const risk = riskFor(code);
       let byC = byCode.get(code);
       if (!byC) byCode.set(code, (byC = counter()));
-      let byF = byFamily.get(family);
-      if (!byF) byFamily.set(family, (byF = counter()));
       total.sent++;
       total.predicted += risk;
       byC.sent++;
       byC.predicted += risk;
-      byF.sent++;
-      byF.predicted += risk;
       if (!outcome) return;
       outcome.matched = true;
+      outcomeOf[number] = outcome.kind + 1;
       if (outcome.kind === KIND.soft) softBounced++;
       if (outcome.kind !== KIND.hard) return;
       total.hardBounced++;
       byC.hardBounced++;
-      byF.hardBounced++;
       if (code === 50) acceptedThenBounced.set(domain, (acceptedThenBounced.get(domain) ?? 0) + 1);
       if (CALLED_GOOD.has(row.status) && code !== 55) {
         missedTotal++;
@@ -302,11 +314,29 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
   );
   for (const entry of bounced.values()) if (!entry.matched) exportRows.unmatched++;
 
-  const evidence = readEvidenceAt(
-    evidencePath,
-    evidenceIndex,
-    missed.map((row) => row.row),
-  );
+  // The evidence: each mailed row's family by the mail host that answered it (else by its domain), and the
+  // missed rows' evidence.
+  const familyOfHost = new Map<string, number>();
+  const hostFamilyOf = new Uint8Array(mailedCode.length).fill(255);
+  const wanted = new Set(missed.map((row) => row.row));
+  const evidence = new Map<number, Evidence>();
+  await scanMailHosts(jobEvidenceOf(db, input.resultsDir, job), (row, host, evidenceOf) => {
+    if (row >= mailedCode.length || mailedCode[row] === 0) return;
+    if (wanted.has(row)) evidence.set(row, evidenceOf());
+    if (host === '') return;
+    let family = familyOfHost.get(host);
+    if (family === undefined) familyOfHost.set(host, (family = familyIndex.get(providerFamilyOf(host, ''))!));
+    // A company's own mail host says nothing of a provider: its domain may still (a well-known mailbox domain).
+    if (family !== familyIndex.get('other')) hostFamilyOf[row] = family;
+  });
+  const byFamily = PROVIDER_FAMILIES.map(() => counter());
+  for (let row = 0; row < mailedCode.length; row++) {
+    if (mailedCode[row] === 0) continue;
+    const c = byFamily[hostFamilyOf[row] !== 255 ? hostFamilyOf[row] : domainFamilyOf[row]];
+    c.sent++;
+    c.predicted += riskFor(mailedCode[row] - 1);
+    if (outcomeOf[row] === KIND.hard + 1) c.hardBounced++;
+  }
   const missedRows: MissedRow[] = missed.map((row) => {
     const kept = evidence.get(row.row) ?? offlineEvidence(row.code);
     return { ...row, evidence: kept, why: missedWhy(row, kept, acceptedThenBounced) };
@@ -328,8 +358,8 @@ export async function importJobOutcomes(input: OutcomesInput): Promise<OutcomesR
     byCode: [...byCode.entries()]
       .sort((a, b) => b[1].sent - a[1].sent || a[0] - b[0])
       .map(([code, c]) => groupOf(String(code), `${code} ${describeStatusCode(code)}`, c)),
-    byProvider: PROVIDER_FAMILIES.filter((family) => byFamily.has(family)).map((family) =>
-      groupOf(family, PROVIDER_FAMILY_LABELS[family], byFamily.get(family)!),
+    byProvider: PROVIDER_FAMILIES.flatMap((family, i) =>
+      byFamily[i].sent === 0 ? [] : [groupOf(family, PROVIDER_FAMILY_LABELS[family], byFamily[i])],
     ),
     missed: missedRows,
     missedTotal,

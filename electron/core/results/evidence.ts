@@ -1,38 +1,129 @@
 // The evidence of every verdict of a job (issue 37): per row, the check that decided its code (syntax, a list,
 // DNS, SMTP), the host and the reply that decided, the source address or proxy, and when. A local job with
-// online checks keeps its list's explain CSV (`results/<job>/explain.csv`, jobView.ts), whose columns say it;
-// a row checked offline, or a job with no explain file, has the evidence its code gives (the code alone
-// decided it, without the network).
+// online checks keeps its list's explain CSV, whose columns say it (`Step,Host,Reply,Source,Checked At` after
+// the Why), as `results/<job>/explain.csv.gz` (evidenceFile.ts: blocked gzip, about 22 bytes a row); jobs
+// saved before kept it plain (`explain.csv`, older ones without the evidence columns: the host and reply are
+// then read from the Why). A re-check keeps the explain file of the addresses it sent beside its version of the
+// results (`explain-vN.csv.gz`); a re-checked row's evidence is the latest version's. A row checked offline,
+// or a job with no explain file, has the evidence its code gives (the code alone decided it).
 //
 // Readers stream the file once in row order (scanEvidence) or fetch a few rows (readEvidence): the outcomes
 // report, the changed rows of a new run and the Results screen all read the evidence here.
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describeStatusCode } from '../../../shared/api/codes.js';
-import type { Evidence, EvidenceStep } from '../../../shared/outcomes.js';
-import { rowReader, scanResults } from './resultsFile.js';
+import { offlineStepOf, type Evidence, type EvidenceStep } from '../../../shared/outcomes.js';
+import type { HistoryDb, JobRecord } from '../history/db.js';
+import { jobVersions } from '../history/jobVersions.js';
+import { EvidenceWriter, leadingNumber, RowSplitter } from './evidenceFile.js';
+import { ResultsProblem, scanExplain, scanResults, scanRowsOf } from './resultsFile.js';
 
+/** The explain file of a job saved before the evidence was kept compact (plain CSV). */
 export const EVIDENCE_FILE = 'explain.csv';
+/** The evidence file a job keeps (blocked gzip: evidenceFile.ts). */
+export const KEPT_EVIDENCE_FILE = 'explain.csv.gz';
 
-/** Where a job keeps its evidence (deleted with the job's folder). */
+/** Where a job's evidence is saved (deleted with the job's folder). */
+export function keptEvidencePathOf(resultsDir: string, jobId: number): string {
+  return join(resultsDir, String(jobId), KEPT_EVIDENCE_FILE);
+}
+
+/** Where a re-check's evidence of the addresses it sent is saved: beside that version's results. */
+export function recheckExplainPath(versionResultsPath: string, version: number): string {
+  return join(dirname(versionResultsPath), `explain-v${version}.csv.gz`);
+}
+
+/** The evidence file kept at `keptPath`, or the plain one an older version saved there, or undefined. */
+export function foundEvidenceFile(keptPath: string): string | undefined {
+  if (existsSync(keptPath)) return keptPath;
+  const plain = keptPath.replace(/\.gz$/, '');
+  return plain !== keptPath && existsSync(plain) ? plain : undefined;
+}
+
+/** Where a job's first run's evidence is: the kept file, else an older job's plain one (which may not exist). */
 export function evidencePathOf(resultsDir: string, jobId: number): string {
-  return join(resultsDir, String(jobId), EVIDENCE_FILE);
+  const kept = keptEvidencePathOf(resultsDir, jobId);
+  return foundEvidenceFile(kept) ?? join(resultsDir, String(jobId), EVIDENCE_FILE);
 }
 
-/** Codes decided by a list: allowed or suppressed by the client's lists, known bouncers, traps, opt-outs. */
-function isListCode(code: number): boolean {
-  return code === 55 || code === 255 || code === 520 || (code >= 525 && code <= 540);
+/** The longest row an explain file may hold (a why is a line; a row this long is not one). */
+const MAX_ROW_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Keeps a list's explain CSV (as the service sends it) as a job's evidence file at `path`: whole or not at
+ * all (a temporary name, then renamed). Answers its size in bytes. Rows are found without reading their
+ * fields (RowSplitter) and blocks deflated on the thread pool: a 1,000,000-row list's in a few seconds.
+ */
+export async function keepEvidence(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  path: string,
+): Promise<number> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const writer = new EvidenceWriter(temporary);
+  let rowAt = -1;
+  let isStart = true;
+  /** Writes the whole rows of `text`; answers the bytes used (a row cut short waits for more). */
+  const take = async (text: Buffer, isLast: boolean): Promise<number> => {
+    const splitter = new RowSplitter(text);
+    let at = 0;
+    if (isStart && text[0] === 0xef && text[1] === 0xbb && text[2] === 0xbf) at = 3;
+    isStart = false;
+    while (at < text.length) {
+      const lineEnd = splitter.rowEnd(at);
+      if (lineEnd < 0 && !isLast) return at;
+      const end = lineEnd < 0 ? text.length : lineEnd;
+      // (A CRLF file's rows end before their \r.)
+      const line = text.subarray(at, end > at && text[end - 1] === 0x0d ? end - 1 : end);
+      at = end + 1;
+      if (line.length === 0) continue;
+      if (rowAt < 0) {
+        const names = fieldsOf(line);
+        rowAt = names.indexOf('Row');
+        if (rowAt < 0) throw new ResultsProblem('The explanations have no Row column.');
+        await writer.header(line);
+        continue;
+      }
+      const number = rowAt === 0 ? leadingNumber(line, 0, line.length) : Number(fieldsOf(line)[rowAt] ?? -1);
+      const waiting = writer.row(Number.isInteger(number) && number >= 0 ? number : 0, line);
+      if (waiting) await waiting;
+    }
+    return text.length;
+  };
+  try {
+    let rest: Buffer = Buffer.alloc(0);
+    for await (const chunk of source) {
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+      const text = rest.length === 0 ? bytes : Buffer.concat([rest, bytes]);
+      rest = text.subarray(await take(text, false));
+      if (rest.length > MAX_ROW_BYTES)
+        throw new ResultsProblem('The explanations have a row longer than 4 MiB.');
+    }
+    await take(rest, true);
+    if (rowAt < 0) throw new ResultsProblem('The explanations came empty: no header row.');
+    await writer.finish();
+    renameSync(temporary, path);
+    return writer.size;
+  } catch (error) {
+    await writer.abandon().catch(() => undefined);
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
-/** The step a code was decided by when the row was not checked online. */
-function offlineStep(code: number): EvidenceStep {
-  return isListCode(code) ? 'list' : 'syntax';
+/** The fields of one row of CSV text. */
+function fieldsOf(line: Buffer): string[] {
+  let fields: string[] = [];
+  scanRowsOf(line, ',', (row) => {
+    fields = row.fields();
+    return false;
+  });
+  return fields;
 }
 
 /** The evidence of a row decided without the network: its code says it all. */
 export function offlineEvidence(code: number): Evidence {
   return {
-    step: offlineStep(code),
+    step: offlineStepOf(code),
     host: '',
     reply: '',
     source: '',
@@ -45,6 +136,8 @@ const HOST_REPLY = /^([A-Za-z0-9.-]+\.[A-Za-z]{2,}|\[[0-9a-fA-F:.]+\]): ((?:[2-5
 
 /** Columns of an explain file, by name (older files have the first five only). */
 interface Columns {
+  row: number;
+  email: number;
   code: number;
   checked: number;
   why: number;
@@ -58,6 +151,8 @@ interface Columns {
 function columnsOf(names: readonly string[]): Columns {
   const at = (name: string) => names.indexOf(name);
   return {
+    row: at('Row'),
+    email: at('Email'),
     code: at('Status Code'),
     checked: at('Checked'),
     why: at('Why'),
@@ -81,7 +176,7 @@ function evidenceOf(field: (index: number) => string, columns: Columns): Evidenc
     ? (stepField as EvidenceStep)
     : checked === 'smtp' || checked === 'dns'
       ? checked
-      : offlineStep(code);
+      : offlineStepOf(code);
   let host = columns.host >= 0 ? field(columns.host).trim() : '';
   let reply = columns.reply >= 0 ? field(columns.reply).trim() : '';
   // Files written before the Host and Reply columns say them in the why: "mx1.example.com: 550 5.1.1 …".
@@ -102,132 +197,198 @@ function evidenceOf(field: (index: number) => string, columns: Columns): Evidenc
   };
 }
 
+/** How a row's address is matched to a re-check's (the re-check sent the addresses as the results hold them). */
+const addressKey = (address: string) => address.trim().toLowerCase();
+
 /**
- * Streams a job's evidence in row order: `visit(row, evidence)` for each row the explain file holds. Answers
- * false (and visits nothing) when the job has no explain file: its rows were decided offline.
+ * A job's evidence: its first run's explain file, by row, and its re-checks' explain files, by address (a
+ * re-checked row's evidence is the latest version's). The results file gives each row's address when the first
+ * run kept no explain file (it ran offline) but a re-check did.
  */
-export async function scanEvidence(
+export interface JobEvidence {
+  /** The first run's evidence file (it may not exist: the job ran offline). */
+  readonly path: string;
+  /** The re-checks' evidence files, newest first (only those that exist). */
+  readonly rechecks: readonly string[];
+  /** The job's results, to tell each row's address when the first run has no evidence file. */
+  readonly results?: {
+    readonly path: string;
+    readonly name: string;
+    readonly delimiter: string;
+    readonly emailIndex: number;
+  };
+}
+
+/** The evidence files of a job: its first run's and those of its re-checks up to the version it shows. */
+export function jobEvidenceOf(db: HistoryDb, resultsDir: string, job: JobRecord): JobEvidence {
+  const versions = jobVersions(db, job.id);
+  const shown = versions.findIndex((version) => version.resultsPath === job.resultsPath);
+  const rechecks: string[] = [];
+  for (const version of versions.slice(1, shown < 0 ? versions.length : shown + 1).reverse()) {
+    const found = foundEvidenceFile(recheckExplainPath(version.resultsPath, version.version));
+    if (found) rechecks.push(found);
+  }
+  const emailIndex = job.mapping.roles.indexOf('email');
+  return {
+    path: evidencePathOf(resultsDir, job.id),
+    rechecks,
+    ...(job.resultsPath && job.resultsName && emailIndex >= 0
+      ? {
+          results: {
+            path: job.resultsPath,
+            name: job.resultsName,
+            delimiter: job.mapping.delimiter,
+            emailIndex,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * The evidence of the addresses re-checked, by address, the newest re-check's where several asked the same
+ * (`paths` newest first). Held in memory: a re-check sends only the rows that could not be checked.
+ */
+export async function readRecheckEvidence(paths: readonly string[]): Promise<Map<string, Evidence>> {
+  const found = new Map<string, Evidence>();
+  for (const path of paths) {
+    let columns: Columns | undefined;
+    await scanExplain(
+      path,
+      (names) => {
+        columns = columnsOf(names);
+      },
+      (scanned) => {
+        if (!columns || columns.email < 0) return;
+        const key = addressKey(scanned.field(columns.email));
+        if (key === '' || found.has(key)) return;
+        found.set(
+          key,
+          evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), columns),
+        );
+      },
+    );
+  }
+  return found;
+}
+
+/** Streams one explain file: `visit(row, address, evidence)` for each row. */
+async function scanFile(
   path: string,
-  visit: (row: number, evidence: Evidence) => void,
-): Promise<boolean> {
-  if (!existsSync(path)) return false;
+  visit: (row: number, address: string, evidence: () => Evidence) => void,
+): Promise<void> {
   let columns: Columns | undefined;
-  let rowAt = -1;
-  await scanResults(
+  await scanExplain(
     path,
-    EVIDENCE_FILE,
-    ',',
     (names) => {
       columns = columnsOf(names);
-      rowAt = names.indexOf('Row');
     },
     (scanned) => {
-      const row = Number(scanned.field(rowAt));
-      if (!Number.isInteger(row) || row < 1 || !columns) return;
-      visit(
-        row,
-        evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), columns),
+      if (!columns) return;
+      const row = Number(scanned.field(columns.row));
+      if (!Number.isInteger(row) || row < 1) return;
+      const found = columns;
+      visit(row, scanned.field(found.email), () =>
+        evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), found),
       );
+    },
+  );
+}
+
+/** Streams a job's evidence: `visit` for each row `want` takes (every row without it). */
+async function walk(
+  source: string | JobEvidence,
+  want: ((row: number) => boolean) | undefined,
+  visit: (row: number, evidence: Evidence) => void,
+): Promise<boolean> {
+  const job: JobEvidence = typeof source === 'string' ? { path: source, rechecks: [] } : source;
+  const later = job.rechecks.length > 0 ? await readRecheckEvidence(job.rechecks) : undefined;
+  if (existsSync(job.path)) {
+    await scanFile(job.path, (row, address, evidence) => {
+      if (want && !want(row)) return;
+      visit(row, (later && later.get(addressKey(address))) ?? evidence());
+    });
+    return true;
+  }
+  if (!later || !job.results) return false;
+  // The first run kept no evidence (it ran offline): the re-checked rows, found by their address.
+  const { emailIndex } = job.results;
+  await scanResults(
+    job.results.path,
+    job.results.name,
+    job.results.delimiter,
+    () => undefined,
+    (row) => {
+      if (want && !want(row.number)) return;
+      const evidence = later.get(addressKey(row.field(emailIndex)));
+      if (evidence) visit(row.number, evidence);
     },
   );
   return true;
 }
 
-/** The evidence of some rows (a report's missed rows): one pass over the file, keeping only those rows. */
-export async function readEvidence(path: string, rows: Iterable<number>): Promise<Map<number, Evidence>> {
+/**
+ * Streams a job's evidence in row order: `visit(row, evidence)` for each row an explain file holds, a
+ * re-checked row with its latest re-check's evidence. `source` is a job's evidence (jobEvidenceOf) or one
+ * explain file. Answers false (and visits nothing) when there is no evidence file: the rows were decided
+ * offline.
+ */
+export function scanEvidence(
+  source: string | JobEvidence,
+  visit: (row: number, evidence: Evidence) => void,
+): Promise<boolean> {
+  return walk(source, undefined, visit);
+}
+
+/** The evidence of some rows (a report's missed rows): one pass, keeping only those rows. */
+export async function readEvidence(
+  source: string | JobEvidence,
+  rows: Iterable<number>,
+): Promise<Map<number, Evidence>> {
   const wanted = new Set(rows);
   const found = new Map<number, Evidence>();
   if (wanted.size === 0) return found;
-  await scanEvidence(path, (row, evidence) => {
-    if (wanted.has(row)) found.set(row, evidence);
-  });
+  await walk(
+    source,
+    (row) => wanted.has(row),
+    (row, evidence) => found.set(row, evidence),
+  );
   return found;
 }
 
 /**
- * What a report needs of every row's evidence, in one pass that decodes two fields a row: the mail host of
- * each row (an id into `hosts`, 0 for none) and where its line starts, so the few rows a report lists are
- * read afterwards by offset (readEvidenceAt) rather than by a second pass. 12 bytes a row.
+ * The mail host that answered each row's SMTP check ('' for none), for a report's provider families, with the
+ * row's whole evidence on demand (`evidence()`, for the few rows a report lists): one pass that decodes a row's
+ * Step and Host (its Checked and Why in files from before those columns). A re-checked row's are its latest
+ * re-check's.
  */
-export interface EvidenceIndex {
-  readonly hosts: readonly string[];
-  /** By row number (1-based); 0: no host. */
-  readonly hostOfRow: Int32Array;
-  /** Byte offset of each row's line by row number (1-based); -1: none. */
-  readonly offsets: Float64Array;
-}
-
-export async function indexEvidence(path: string): Promise<EvidenceIndex> {
-  const hosts: string[] = [''];
-  const hostIdOf = new Map<string, number>([['', 0]]);
-  let hostOfRow = new Int32Array(1024);
-  let offsets = new Float64Array(1024).fill(-1);
-  if (!existsSync(path)) return { hosts, hostOfRow, offsets };
-  let rowAt = -1;
-  let hostAt = -1;
-  let whyAt = -1;
-  let checkedAt = -1;
-  await scanResults(
-    path,
-    EVIDENCE_FILE,
-    ',',
+export async function scanMailHosts(
+  source: string | JobEvidence,
+  visit: (row: number, host: string, evidence: () => Evidence) => void,
+): Promise<void> {
+  const job: JobEvidence = typeof source === 'string' ? { path: source, rechecks: [] } : source;
+  const later = job.rechecks.length > 0 ? await readRecheckEvidence(job.rechecks) : undefined;
+  const hostOf = (evidence: Evidence) => (evidence.step === 'smtp' ? evidence.host : '');
+  if (!existsSync(job.path)) {
+    if (later) await walk(job, undefined, (row, evidence) => visit(row, hostOf(evidence), () => evidence));
+    return;
+  }
+  let columns: Columns | undefined;
+  await scanExplain(
+    job.path,
     (names) => {
-      rowAt = names.indexOf('Row');
-      hostAt = names.indexOf('Host');
-      whyAt = names.indexOf('Why');
-      checkedAt = names.indexOf('Checked');
+      columns = columnsOf(names);
     },
     (scanned) => {
-      const row = Number(scanned.field(rowAt));
+      const c = columns;
+      if (!c) return;
+      const row = Number(scanned.field(c.row));
       if (!Number.isInteger(row) || row < 1) return;
-      while (row >= offsets.length) {
-        const grownHosts = new Int32Array(offsets.length * 2);
-        grownHosts.set(hostOfRow);
-        hostOfRow = grownHosts;
-        const grown = new Float64Array(offsets.length * 2).fill(-1);
-        grown.set(offsets);
-        offsets = grown;
-      }
-      offsets[row] = scanned.offset;
-      let host = hostAt >= 0 ? scanned.field(hostAt) : '';
-      // Files written before the Host column say it in the why of an SMTP verdict.
-      if (hostAt < 0 && scanned.field(checkedAt) === 'smtp')
-        host = HOST_REPLY.exec(scanned.field(whyAt))?.[1] ?? '';
-      if (host === '') return;
-      let id = hostIdOf.get(host);
-      if (id === undefined) {
-        id = hosts.length;
-        hosts.push(host);
-        hostIdOf.set(host, id);
-      }
-      hostOfRow[row] = id;
+      const again = later?.get(addressKey(scanned.field(c.email)));
+      if (again) return visit(row, hostOf(again), () => again);
+      const evidence = () => evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), c);
+      if (c.host >= 0) visit(row, scanned.field(c.step) === 'smtp' ? scanned.field(c.host) : '', evidence);
+      else visit(row, scanned.field(c.checked) === 'smtp' ? hostOf(evidence()) : '', evidence);
     },
   );
-  return { hosts, hostOfRow, offsets };
-}
-
-/** The evidence of some rows, read by their offsets in an index of the file (indexEvidence). */
-export function readEvidenceAt(
-  path: string,
-  index: EvidenceIndex,
-  rows: Iterable<number>,
-): Map<number, Evidence> {
-  const found = new Map<number, Evidence>();
-  const wanted = [...rows].filter((row) => row < index.offsets.length && index.offsets[row] >= 0);
-  if (wanted.length === 0) return found;
-  const fd = openSync(path, 'r');
-  try {
-    const reader = rowReader(fd, statSync(path).size, ',');
-    const columns = columnsOf(reader.headerAt());
-    for (const row of wanted) {
-      const fields = reader.rowAt(index.offsets[row]);
-      found.set(
-        row,
-        evidenceOf((i) => (i < 0 ? '' : (fields[i] ?? '')), columns),
-      );
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return found;
 }

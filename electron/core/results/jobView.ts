@@ -1,9 +1,7 @@
 // What the Results screen reads of a finished job, offline: its numbers (counted once by resultsFile.ts and kept
 // in the history DB), its rows a page at a time for any drill-down, and the why of each row (the list's
-// explain.csv, saved beside the results when the job finishes: `results/<job>/explain.csv`, deleted with the
-// job's folder).
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+// explain CSV, kept with the job when it finishes as its evidence: `results/<job>/explain.csv.gz`, evidence.ts,
+// deleted with the job's folder; older jobs kept it plain as `explain.csv`).
 import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
 import type { Preview, ResultsCounts } from '../../../shared/desktop/contract.js';
 import { jobChecksOf, jobVersions } from '../history/jobVersions.js';
@@ -24,13 +22,19 @@ import {
   type ExplainIndex,
   type RowIndex,
 } from './resultsFile.js';
+import {
+  EVIDENCE_FILE,
+  evidencePathOf,
+  foundEvidenceFile,
+  keepEvidence,
+  keptEvidencePathOf,
+  recheckExplainPath,
+} from './evidence.js';
 
-export const EXPLAIN_FILE = 'explain.csv';
+export const EXPLAIN_FILE = EVIDENCE_FILE;
 
 /** The why of the addresses a re-check sent (version `version` of the results), beside that version's file. */
-export function recheckExplainPath(versionResultsPath: string, version: number): string {
-  return join(dirname(versionResultsPath), `explain-v${version}.csv`);
-}
+export { recheckExplainPath };
 
 export interface ResultsFile {
   readonly path: string;
@@ -70,7 +74,6 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
   const explains = new PromiseCache<ExplainIndex>(2);
   const rechecked = new PromiseCache<ReadonlyMap<string, string>>(2);
   const saving = new Map<number, Promise<void>>();
-  const explainPathOf = (job: JobRecord) => join(resultsDir, String(job.id), EXPLAIN_FILE);
   // The Results numbers count what the desktop's default export writes, at the level the job ran with.
   const countsRequestOf = (job: JobRecord): CountsRequest => ({
     spec: desktopExportSpec(job, defaultExportKind(db, job), []),
@@ -88,8 +91,8 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
     const shown = versions.findIndex((version) => version.resultsPath === job.resultsPath);
     const rechecks: ReadonlyMap<string, string>[] = [];
     for (const version of versions.slice(1, shown < 0 ? versions.length : shown + 1).reverse()) {
-      const path = recheckExplainPath(version.resultsPath, version.version);
-      if (existsSync(path)) rechecks.push(await rechecked.get(fileKey(path), () => readWhysByAddress(path)));
+      const path = foundEvidenceFile(recheckExplainPath(version.resultsPath, version.version));
+      if (path) rechecks.push(await rechecked.get(fileKey(path), () => readWhysByAddress(path)));
     }
     const later = (at: number): string | undefined => {
       const address = (addresses[at] ?? '').trim();
@@ -100,8 +103,8 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
       return undefined;
     };
     const level = versions[0]?.checks.level ?? levelOf(db, job);
-    const path = explainPathOf(job);
-    if (existsSync(path)) {
+    const path = foundEvidenceFile(evidencePathOf(resultsDir, job.id));
+    if (path) {
       const index = await explains.get(fileKey(path), () => indexExplain(path));
       const first = readWhys(path, index, numbers);
       return { whys: first.map((why, at) => later(at) ?? why), whyNote: null };
@@ -204,7 +207,13 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
       if (job.listId === null || levelOf(db, job) === 'offline' || levelOf(db, job) === 'provider')
         return Promise.resolve();
       const listId = job.listId;
-      const saved = downloadExplanations(service.baseUrl, service.apiKey, listId, explainPathOf(job))
+      const saved = downloadExplanations(
+        service.baseUrl,
+        service.apiKey,
+        listId,
+        keptEvidencePathOf(resultsDir, job.id),
+        keepEvidence,
+      )
         .then(() => undefined)
         .finally(() => saving.delete(job.id));
       saving.set(job.id, saved);

@@ -14,7 +14,7 @@ import type { Connection } from '../channels/connection.js';
 import { jobChecksOf, jobVersions, recordJobVersion } from '../history/jobVersions.js';
 import { getJob, type HistoryDb, type JobRecord } from '../history/db.js';
 import type { JobEvent } from '../jobs/engine.js';
-import { recheckExplainPath } from './jobView.js';
+import { keepEvidence, recheckExplainPath } from './evidence.js';
 import { downloadExplanations } from '../jobs/listOnline.js';
 import { onlineProgressOf } from '../jobs/onlineProgress.js';
 import { RECHECK_CODES, recheckResults } from './recheckFile.js';
@@ -259,6 +259,7 @@ export class JobRechecks {
               service.apiKey,
               id,
               recheckExplainPath(outcome.outFile, version),
+              keepEvidence,
             ),
           )
           .catch(() => undefined);

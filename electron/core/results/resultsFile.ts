@@ -7,7 +7,9 @@
 // stream of the results' text, so a 1,000,000-row file is read with bounded memory. A drill-down keeps an
 // index of the matching rows' byte offsets (8 bytes a row) and reads a page by seeking to them; a zipped
 // results file cannot seek, so its pages are read by scanning again.
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { pipeline } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import {
   RowScanner,
   SCAN_END,
@@ -27,6 +29,15 @@ import {
 import type { ResultsCounts } from '../jobs/counts.js';
 import { formatOf, openListSource } from '../files/source.js';
 import { keyHashOf } from '../exports/shape.js';
+import {
+  blocksOfRow,
+  isGzipAt,
+  leadingNumber,
+  readBlock,
+  readBlocks,
+  RowSplitter,
+  type EvidenceBlocks,
+} from './evidenceFile.js';
 
 export class ResultsProblem extends Error {
   readonly code = 'results-unreadable';
@@ -43,6 +54,8 @@ export interface ScannedRow {
   readonly fieldCount: number;
   field(index: number): string;
   fields(): string[];
+  /** The row's bytes as in the text, without its line break. */
+  bytes(): Buffer;
 }
 
 function decode(scanner: RowScanner, buf: Buffer, f: number): string {
@@ -53,6 +66,8 @@ function decode(scanner: RowScanner, buf: Buffer, f: number): string {
 class ScannedRowView implements ScannedRow {
   number = 0;
   offset = 0;
+  start = 0;
+  end = 0;
   buf: Buffer = Buffer.alloc(0);
   constructor(private readonly scanner: RowScanner) {}
   get fieldCount(): number {
@@ -66,10 +81,129 @@ class ScannedRowView implements ScannedRow {
     for (let f = 0; f < this.scanner.fields; f++) out.push(decode(this.scanner, this.buf, f));
     return out;
   }
+  bytes(): Buffer {
+    return this.buf.subarray(this.start, this.end);
+  }
 }
 
 function scanFailure(): ResultsProblem {
   return new ResultsProblem('The results file is not well-formed delimited text.');
+}
+
+/**
+ * Finds the rows of delimited text handed in pieces (`take`): the header to `onHeader` (unless the text has
+ * none), then each data row to `visit` (return false to stop early). Shared by files, streams and a kept
+ * evidence file's blocks.
+ */
+class TextScan {
+  private scanner: RowScanner | undefined;
+  private view: ScannedRowView | undefined;
+  private isHeaderDone: boolean;
+  private number = 0;
+  /** Text offset of the next buffer handed in (the caller's). */
+  base = 0;
+  isStopped = false;
+
+  constructor(
+    private readonly delimiter: string,
+    private readonly onHeader: ((names: string[]) => void) | undefined,
+    private readonly visit: (row: ScannedRow) => boolean | void,
+    /** The line breaks, when known; else told from the first piece. */
+    private readonly lineBreak?: ReturnType<typeof detectLineBreak>['mode'],
+  ) {
+    this.isHeaderDone = onHeader === undefined;
+  }
+
+  get isStarted(): boolean {
+    return this.scanner !== undefined;
+  }
+
+  /** Scans `buf` (from its offset `this.base`); answers how many bytes were used (a row cut short waits). */
+  take(buf: Buffer, isLast: boolean): number {
+    let pos = 0;
+    if (!this.scanner) {
+      if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) pos = 3;
+      this.scanner = new RowScanner(
+        Buffer.from(this.delimiter, 'utf8'),
+        this.lineBreak ?? detectLineBreak(buf.subarray(pos)).mode,
+      );
+      this.view = new ScannedRowView(this.scanner);
+    }
+    const scanner = this.scanner;
+    const view = this.view!;
+    scanner.windowChanged();
+    view.buf = buf;
+    for (;;) {
+      const result = scanner.scan(buf, pos, buf.length, isLast);
+      if (result === SCAN_END || result === SCAN_NEED_MORE) break;
+      if (result === SCAN_ERROR) throw scanFailure();
+      const start = scanner.start;
+      const isBlank = scanner.fields === 1 && scanner.contentEnd === start;
+      pos = scanner.next;
+      if (isBlank) continue;
+      if (!this.isHeaderDone) {
+        this.isHeaderDone = true;
+        const names: string[] = [];
+        for (let f = 0; f < scanner.fields; f++) names.push(decode(scanner, buf, f));
+        this.onHeader!(names);
+        continue;
+      }
+      view.number = ++this.number;
+      view.offset = this.base + start;
+      view.start = start;
+      view.end = scanner.contentEnd;
+      if (this.visit(view) === false) {
+        this.isStopped = true;
+        return pos;
+      }
+    }
+    return pos;
+  }
+}
+
+/**
+ * Streams the rows of delimited text: `onHeader` with its header, then `visit` for each data row (return false
+ * to stop early). The stream is destroyed at the end.
+ */
+export async function scanText(
+  stream: AsyncIterable<Buffer> & { destroy?: () => void },
+  delimiter: string,
+  onHeader: (names: string[]) => void,
+  visit: (row: ScannedRow) => boolean | void,
+): Promise<void> {
+  const scan = new TextScan(delimiter, onHeader, visit);
+  let rest: Buffer = Buffer.alloc(0);
+  try {
+    for await (const chunk of stream) {
+      const buf = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+      // The first chunk waits for enough bytes to tell the line breaks.
+      if (!scan.isStarted && buf.length < 64 * 1024) {
+        rest = buf;
+        continue;
+      }
+      const used = scan.take(buf, false);
+      if (scan.isStopped) return;
+      if (buf.length - used > MAX_ROW_BYTES)
+        throw new ResultsProblem('The results file has a row longer than 4 MiB.');
+      rest = buf.subarray(used);
+      scan.base += used;
+    }
+    scan.take(rest, true);
+  } finally {
+    stream.destroy?.();
+  }
+}
+
+/**
+ * The data rows of a piece of text that holds whole rows and no header (a block of a kept evidence file),
+ * at once: `visit` for each (return false to stop).
+ */
+export function scanRowsOf(
+  text: Buffer,
+  delimiter: string,
+  visit: (row: ScannedRow) => boolean | void,
+): void {
+  new TextScan(delimiter, undefined, visit, 'lf').take(text, true);
 }
 
 /**
@@ -84,66 +218,8 @@ export async function scanResults(
   visit: (row: ScannedRow) => boolean | void,
 ): Promise<void> {
   const source = await openListSource(path, name, statSync(path).size);
-  const stream = await source.open();
-  let scanner: RowScanner | undefined;
-  let view: ScannedRowView | undefined;
-  let rest: Buffer = Buffer.alloc(0);
-  let base = 0; // text offset of rest[0]
-  let isHeaderDone = false;
-  let number = 0;
-  let isStopped = false;
-  const take = (buf: Buffer, isLast: boolean): number => {
-    let pos = 0;
-    if (!scanner) {
-      if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) pos = 3;
-      scanner = new RowScanner(Buffer.from(delimiter, 'utf8'), detectLineBreak(buf.subarray(pos)).mode);
-      view = new ScannedRowView(scanner);
-    }
-    scanner.windowChanged();
-    view!.buf = buf;
-    for (;;) {
-      const result = scanner.scan(buf, pos, buf.length, isLast);
-      if (result === SCAN_END || result === SCAN_NEED_MORE) break;
-      if (result === SCAN_ERROR) throw scanFailure();
-      const start = scanner.start;
-      const isBlank = scanner.fields === 1 && scanner.contentEnd === start;
-      pos = scanner.next;
-      if (isBlank) continue;
-      if (!isHeaderDone) {
-        isHeaderDone = true;
-        const names: string[] = [];
-        for (let f = 0; f < scanner.fields; f++) names.push(decode(scanner, buf, f));
-        onHeader(names);
-        continue;
-      }
-      view!.number = ++number;
-      view!.offset = base + start;
-      if (visit(view!) === false) {
-        isStopped = true;
-        return pos;
-      }
-    }
-    return pos;
-  };
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const buf = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
-      // The first chunk waits for enough bytes to tell the line breaks.
-      if (!scanner && buf.length < 64 * 1024) {
-        rest = buf;
-        continue;
-      }
-      const used = take(buf, false);
-      if (isStopped) return;
-      if (buf.length - used > MAX_ROW_BYTES)
-        throw new ResultsProblem('The results file has a row longer than 4 MiB.');
-      rest = buf.subarray(used);
-      base += used;
-    }
-    take(rest, true);
-  } finally {
-    (stream as { destroy?: () => void }).destroy?.();
-  }
+  const stream = (await source.open()) as AsyncIterable<Buffer> & { destroy?: () => void };
+  await scanText(stream, delimiter, onHeader, visit);
 }
 
 /** Index of a column by header name: the last one of that name (the appended columns come last). */
@@ -428,15 +504,85 @@ export async function readIndexedRows(
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Why, per row: the list's explain.csv (Row, Email, Status Code, Checked, Why), saved with the job
+// Why, per row: the list's explain.csv (Row, Email, Status Code, Checked, Why, then the evidence columns),
+// saved with the job as a kept evidence file (evidenceFile.ts: blocked gzip), or plain by older versions
 
-export interface ExplainIndex {
-  /** Byte offset of each row's line by row number - 1 (-1: none). */
-  readonly offsets: Float64Array;
+/**
+ * Streams the rows of an explain file, plain or kept (gzip): `onHeader` with its columns, then `visit` for each
+ * data row (return false to stop early).
+ */
+export async function scanExplain(
+  path: string,
+  onHeader: (names: string[]) => void,
+  visit: (row: ScannedRow) => boolean | void,
+): Promise<void> {
+  const fd = openSync(path, 'r');
+  let isGzip: boolean;
+  try {
+    isGzip = isGzipAt(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (!isGzip) return scanResults(path, 'explain.csv', ',', onHeader, visit);
+  return scanText(inflatedText(path), ',', onHeader, visit).catch((error: unknown) => {
+    throw error instanceof ResultsProblem
+      ? error
+      : new ResultsProblem(`The evidence file ${path} is damaged: ${(error as Error).message}.`);
+  });
 }
 
-/** Indexes an explain file by row number. */
+/** The text of a gzip file, inflated as it is read (a multi-member file whole); its streams end with it. */
+async function* inflatedText(path: string): AsyncGenerator<Buffer> {
+  const file = createReadStream(path);
+  const gunzip = createGunzip();
+  // (An error of either ends both: the loop below then throws it.)
+  pipeline(file, gunzip, () => undefined);
+  try {
+    for await (const chunk of gunzip) yield chunk as Buffer;
+  } finally {
+    file.destroy();
+    gunzip.destroy();
+  }
+}
+
+export interface ExplainIndex {
+  /** Byte offset of each row's line by row number - 1 (-1: none), in a plain file. */
+  readonly offsets: Float64Array;
+  /** A kept (blocked gzip) file's blocks, and its Row and Why columns. */
+  readonly blocks?: KeptIndex;
+}
+
+interface KeptIndex {
+  readonly blocks: EvidenceBlocks;
+  readonly rowAt: number;
+  readonly whyAt: number;
+  /** The blocks read lately (least recently read first). */
+  readonly cache: Map<number, KeptBlock>;
+}
+
+/** Indexes an explain file by row number (a kept one by its blocks' headers, without inflating them). */
 export async function indexExplain(path: string): Promise<ExplainIndex> {
+  const fd = openSync(path, 'r');
+  try {
+    if (isGzipAt(fd)) {
+      const blocks = readBlocks(fd, fstatSync(fd).size);
+      if (!blocks || blocks.offsets.length === 0)
+        throw new ResultsProblem(`The evidence file ${path} is not one this app keeps.`);
+      let names: string[] = [];
+      const header = readBlock(fd, blocks, 0);
+      const line = header.subarray(0, header.indexOf(0x0a) < 0 ? header.length : header.indexOf(0x0a));
+      scanRowsOf(line, ',', (row) => {
+        names = row.fields();
+        return false;
+      });
+      return {
+        offsets: new Float64Array(0),
+        blocks: { blocks, rowAt: names.indexOf('Row'), whyAt: names.indexOf('Why'), cache: new Map() },
+      };
+    }
+  } finally {
+    closeSync(fd);
+  }
   let offsets = new Float64Array(1024).fill(-1);
   let rowAt = -1;
   await scanResults(
@@ -464,6 +610,7 @@ export async function indexExplain(path: string): Promise<ExplainIndex> {
 export function readWhys(path: string, index: ExplainIndex, numbers: readonly number[]): string[] {
   const fd = openSync(path, 'r');
   try {
+    if (index.blocks) return readKeptWhys(fd, index.blocks, numbers);
     const size = statSync(path).size;
     const scanner = new RowScanner(Buffer.from(',', 'utf8'), lineBreakOf(fd));
     return numbers.map((number) => {
@@ -477,18 +624,78 @@ export function readWhys(path: string, index: ExplainIndex, numbers: readonly nu
   }
 }
 
+/** Blocks of a kept file read lately, with where each row of theirs starts (a page reads a few). */
+const KEPT_BLOCKS_CACHED = 8;
+
+/** A block's text and its rows: row number → [start, end) in the text. */
+interface KeptBlock {
+  readonly text: Buffer;
+  readonly rows: Map<number, number>;
+  readonly ends: number[];
+}
+
+function keptBlock(fd: number, kept: KeptIndex, index: number): KeptBlock {
+  const cached = kept.cache.get(index);
+  if (cached) {
+    kept.cache.delete(index);
+    kept.cache.set(index, cached);
+    return cached;
+  }
+  const text = readBlock(fd, kept.blocks, index);
+  const rows = new Map<number, number>();
+  const ends: number[] = [];
+  const splitter = new RowSplitter(text);
+  for (let at = 0; at < text.length;) {
+    const lineEnd = splitter.rowEnd(at);
+    const end = lineEnd < 0 ? text.length : lineEnd;
+    const number =
+      kept.rowAt === 0 ? leadingNumber(text, at, end) : Number(fieldOf(text.subarray(at, end), kept.rowAt));
+    if (end > at && number >= 0) {
+      rows.set(number, ends.length);
+      ends.push(at, end);
+    }
+    at = end + 1;
+  }
+  const block = { text, rows, ends };
+  kept.cache.set(index, block);
+  while (kept.cache.size > KEPT_BLOCKS_CACHED) kept.cache.delete(kept.cache.keys().next().value!);
+  return block;
+}
+
+/** One field of one row's bytes. */
+function fieldOf(row: Buffer, index: number): string {
+  let value = '';
+  scanRowsOf(row, ',', (scanned) => {
+    value = scanned.field(index);
+    return false;
+  });
+  return value;
+}
+
+/** The whys of some rows of a kept file: each block they are in inflated once (a page: one or a few). */
+function readKeptWhys(fd: number, kept: KeptIndex, numbers: readonly number[]): string[] {
+  return numbers.map((number) => {
+    if (kept.rowAt < 0 || kept.whyAt < 0) return '';
+    for (const index of blocksOfRow(kept.blocks, number)) {
+      const block = keptBlock(fd, kept, index);
+      const at = block.rows.get(number);
+      if (at !== undefined)
+        return fieldOf(block.text.subarray(block.ends[at], block.ends[at + 1]), kept.whyAt);
+    }
+    return '';
+  });
+}
+
 /**
- * The why of each address of a re-check's explain.csv (its list is the distinct addresses re-checked, one row
+ * The why of each address of a re-check's explain file (its list is the distinct addresses re-checked, one row
  * each): address (trimmed) → why. Held in memory: a re-check sends only the rows that could not be checked.
  */
 export async function readWhysByAddress(path: string): Promise<ReadonlyMap<string, string>> {
   const whys = new Map<string, string>();
   let emailAt = -1;
   let whyAt = -1;
-  await scanResults(
+  await scanExplain(
     path,
-    'explain.csv',
-    ',',
     (names) => {
       emailAt = names.indexOf('Email');
       whyAt = names.indexOf('Why');

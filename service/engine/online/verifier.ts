@@ -13,6 +13,7 @@ import { verifyOffline } from '../verify.js';
 import type { Verdict, VerifyPolicy } from '../types.js';
 import type { DomainType } from '../../../shared/api/verification.js';
 import { describeStatusCode } from '../../../shared/api/codes.js';
+import { evidenceTime } from '../../../shared/outcomes.js';
 import { sleep, TtlCache, withDeadline, type SharedKnowledge } from './cache.js';
 import {
   DnsClient,
@@ -29,7 +30,13 @@ import { hidePrivateAddresses, isPrivateAddress } from './privateAddress.js';
 import { isRefusalOfUs, refusalCause, type BlockListMet, type RefusalKind } from './classify.js';
 import { SmtpPool, type PacingHost } from './pool.js';
 import { hostAllowance, releaseAllowance, type LearntLimits } from './allowance.js';
-import { describeProxy, type SessionFailure, type SocksProxySettings } from './smtp.js';
+import {
+  describeProxy,
+  replyText,
+  type SessionFailure,
+  type SmtpReply,
+  type SocksProxySettings,
+} from './smtp.js';
 import {
   identityConversation,
   identityFlags,
@@ -160,9 +167,34 @@ export interface OnlineVerifyOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * What decided a verdict checked online (issue 37: the evidence of every verdict, kept with a list's explain
+ * rows): the host that answered and its reply, where the check went out from, and when.
+ */
+export interface VerdictEvidence {
+  /** The mail host whose reply decided (SMTP), or the domain asked (DNS); '' when no host answered. */
+  readonly host: string;
+  /**
+   * The deciding reply: an SMTP reply as code, enhanced code and text ("550 5.1.1 User unknown"), or the DNS
+   * answer ("NXDOMAIN", "null MX", "no MX and no address", "MX mx1.example.com"); '' when none came (a
+   * timeout, a host that could not be reached: the why says so).
+   */
+  readonly reply: string;
+  /**
+   * Where the check went out from: the `--source-address` ("192.0.2.7"), "socks5 proxy HOST:PORT" (never its
+   * user or password; SMTP only: DNS does not go through the proxy), or "default route" (the machine's own
+   * choice of address).
+   */
+  readonly source: string;
+  /** When the deciding answer came (ISO 8601, to the second; a DNS answer may be a cached one). */
+  readonly checkedAt: string;
+}
+
 export interface OnlineVerdict extends Verdict {
   /** How far the check went: offline (decided without the network), dns, or smtp. */
   readonly checked: ChecksLevel;
+  /** What decided it, for a verdict checked online (dns or smtp); none for one decided offline. */
+  readonly evidence?: VerdictEvidence;
   /** Why the answer is unknown (code 5), in words. */
   readonly reason?: string;
   /** What was checked and what answered, in one line ("mx1.example.com: 550 5.1.1 User unknown"). */
@@ -269,18 +301,33 @@ class DiscardedLog extends Array<string> {
   }
 }
 
+/** The answer that decided a mailbox check: the host, its reply in words, and when it came (ms). */
+interface Answer {
+  readonly host: string;
+  readonly reply: string;
+  readonly at: number;
+}
+
 type MailboxOutcome =
-  | { kind: 'accepted'; host: string }
+  | { kind: 'accepted'; host: string; answer: Answer }
   /** The check stopped waiting for its turn (its signal aborted): nothing was asked. */
   | { kind: 'cancelled' }
-  | { kind: 'rejected'; code: number; reason: string }
+  | { kind: 'rejected'; code: number; reason: string; answer: Answer }
   | {
       kind: 'unknown';
       reason: string;
       cause: UnknownCause;
       wasRefused5xx?: boolean;
       retryable?: boolean;
+      /** The reply that left it unknown (a refusal of this verifier, an ambiguous or temporary answer). */
+      answer?: Answer;
     };
+
+/** An SMTP reply as evidence: code, enhanced code and text on one line ("550 5.1.1 User unknown"). */
+function replyEvidence(reply: SmtpReply): string {
+  const text = replyText(reply);
+  return [String(reply.code), reply.enhanced ?? '', text].filter((part) => part !== '').join(' ');
+}
 
 interface CatchAllAnswer {
   readonly isCatchAll: boolean | undefined;
@@ -345,6 +392,11 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     blockTtlMs: options.hostBlockedTtlMs ?? 600_000,
   });
   const greylistDelayMs = options.greylistDelayMs ?? 5000;
+  // Where checks go out from, as each verdict's evidence says it (never a proxy's user or password).
+  const dnsSource = options.sourceAddress || 'default route';
+  const smtpSource = proxy
+    ? `socks5 proxy ${proxy.host.includes(':') ? `[${proxy.host}]` : proxy.host}:${proxy.port}`
+    : dnsSource;
   const catchAll = new TtlCache<CatchAllAnswer>(200_000);
   const catchAllTtlMs = options.catchAllTtlMs ?? 6 * 3_600_000;
   const probeBudgetMs = options.catchAllProbeBudgetMs ?? 5000;
@@ -374,7 +426,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
   ): Promise<MailboxOutcome> {
     let delay = greylistDelayMs;
     for (;;) {
-      let temporary: { text: string; cause: UnknownCause } | undefined;
+      let temporary: { text: string; cause: UnknownCause; answer: Answer } | undefined;
       const failures: string[] = [];
       let failureCause: UnknownCause | undefined;
       let privateHosts = 0;
@@ -428,16 +480,23 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
               kind: 'unknown',
               reason: `${host.name} refused this verifier at ${failure.stage} (${failure.reply.lines.join(' ')}); that says nothing of the mailbox`,
               cause: refusalCause(host.name, failure.reply, failure.stage),
+              answer: answerOf(host.name, failure.reply),
             };
           if (failure.kind === 'deferred') {
             temporary = {
               text: `${host.name} deferred at ${failure.stage}: ${failure.reply.lines.join(' ')}`,
               cause: causeOf('deferred', host.name),
+              answer: answerOf(host.name, failure.reply),
             };
             continue;
           }
           if (failure.kind === 'rate-limited')
-            return { kind: 'unknown', reason: failure.detail, cause: causeOf('rate-limited', host.name) };
+            return {
+              kind: 'unknown',
+              reason: failure.detail,
+              cause: causeOf('rate-limited', host.name),
+              answer: { host: host.name, reply: '', at: Date.now() },
+            };
           if (failure.kind === 'timeout' && Date.now() >= deadline)
             return {
               kind: 'unknown',
@@ -450,17 +509,18 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           continue;
         }
         const text = `${host.name} answered ${outcome.reply.lines.join(' ')}`;
+        const answer = answerOf(host.name, outcome.reply);
         switch (outcome.class) {
           case 'accepted':
-            return { kind: 'accepted', host: host.name };
+            return { kind: 'accepted', host: host.name, answer };
           case 'no-mailbox':
-            return { kind: 'rejected', code: ONLINE_CODE.noMailbox, reason: text };
+            return { kind: 'rejected', code: ONLINE_CODE.noMailbox, reason: text, answer };
           case 'mailbox-full':
-            return { kind: 'rejected', code: ONLINE_CODE.mailboxFull, reason: text };
+            return { kind: 'rejected', code: ONLINE_CODE.mailboxFull, reason: text, answer };
           case 'domain-rejected':
-            return { kind: 'rejected', code: ONLINE_CODE.domainRejected, reason: text };
+            return { kind: 'rejected', code: ONLINE_CODE.domainRejected, reason: text, answer };
           case 'address-rejected':
-            return { kind: 'rejected', code: ONLINE_CODE.addressRejected, reason: text };
+            return { kind: 'rejected', code: ONLINE_CODE.addressRejected, reason: text, answer };
           case 'blocked':
           case 'rate-limited':
             // A refusal of this verifier (its HELO name, sender, IP, rate), 4xx or 5xx: not retried.
@@ -469,6 +529,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
               reason: `${text}: a refusal of this verifier, not of the mailbox`,
               cause: refusalCause(host.name, outcome.reply, 'RCPT'),
               wasRefused5xx: outcome.reply.code >= 500,
+              answer,
             };
           case 'ambiguous':
             return {
@@ -476,10 +537,11 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
               reason: `${text}: an answer that does not say whether the mailbox exists`,
               cause: causeOf('ambiguous', host.name),
               wasRefused5xx: outcome.reply.code >= 500,
+              answer,
             };
           case 'transient':
           case 'session-limit':
-            temporary = { text, cause: causeOf('deferred', host.name) };
+            temporary = { text, cause: causeOf('deferred', host.name), answer };
             continue;
         }
       }
@@ -504,6 +566,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           reason: `${temporary.text} — a temporary refusal (greylisting?)`,
           cause: temporary.cause,
           retryable: true,
+          answer: temporary.answer,
         };
       if (Date.now() + delay >= deadline || closed)
         return {
@@ -511,11 +574,16 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           reason: `${temporary.text} — a temporary refusal (greylisting?), and no time is left to ask again`,
           cause: temporary.cause,
           retryable: true,
+          answer: temporary.answer,
         };
       log.push(`SMTP: temporary refusal (${replyTextOf(temporary.text)}); asking again in ${delay} ms`);
       await sleep(delay, closing.signal);
       delay *= 2;
     }
+  }
+
+  function answerOf(host: string, reply: SmtpReply): Answer {
+    return { host, reply: replyEvidence(reply), at: Date.now() };
   }
 
   function replyTextOf(text: string): string {
@@ -629,12 +697,27 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       });
     }
     const retryWithinBudget = verifyOptions.retryWithinBudget ?? true;
+    // The evidence of a verdict checked online: DNS answers went out from the source address, mailbox
+    // checks from it or through the proxy.
+    const dnsEvidence = (reply: string): VerdictEvidence => ({
+      host: syntax.asciiDomain,
+      reply,
+      source: dnsSource,
+      checkedAt: evidenceTime(Date.now()),
+    });
+    const smtpEvidence = (answer: Answer): VerdictEvidence => ({
+      host: answer.host,
+      reply: answer.reply,
+      source: smtpSource,
+      checkedAt: evidenceTime(answer.at),
+    });
     const unknown = (
       reason: string,
       checked: ChecksLevel,
       cause: UnknownCause,
       domainType?: DomainType,
       retryable = false,
+      evidence?: VerdictEvidence,
     ): OnlineVerdict => {
       log.push(`Result: unknown (5) — ${reason}`);
       const { domainType: _offlineType, ...rest } = offline;
@@ -648,6 +731,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         why: reason,
         cause,
         ...(retryable ? { retryable: true } : {}),
+        ...(evidence ? { evidence } : {}),
       });
     };
     if (closed) return unknown('the verifier is shutting down', 'offline', causeOf('other'));
@@ -655,13 +739,14 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     log.push(...notes);
     switch (routing.kind) {
       case 'unknown':
-        return unknown(routing.reason, 'dns', causeOf('dns'));
+        return unknown(routing.reason, 'dns', causeOf('dns'), undefined, false, dnsEvidence(''));
       case 'nxdomain':
         return finish({
           ...offline,
           code: ONLINE_CODE.noDomain,
           checked: 'dns',
           why: `DNS: ${syntax.asciiDomain} does not exist (NXDOMAIN)`,
+          evidence: dnsEvidence('NXDOMAIN'),
         });
       case 'null-mx':
         return finish({
@@ -669,6 +754,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           code: ONLINE_CODE.noMail,
           checked: 'dns',
           why: `DNS: ${syntax.asciiDomain} has a null MX (MX 0 .): the domain takes no mail`,
+          evidence: dnsEvidence('null MX'),
         });
       case 'no-mail':
         return finish({
@@ -676,6 +762,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           code: ONLINE_CODE.noMail,
           checked: 'dns',
           why: `DNS: ${syntax.asciiDomain} has no MX and no address: the domain takes no mail`,
+          evidence: dnsEvidence('no MX and no address'),
         });
       case 'mx':
       case 'implicit':
@@ -698,6 +785,11 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         code: ONLINE_CODE.domainOk,
         checked: 'dns',
         why: `DNS: ${syntax.asciiDomain} ${mailHosts}; the mailbox was not asked`,
+        evidence: dnsEvidence(
+          routing.kind === 'implicit'
+            ? 'no MX; the domain has an address'
+            : `MX ${routing.hosts.map((host) => host.name).join(' ')}`,
+        ),
       });
 
     const rcpt = `${syntax.local}@${syntax.asciiDomain}`;
@@ -728,9 +820,18 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         code: mailbox.code,
         checked: 'smtp',
         why: mailbox.reason.replace(' answered ', ': '),
+        evidence: smtpEvidence(mailbox.answer),
       });
     if (mailbox.kind === 'unknown')
-      return unknown(mailbox.reason, 'smtp', mailbox.cause, domainType, mailbox.retryable === true);
+      return unknown(
+        mailbox.reason,
+        'smtp',
+        mailbox.cause,
+        domainType,
+        mailbox.retryable === true,
+        // No reply came (hosts unreachable, silent): the host tried, and when it was given up.
+        smtpEvidence(mailbox.answer ?? { host: mailbox.cause.host ?? '', reply: '', at: Date.now() }),
+      );
     const probe = await isCatchAll(
       syntax.asciiDomain,
       routing.hosts,
@@ -739,6 +840,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       retryWithinBudget,
       queueMs > 0 ? Math.min(verifyOptions.budgetMs, probeBudgetMs) : undefined,
     );
+    // The mailbox's own reply decides 50 and 45 (the catch-all probe says how far to trust it: the why).
     if (probe.isCatchAll === undefined)
       return unknown(
         `the mailbox was accepted, but ${probe.summary}`,
@@ -746,12 +848,14 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
         probe.cause ?? causeOf('other'),
         domainType,
         probe.retryable === true || probe.summary.includes('did not finish'),
+        smtpEvidence(mailbox.answer),
       );
     return finish({
       ...found,
       code: probe.isCatchAll ? ONLINE_CODE.catchAll : ONLINE_CODE.mailboxOk,
       checked: 'smtp',
       why: `${mailbox.host}: the mailbox was accepted; ${probe.summary}`,
+      evidence: smtpEvidence(mailbox.answer),
     });
   }
 

@@ -31,7 +31,7 @@ import type { UnknownCause } from '../../../shared/unknownCauses.js';
 
 /** A verdict of the online phase, as the journal keeps it (see onlinePhase.ts). */
 export interface JournalEntry {
-  /** code, flags, valid email, checked, why, retryable, cause of an unknown */
+  /** code, flags, valid email, checked, why, retryable, cause of an unknown, evidence */
   readonly c: number;
   readonly f: number;
   readonly v: string;
@@ -39,6 +39,11 @@ export interface JournalEntry {
   readonly w: string;
   readonly r?: 1;
   readonly u?: UnknownCause;
+  /**
+   * What decided it (the verifier's VerdictEvidence): host, reply, source and when, for a check that went
+   * online; none for one decided offline, or kept by a service from before evidence was kept.
+   */
+  readonly e?: readonly [host: string, reply: string, source: string, checkedAt: string];
 }
 
 /** What a new list is made of (E7). */

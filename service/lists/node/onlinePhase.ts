@@ -410,6 +410,16 @@ export async function runPartOnline(
         w: verdict.why ?? verdict.reason ?? '',
         ...(verdict.retryable ? { r: 1 as const } : {}),
         ...(verdict.cause && packed.code === 5 ? { u: verdict.cause } : {}),
+        ...(verdict.evidence
+          ? {
+              e: [
+                verdict.evidence.host,
+                verdict.evidence.reply,
+                verdict.evidence.source,
+                verdict.evidence.checkedAt,
+              ] as const,
+            }
+          : {}),
       };
       journal.push([address, entry]);
       if (isFirstPass) answered(index);
@@ -466,6 +476,10 @@ export async function runPartOnline(
     validEmails: [],
     checked: [],
     whys: [],
+    hosts: [],
+    replies: [],
+    sources: [],
+    checkedAts: [],
   };
   const emit = (index: number, entry: JournalEntry) => {
     verdicts.indexes.push(index);
@@ -474,6 +488,10 @@ export async function runPartOnline(
     verdicts.validEmails.push(entry.v);
     verdicts.checked.push(entry.k);
     verdicts.whys.push(entry.w);
+    verdicts.hosts.push(entry.e?.[0] ?? '');
+    verdicts.replies.push(entry.e?.[1] ?? '');
+    verdicts.sources.push(entry.e?.[2] ?? '');
+    verdicts.checkedAts.push(entry.e?.[3] ?? '');
   };
   for (const [index, entry] of final) emit(index, entry);
   for (const [index, entry] of waiting) {

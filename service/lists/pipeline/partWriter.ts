@@ -8,6 +8,7 @@
 // chunks as it fills.
 import { VALIDATION_COLUMNS } from '../../../shared/api/listServices.js';
 import { describeStatusCode } from '../../../shared/api/codes.js';
+import { evidenceTime, offlineStepOf } from '../../../shared/outcomes.js';
 import type { IdentityPass } from './identityPass.js';
 import { ReportCounter } from '../report.js';
 import {
@@ -79,7 +80,24 @@ export function applyOnlineVerdicts(
   }
 }
 
-export const EXPLAIN_COLUMNS = ['Row', 'Email', 'Status Code', 'Checked', 'Why'] as const;
+/**
+ * The explain CSV: per row its address, code, how far its check went and why in words, then the evidence of
+ * the verdict (issue 37): the step that decided it (syntax, list, dns, smtp), the host and its reply, the
+ * source the check went out from, and when (ISO 8601). Readers find the columns by name (older files have the
+ * first five only).
+ */
+export const EXPLAIN_COLUMNS = [
+  'Row',
+  'Email',
+  'Status Code',
+  'Checked',
+  'Why',
+  'Step',
+  'Host',
+  'Reply',
+  'Source',
+  'Checked At',
+] as const;
 export const EXPLAIN_HEADER = `${EXPLAIN_COLUMNS.join(',')}\n`;
 
 const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
@@ -134,8 +152,10 @@ export function writePart(
     return n;
   };
 
-  // The explain rows: which address each row checked online holds, and what its check said.
+  // The explain rows: which address each row checked online holds, and what its check said. A row decided
+  // offline was decided by the time its part is written.
   const explained = ctx.explain && online ? explainedRows(rows.count, online) : undefined;
+  const writtenAt = ctx.explain ? evidenceTime(Date.now()) : '';
   let explain = '';
   const fieldScanner =
     identity || ctx.explain
@@ -178,7 +198,7 @@ export function writePart(
     if (ctx.explain) {
       const checked = explained?.of(i);
       const email = checked ? checked.email : readField(ctx.emailIndex).trim();
-      explain += explainLine(bounds.firstRow + i + 1, email, code, checked);
+      explain += explainLine(bounds.firstRow + i + 1, email, code, checked, writtenAt);
     }
     const identityText = identity ? identity.row(readField) : '';
     if (!writes) continue;
@@ -224,16 +244,35 @@ export function writePart(
   };
 }
 
-/** One row of the explain CSV. */
+/** What the online check of a row's address said (explainedRows). */
+export interface ExplainedRow {
+  readonly email: string;
+  readonly checked: string;
+  readonly why: string;
+  readonly host: string;
+  readonly reply: string;
+  readonly source: string;
+  readonly checkedAt: string;
+}
+
+/**
+ * One row of the explain CSV. A row decided offline (not checked online, or its check stopped before the
+ * network) has its step by code, no host, reply or source, and `decidedAt` (when its part was written).
+ */
 export function explainLine(
   row: number,
   email: string,
   code: number,
-  explained: { email: string; checked: string; why: string } | undefined,
+  explained: ExplainedRow | undefined,
+  decidedAt: string,
 ): string {
   const checked = explained?.checked || 'offline';
   const why = explained?.why || `decided offline: ${describeStatusCode(code)}`;
-  return `${row},${csvField(explained?.email ?? email)},${code},${checked},${csvField(why)}\n`;
+  const online = checked === 'dns' || checked === 'smtp';
+  const evidence = online
+    ? `${checked},${csvField(explained!.host)},${csvField(explained!.reply)},${csvField(explained!.source)},${explained!.checkedAt}`
+    : `${offlineStepOf(code)},,,,${decidedAt}`;
+  return `${row},${csvField(explained?.email ?? email)},${code},${checked},${csvField(why)},${evidence}\n`;
 }
 
 /** For each row of a part checked online: its address, how far its check went and why. */
@@ -246,19 +285,24 @@ function explainedRows(
     for (const row of rowList) rowAddress[row] = index;
   });
   const count = online.addresses.addresses.length;
-  const checked = new Array<string>(count).fill('');
-  const whys = new Array<string>(count).fill('');
+  // Per distinct address, the index of its verdict (-1: none).
+  const verdictOf = new Int32Array(count).fill(-1);
   const { verdicts } = online;
-  for (let k = 0; k < verdicts.indexes.length; k++) {
-    const index = verdicts.indexes[k];
-    checked[index] = verdicts.checked[k] ?? '';
-    whys[index] = verdicts.whys[k] ?? '';
-  }
+  for (let k = 0; k < verdicts.indexes.length; k++) verdictOf[verdicts.indexes[k]] = k;
   return {
-    of(row: number) {
+    of(row: number): ExplainedRow | undefined {
       const index = row < rowAddress.length ? rowAddress[row] : -1;
       if (index < 0) return undefined;
-      return { email: online.addresses.addresses[index] ?? '', checked: checked[index], why: whys[index] };
+      const k = verdictOf[index];
+      return {
+        email: online.addresses.addresses[index] ?? '',
+        checked: k < 0 ? '' : (verdicts.checked[k] ?? ''),
+        why: k < 0 ? '' : (verdicts.whys[k] ?? ''),
+        host: k < 0 ? '' : (verdicts.hosts[k] ?? ''),
+        reply: k < 0 ? '' : (verdicts.replies[k] ?? ''),
+        source: k < 0 ? '' : (verdicts.sources[k] ?? ''),
+        checkedAt: k < 0 ? '' : (verdicts.checkedAts[k] ?? ''),
+      };
     },
   };
 }

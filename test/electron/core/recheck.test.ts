@@ -6,10 +6,13 @@
 // the job removes both versions' files.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import Papa from 'papaparse';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { JobDetail, JobList, JobProgress } from '../../../shared/desktop/contract.js';
 import { createDesktopCore, type DesktopCore } from '../../../electron/core/desktop.js';
+import { getJob } from '../../../electron/core/history/db.js';
+import { jobEvidenceOf, readEvidence } from '../../../electron/core/results/evidence.js';
 import { FileSecretStore } from '../../../electron/core/secrets.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dnsServer.js';
 import { startMailFarm, type MailFarm } from '../../helpers/smtpServer.js';
@@ -207,13 +210,126 @@ describe('Re-check unknown rows (desktop core)', () => {
     );
     expect(missing).toBeGreaterThanOrEqual(0);
     expect(whys.whys?.[missing]).toMatch(/missing\.example\.net/);
-    expect(existsSync(join(jobDir, 'explain-v2.csv'))).toBe(true);
+    // The re-check's evidence is kept compact beside version 2 (evidence.ts), and is each re-checked row's
+    // evidence: the first run kept none (offline), so the rows are found by their address in the results.
+    expect(existsSync(join(jobDir, 'explain-v2.csv.gz'))).toBe(true);
+    const evidence = await readEvidence(
+      jobEvidenceOf(core.db, join(home.path, 'results'), getJob(core.db, jobId)!),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
+    const dns = (host: string, reply: string) => ({ step: 'dns', host, reply, source: 'default route' });
+    expect(
+      [...evidence].map(([row, found]) => [
+        row,
+        { step: found.step, host: found.host, reply: found.reply, source: found.source },
+      ]),
+    ).toEqual([
+      [1, dns('users.example.net', 'MX mx.users.example.net')],
+      [3, dns('missing.example.net', 'NXDOMAIN')],
+      [5, dns('nomail.example.net', 'no MX and no address')],
+      [6, dns('users.example.net', 'MX mx.users.example.net')],
+      [7, dns('servfail.example.net', '')],
+    ]);
+    expect(evidence.get(3)?.why).toBe('DNS: missing.example.net does not exist (NXDOMAIN)');
 
     // Deleting the job removes every version's file.
     await call(core, 'jobs:delete', { jobId });
     expect(existsSync(v1Path)).toBe(false);
     expect(existsSync(v2Path)).toBe(false);
     expect(existsSync(jobDir)).toBe(false);
+  }, 120_000);
+
+  it('keeps a job’s evidence compact; a re-checked row’s evidence is the latest re-check’s', async () => {
+    await call(core, 'checks:set', { choice: 'dns' });
+    const target = core.stagingPathFor('evidence.csv');
+    writeFileSync(
+      target.path,
+      'email\nalice@users.example.net\nsomeone@servfail.example.net\nsomeone@missing.example.net\nabuse@users.example.net\n',
+    );
+    core.registerStaged(target.fileId, target.path, 'evidence.csv');
+    const started = await call<{ jobIds: number[] }>(core, 'jobs:start', {
+      fileId: target.fileId,
+      mapping: { delimiter: ',', header: true, roles: ['email'] },
+      options: { reportOnly: false, split: false },
+    });
+    const jobId = started.jobIds[0];
+    const first = await until(core, jobId, (job) => job.status === 'completed' || job.status === 'failed');
+    expect(first.status, first.message ?? '').toBe('completed');
+    expect(first.checksRun?.level).toBe('dns');
+    // The list's explain CSV is kept with the job as its evidence: gzip, the CSV to any gunzip.
+    const jobDir = join(home.path, 'results', String(jobId));
+    const kept = join(jobDir, 'explain.csv.gz');
+    for (let i = 0; i < 200 && !existsSync(kept); i++) await new Promise((r) => setTimeout(r, 50));
+    const csv = gunzipSync(readFileSync(kept)).toString('utf8').trim().split('\n');
+    expect(csv[0]).toBe('Row,Email,Status Code,Checked,Why,Step,Host,Reply,Source,Checked At');
+    expect(csv.slice(1).map((row) => row.slice(0, row.lastIndexOf(',')))).toEqual([
+      '1,alice@users.example.net,20,dns,DNS: users.example.net MX mx.users.example.net; the mailbox was not asked,dns,users.example.net,MX mx.users.example.net,default route',
+      expect.stringMatching(
+        /^2,someone@servfail\.example\.net,5,dns,.*SERVFAIL.*,dns,servfail\.example\.net,,default route$/,
+      ),
+      '3,someone@missing.example.net,310,dns,DNS: missing.example.net does not exist (NXDOMAIN),dns,missing.example.net,NXDOMAIN,default route',
+      '4,abuse@users.example.net,500,offline,decided offline: Usernames of this kind not accepted,syntax,,,',
+    ]);
+    const firstWhys = await call<{ whys: string[] | null }>(core, 'jobs:preview', {
+      jobId,
+      filter: {},
+      offset: 0,
+      limit: 10,
+    });
+    expect(firstWhys.whys?.[2]).toBe('DNS: missing.example.net does not exist (NXDOMAIN)');
+
+    // The next day the domain answers: the app (and its service, with no cache of the failure) starts again,
+    // and the unknown row is re-checked.
+    dns.setZone('servfail.example.net', { mx: [[10, 'mx.users.example.net']] });
+    try {
+      await core.close();
+      core = createDesktopCore({
+        home: home.path,
+        secrets: new FileSecretStore(home.path),
+        mode: 'browser',
+        hasNativeDialogs: false,
+        version: 'test',
+        localPollIntervalMs: 50,
+      });
+      await call(core, 'jobs:recheck', { jobId });
+      const after = await until(core, jobId, (job) => job.recheck?.running === null);
+      expect(after.recheck?.error ?? null).toBeNull();
+      expect(after.recheck?.versions.map((v) => v.version)).toEqual([1, 2]);
+    } finally {
+      dns.setZone('servfail.example.net', { servfail: true });
+    }
+    expect(existsSync(join(jobDir, 'explain-v2.csv.gz'))).toBe(true);
+    const job = getJob(core.db, jobId)!;
+    const evidence = await readEvidence(
+      jobEvidenceOf(core.db, join(home.path, 'results'), job),
+      [1, 2, 3, 4],
+    );
+    // Row 2 is the re-check's; the others are the first run's.
+    expect(evidence.get(2)).toMatchObject({
+      step: 'dns',
+      host: 'servfail.example.net',
+      reply: 'MX mx.users.example.net',
+      source: 'default route',
+      why: 'DNS: servfail.example.net MX mx.users.example.net; the mailbox was not asked',
+    });
+    expect(Date.parse(evidence.get(2)!.checkedAt)).toBeGreaterThanOrEqual(
+      Date.parse(evidence.get(1)!.checkedAt),
+    );
+    expect(evidence.get(1)).toMatchObject({ host: 'users.example.net', reply: 'MX mx.users.example.net' });
+    expect(evidence.get(3)).toMatchObject({ host: 'missing.example.net', reply: 'NXDOMAIN' });
+    expect(evidence.get(4)).toMatchObject({ step: 'syntax', host: '', reply: '', source: '' });
+    const whys = await call<{ whys: string[] | null }>(core, 'jobs:preview', {
+      jobId,
+      filter: {},
+      offset: 0,
+      limit: 10,
+    });
+    expect(whys.whys).toEqual([
+      'DNS: users.example.net MX mx.users.example.net; the mailbox was not asked',
+      'DNS: servfail.example.net MX mx.users.example.net; the mailbox was not asked',
+      'DNS: missing.example.net does not exist (NXDOMAIN)',
+      'decided offline: Usernames of this kind not accepted',
+    ]);
   }, 120_000);
 
   it('a re-check stopped under way leaves the results, the numbers and the versions as they were', async () => {

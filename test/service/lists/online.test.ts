@@ -185,7 +185,7 @@ describe('lists with online checks', () => {
     const explain = await fetch(`${world.service.url}/v5/list/${id}/explain`, { headers: { api_key: key } });
     expect(explain.status).toBe(200);
     expect(await explain.text()).toMatch(
-      /^5,someone@stall\.example\.net,5,smtp,.*not asked again: the wait was ended \(Finish now\)$/m,
+      /^5,someone@stall\.example\.net,5,smtp,.*not asked again: the wait was ended \(Finish now\),smtp,mx\.stall\.example\.net,,default route,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m,
     );
     expect(list.services.email_validation?.completed_count).toBe(5);
     expect(list.services.email_validation?.reporting?.status_codes).toEqual({
