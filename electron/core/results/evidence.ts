@@ -103,16 +103,18 @@ function evidenceOf(field: (index: number) => string, columns: Columns): Evidenc
 }
 
 /**
- * Streams a job's evidence in row order: `visit(row, evidence)` for each row the explain file holds. Answers
- * false (and visits nothing) when the job has no explain file: its rows were decided offline.
+ * Streams a job's evidence in row order: `visit(row, evidence, email)` for each row the explain file holds (the
+ * address it checked: a re-check's explain file is read by address). Answers false (and visits nothing) when
+ * the job has no explain file: its rows were decided offline.
  */
 export async function scanEvidence(
   path: string,
-  visit: (row: number, evidence: Evidence) => void,
+  visit: (row: number, evidence: Evidence, email: string) => void,
 ): Promise<boolean> {
   if (!existsSync(path)) return false;
   let columns: Columns | undefined;
   let rowAt = -1;
+  let emailAt = -1;
   await scanResults(
     path,
     EVIDENCE_FILE,
@@ -120,11 +122,16 @@ export async function scanEvidence(
     (names) => {
       columns = columnsOf(names);
       rowAt = names.indexOf('Row');
+      emailAt = names.indexOf('Email');
     },
     (scanned) => {
       const row = Number(scanned.field(rowAt));
       if (!Number.isInteger(row) || row < 1 || !columns) return;
-      visit(row, evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), columns));
+      visit(
+        row,
+        evidenceOf((index) => (index < 0 ? '' : scanned.field(index)), columns),
+        emailAt < 0 ? '' : scanned.field(emailAt),
+      );
     },
   );
   return true;
