@@ -290,6 +290,10 @@ export function buildProgram(): Command {
     .option('--api-key <key>', 'the key for --base-url (or set MAILSIEVE_API_KEY)')
     .option('--json', 'print the outcome as one JSON object')
     .option('--explain', 'write what was checked and answered for each row beside the results (.explain.csv)')
+    .option(
+      '--compare-with <job>',
+      'compare the results with those of a job of the history (its id; MAILSIEVE_HOME): the rows whose status changed, in .changed.csv',
+    )
     .addOption(dataDirOption());
   addListCheckOptions(cleanCommand).action(clean);
 
