@@ -220,12 +220,22 @@ class SyncWriter {
   constructor(readonly path: string) {
     this.fd = openSync(path, 'w', 0o600);
   }
-  write(text: string): void {
-    const bytes = Buffer.byteLength(text);
-    if (this.at + bytes > this.buf.length) this.flush();
-    if (bytes > this.buf.length) writeSync(this.fd, text);
-    else this.at += this.buf.write(text, this.at, 'utf8');
+  /** Appends text as UTF-8; answers its length in bytes. */
+  write(text: string): number {
+    // A UTF-16 code unit takes at most three bytes of UTF-8.
+    if (this.at + text.length * 3 > this.buf.length) this.flush();
+    let bytes: number;
+    if (text.length * 3 > this.buf.length) {
+      const encoded = Buffer.from(text, 'utf8');
+      bytes = encoded.length;
+      let done = 0;
+      while (done < bytes) done += writeSync(this.fd, encoded, done, bytes - done);
+    } else {
+      bytes = this.buf.write(text, this.at, 'utf8');
+      this.at += bytes;
+    }
     this.position += bytes;
+    return bytes;
   }
   flush(): void {
     let done = 0;
@@ -244,9 +254,12 @@ class SyncWriter {
   }
 }
 
+let scratch = Buffer.allocUnsafe(64 * 1024);
+
 /** Reads `length` bytes at `offset` of an open file as text. */
 function readAt(fd: number, offset: number, length: number): string {
-  const buf = Buffer.allocUnsafe(length);
+  if (length > scratch.length) scratch = Buffer.allocUnsafe(length);
+  const buf = scratch;
   let done = 0;
   while (done < length) {
     const read = readSync(fd, buf, done, length - done, offset + done);
@@ -359,10 +372,8 @@ async function spillEvidence(
   const lengths = new Int32Array(count);
   const keep = (c: number, evidence: Evidence) => {
     if (c < 0 || offsets[c] >= 0) return;
-    const text = JSON.stringify(keptOf(evidence));
     offsets[c] = spill.position;
-    lengths[c] = Buffer.byteLength(text);
-    spill.write(text);
+    lengths[c] = spill.write(JSON.stringify(keptOf(evidence)));
   };
   if (count === 0) return { offsets, lengths };
   if (sources.byAddress.length > 0) {
@@ -458,7 +469,11 @@ export async function compareResultSets(
       const counted = byChange.get(key);
       if (counted) counted.rows++;
       else byChange.set(key, { before, after: status, rows: 1 });
-      firstPass.write(`${JSON.stringify([number, email, before, beforeCode, status, code])}\n`);
+      // The row's fields before and after its evidence, as the rows file has them (a tab between the two
+      // halves: JSON writes a tab inside a string as \t).
+      firstPass.write(
+        `${number},${JSON.stringify(email)},${JSON.stringify(before)},${beforeCode}\t${JSON.stringify(status)},${code}\n`,
+      );
     });
     firstPass.close();
     const changed = changedRow.length;
@@ -497,19 +512,11 @@ export async function compareResultSets(
       const lines = createInterface({ input: createReadStream(firstPass.path), crlfDelay: Infinity });
       for await (const line of lines) {
         if (line === '') continue;
-        const [number, email, before, beforeCode, status, code] = JSON.parse(line) as [
-          number,
-          string,
-          string,
-          number,
-          string,
-          number,
-        ];
+        const tab = line.indexOf('\t');
         offsets[c] = out.position;
         out.write(
-          `[${number},${JSON.stringify(email)},${JSON.stringify(before)},${beforeCode},` +
-            `${evidenceText(0, c, earlier.evidence.isOfflineFallback)},${JSON.stringify(status)},${code},` +
-            `${evidenceText(1, c, later.evidence.isOfflineFallback)}]\n`,
+          `[${line.slice(0, tab)},${evidenceText(0, c, earlier.evidence.isOfflineFallback)},` +
+            `${line.slice(tab + 1)},${evidenceText(1, c, later.evidence.isOfflineFallback)}]\n`,
         );
         c++;
       }
