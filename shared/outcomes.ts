@@ -259,8 +259,16 @@ export const jobChangesSchema = z.object({
   jobId: z.number().int(),
   /** The latest earlier job holding the same addresses; null when there is none. */
   earlierJobId: z.number().int().nullable(),
+  /**
+   * The version of the earlier job's results compared when it is the job's own previous version (a re-check
+   * is a run: results/recheckJob.ts); null when the earlier job's current results were compared, or none.
+   */
+  earlierVersion: z.number().int().nullable(),
   earlierAt: z.string().nullable(),
-  /** Addresses found in both jobs, and those whose status changed. */
+  /**
+   * Addresses found in both jobs, and those whose status or code changed (one row each: the newer job's first
+   * row of the address; a list's duplicate rows share one verdict).
+   */
   compared: z.number(),
   changed: z.number(),
   /** Changes by (before → after) status, most first. */

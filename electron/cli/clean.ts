@@ -2,7 +2,7 @@
 // its results downloaded next to it (or into --out) and the exports asked for written beside them. The list
 // services beyond validation (--services, docs/list-services.md) add their columns; --report-only stops at
 // their match reports, and `mailsieve purchase` (purchase.ts) buys the list later.
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { notAListFile, outputNameFor } from '../../shared/fileName.js';
 import { isLoopbackUrl, LOCAL_POLL_MIN_INTERVAL_MS } from '../../shared/api/client.js';
@@ -41,6 +41,7 @@ import { readHead } from '../core/files/source.js';
 import { inspectZip, openZipEntry, ZipProblem } from '../../service/lists/read/zip.js';
 import { clientFor } from './connect.js';
 import { recordCleanJob } from './cleanHistory.js';
+import { keepEvidence } from '../core/results/evidence.js';
 import {
   downloadExplanations,
   identityNote,
@@ -61,6 +62,8 @@ import {
 } from './exportOptions.js';
 import { CliError, intOption } from './errors.js';
 import { budgetRiskWords, budgetWords, isBudgetExportKind } from '../../shared/outcomes.js';
+import { compareWithOption, type ChangesJson } from './compareWith.js';
+import { temporaryPathOf } from '../core/jobs/outputs.js';
 
 export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
   /** Write what was checked and answered for each row beside the results (`<results>.explain.csv`). */
@@ -82,6 +85,8 @@ export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
   apiKey?: string;
   dataDir: string;
   json?: boolean;
+  /** A job of the history (its id) whose results this run's are compared with (issue 37). */
+  compareWith?: string;
 }
 
 /** Collects a repeatable option (`--export safe --export invalid`, or `--export safe,invalid`). */
@@ -513,6 +518,12 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
   const apiKey = options.apiKey ?? process.env.MAILSIEVE_API_KEY;
   if (options.baseUrl && !apiKey) throw new CliError('--base-url needs --api-key (or MAILSIEVE_API_KEY).');
   if (!options.baseUrl && options.apiKey) throw new CliError('--api-key goes with --base-url.');
+  if (options.compareWith !== undefined && (isReportOnly || !services.includes('email_validation')))
+    throw new CliError(
+      '--compare-with compares the rows’ verdicts: it needs validation, without --report-only.',
+    );
+  // The job compared with is checked now, before anything is uploaded.
+  const compareWith = compareWithOption(options.compareWith);
   const outDir = resolve(options.out ?? dirname(given));
   mkdirSync(outDir, { recursive: true });
   // An .xlsx list goes as the CSV of its sheet, converted here, beside the results.
@@ -638,7 +649,13 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
         : undefined;
     if (kept && embedded && !isOffline) {
       mkdirSync(dirname(kept.evidencePath), { recursive: true });
-      await downloadExplanations(client.baseUrl, embedded.apiKey, outcome.list.list_id, kept.evidencePath);
+      await downloadExplanations(
+        client.baseUrl,
+        embedded.apiKey,
+        outcome.list.list_id,
+        kept.evidencePath,
+        keepEvidence,
+      );
     }
     const detectedJson = {
       delimiter: layout.delimiter,
@@ -705,6 +722,32 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     const reports = options.reportCsv
       ? writeReportCsvs(outcome.list, outcome.summary?.duplicates ?? null, { file: path, outDir })
       : [];
+    // --compare-with: this run's evidence is its explain file, downloaded as --explain does when the local
+    // service checked online (to a temporary when --explain did not ask for it).
+    let changes: { json: ChangesJson; lines: string[] } | undefined;
+    if (compareWith) {
+      let explain = explainPath && hasExplain ? explainPath : null;
+      const scratch =
+        explain === null && embedded && !isOffline
+          ? temporaryPathOf(outcome.resultsPath.replace(/(\.[^./\\]+)?$/, '.explain.csv'))
+          : undefined;
+      try {
+        if (
+          scratch &&
+          (await downloadExplanations(client.baseUrl, embedded!.apiKey, outcome.list.list_id, scratch))
+        )
+          explain = scratch;
+        changes = await compareWith.run({
+          path: outcome.resultsPath,
+          delimiter: layout.delimiter,
+          emailColumn: layout.emailColumn,
+          explain,
+          isOffline,
+        });
+      } finally {
+        if (scratch) rmSync(scratch, { force: true });
+      }
+    }
     if (options.json) {
       process.stdout.write(
         `${JSON.stringify({
@@ -723,6 +766,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           ...(outcome.list.online ? { online: outcome.list.online } : {}),
           ...(explainPath ? { explain: hasExplain ? explainPath : null } : {}),
           ...(kept ? { job: kept.id } : {}),
+          ...(changes ? { changes: changes.json } : {}),
         })}\n`,
       );
       return;
@@ -765,6 +809,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
     }
     if (outcome.exportsSkipped) info(`Note: ${outcome.exportsSkipped}.`);
     for (const report of reports) info(`Report ${report.kind.padEnd(12)} ${report.path}`);
+    for (const line of changes?.lines ?? []) info(line);
   } finally {
     await embedded?.close();
   }

@@ -1,6 +1,6 @@
 // `mailsieve clean` keeps its run in the job history of the app home (MAILSIEVE_HOME), as the app keeps its
 // own: a completed job pointing at the results the CLI wrote, with the checks level it ran at and, for a list
-// the local service checked online, the evidence of every verdict (results/<job>/explain.csv). So a campaign's
+// the local service checked online, the evidence of every verdict (results/<job>/explain.csv.gz, kept compact as the app keeps it). So a campaign's
 // bounces can be measured against it later (`mailsieve outcomes import FILE --job ID`), the app lists it in
 // History, and a later run can be compared with it. `--no-history` leaves the history alone.
 import { statSync } from 'node:fs';
@@ -20,7 +20,7 @@ import {
 } from '../core/history/db.js';
 import { setJobChecks } from '../core/history/jobVersions.js';
 import { sha256File } from '../core/files/prepare.js';
-import { evidencePathOf } from '../core/results/evidence.js';
+import { keptEvidencePathOf } from '../core/results/evidence.js';
 
 export interface CleanRun {
   /** The list file as it was sent (an .xlsx list's CSV). */
@@ -86,7 +86,7 @@ export async function recordCleanJob(run: CleanRun): Promise<{ id: number; evide
     });
     setJobChecks(db, id, run.checks);
     setJobStatus(db, id, 'completed', 'Cleaned with the mailsieve command line');
-    return { id, evidencePath: evidencePathOf(join(home, 'results'), id) };
+    return { id, evidencePath: keptEvidencePathOf(join(home, 'results'), id) };
   } finally {
     db.close();
   }

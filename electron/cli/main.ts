@@ -298,6 +298,10 @@ export function buildProgram(): Command {
       '--no-history',
       'do not keep the run in the app home’s job history (kept by default, for `mailsieve outcomes`)',
     )
+    .option(
+      '--compare-with <job>',
+      'compare the results with those of a job of the history (its id; MAILSIEVE_HOME): the rows whose status changed, in .changed.csv',
+    )
     .addOption(dataDirOption());
   addListCheckOptions(cleanCommand).action(clean);
 

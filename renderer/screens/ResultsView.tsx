@@ -12,6 +12,7 @@ import { ExportDialog } from '../components/ExportDialog.js';
 import { RowsPreview } from '../components/RowsPreview.js';
 import { RecheckButton, RecheckPanel } from '../components/Recheck.js';
 import { MatchReports } from '../components/MatchReports.js';
+import { JobChanges } from '../components/JobChanges.js';
 import { countOf, formatBytes, formatCount, formatDate, formatPercent, STATUS_ORDER } from '../format.js';
 import {
   DOMAIN_TYPE_REPORT_KEYS,
@@ -408,6 +409,7 @@ export function ResultsView({ job }: Readonly<{ job: JobDetail }>) {
         </>
       )}
       <MatchReports reports={job.matchReports} services={job.options.services} total={total} />
+      {hasValidation ? <JobChanges job={job} /> : null}
       <RowsPreview jobId={job.id} />
       {/* After the campaign (issue 37): its bounces measured against this job's verdicts. */}
       {hasValidation && job.hasResults ? <CampaignResults job={job} /> : null}

@@ -1,5 +1,6 @@
 // One store built from slices (zustand's slices pattern). Components read it through selectors.
 import { create } from 'zustand';
+import { createChangesSlice } from './changes.js';
 import { createConnectionSlice } from './connection.js';
 import { createHistorySlice } from './history.js';
 import { createJobsSlice } from './jobs.js';
@@ -19,6 +20,7 @@ export const useAppStore = create<AppState>()((...a) => ({
   ...createVerifySlice(...a),
   ...createLookupSlice(...a),
   ...createOutcomesSlice(...a),
+  ...createChangesSlice(...a),
 }));
 
 export type { AppState, Screen } from './types.js';

@@ -33,7 +33,7 @@ import type {
   ReferenceKind,
 } from '../../shared/desktop/contract.js';
 import type { HistorySort } from '../../shared/desktop/constants.js';
-import type { OutcomesReport } from '../../shared/outcomes.js';
+import type { JobChanges, OutcomesReport } from '../../shared/outcomes.js';
 
 export type Screen =
   | { readonly name: 'new' }
@@ -347,4 +347,24 @@ export type AppState = NavigationSlice &
   HistorySlice &
   VerifySlice &
   LookupSlice &
-  OutcomesSlice;
+  OutcomesSlice &
+  ChangesSlice;
+
+/** What changed since the last run (issue 37): a page of a job's changed rows, and their export. */
+export interface ChangesSlice {
+  /** Each job's comparison with its earlier run, with the page shown (its first row's place). */
+  readonly changes: Readonly<Record<number, Loadable<JobChanges & { readonly offset: number }>>>;
+  readonly loadChanges: (jobId: number, offset: number) => Promise<void>;
+  readonly changesExport:
+    | { readonly status: 'idle' }
+    | { readonly status: 'working'; readonly jobId: number }
+    | {
+        readonly status: 'done';
+        readonly jobId: number;
+        readonly info: ExportInfo;
+        readonly path: string | null;
+      }
+    | { readonly status: 'failed'; readonly jobId: number; readonly error: string };
+  /** Writes the changed rows' export and saves it (a native dialog, or a download in browser mode). */
+  readonly exportChanges: (jobId: number) => Promise<void>;
+}

@@ -299,14 +299,14 @@ async function scanFile(
 async function walk(
   source: string | JobEvidence,
   want: ((row: number) => boolean) | undefined,
-  visit: (row: number, evidence: Evidence) => void,
+  visit: (row: number, evidence: Evidence, address: string) => void,
 ): Promise<boolean> {
   const job: JobEvidence = typeof source === 'string' ? { path: source, rechecks: [] } : source;
   const later = job.rechecks.length > 0 ? await readRecheckEvidence(job.rechecks) : undefined;
   if (existsSync(job.path)) {
     await scanFile(job.path, (row, address, evidence) => {
       if (want && !want(row)) return;
-      visit(row, (later && later.get(addressKey(address))) ?? evidence());
+      visit(row, (later && later.get(addressKey(address))) ?? evidence(), address);
     });
     return true;
   }
@@ -320,22 +320,23 @@ async function walk(
     () => undefined,
     (row) => {
       if (want && !want(row.number)) return;
-      const evidence = later.get(addressKey(row.field(emailIndex)));
-      if (evidence) visit(row.number, evidence);
+      const address = row.field(emailIndex);
+      const evidence = later.get(addressKey(address));
+      if (evidence) visit(row.number, evidence, address);
     },
   );
   return true;
 }
 
 /**
- * Streams a job's evidence in row order: `visit(row, evidence)` for each row an explain file holds, a
+ * Streams a job's evidence in row order: `visit(row, evidence, address)` for each row an explain file holds, a
  * re-checked row with its latest re-check's evidence. `source` is a job's evidence (jobEvidenceOf) or one
  * explain file. Answers false (and visits nothing) when there is no evidence file: the rows were decided
  * offline.
  */
 export function scanEvidence(
   source: string | JobEvidence,
-  visit: (row: number, evidence: Evidence) => void,
+  visit: (row: number, evidence: Evidence, address: string) => void,
 ): Promise<boolean> {
   return walk(source, undefined, visit);
 }

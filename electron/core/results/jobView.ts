@@ -64,6 +64,8 @@ export interface JobResultsReader {
   ): Promise<Preview>;
   /** Saves the list's why per row beside the results (a job of the local service with online checks). */
   saveExplanations(job: JobRecord, service: { baseUrl: string; apiKey: string }): Promise<void>;
+  /** Settles once the why per row of a job being saved is saved (at once when none is being saved). */
+  whenExplained(jobId: number): Promise<void>;
   /** Forgets a deleted job's cached indexes. */
   forget(job: JobRecord): void;
 }
@@ -218,6 +220,10 @@ export function jobResultsReader(db: HistoryDb, resultsDir: string): JobResultsR
         .finally(() => saving.delete(job.id));
       saving.set(job.id, saved);
       return saved;
+    },
+
+    whenExplained(jobId) {
+      return (saving.get(jobId) ?? Promise.resolve()).catch(() => undefined);
     },
 
     forget(job) {

@@ -146,7 +146,6 @@ describe('stored keys stay in the core', () => {
       'outcomes:import': { jobId, bounces: { path: list } },
       'outcomes:get': { jobId },
       'jobs:changes': { jobId },
-      'jobs:export-changes': { jobId },
       'jobs:delete': { jobId },
     };
     // A job that awaits no purchase cannot be bought: the refusal is checked for the key like the rest.
@@ -158,6 +157,8 @@ describe('stored keys stay in the core', () => {
       'jobs:recheck': { jobId: 999_999 },
       'jobs:recheck-cancel': { jobId: 999_999 },
       'checks:preflight': {},
+      // No earlier run of the list: nothing changed to export.
+      'jobs:export-changes': { jobId },
     };
     expect([...Object.keys(inputs), ...Object.keys(refusals)].sort()).toEqual([...CHANNEL_NAMES].sort());
     const purchase = await call('jobs:purchase', refusals['jobs:purchase']);
@@ -168,6 +169,8 @@ describe('stored keys stay in the core', () => {
     const finishNow = await call('jobs:finish-now', refusals['jobs:finish-now']);
     expect(JSON.parse(finishNow)).toMatchObject({ ok: false, error: { code: 'not-found' } });
     const preflight = await call('checks:preflight', refusals['checks:preflight']);
+    const exportChanges = await call('jobs:export-changes', refusals['jobs:export-changes']);
+    expect(JSON.parse(exportChanges)).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
     expect(rerun).not.toContain(key);
     for (const [channel, input] of Object.entries(inputs)) replies.push(await call(channel, input));
     // A wrong key is refused without being echoed either.
@@ -176,7 +179,9 @@ describe('stored keys stay in the core', () => {
     expect(JSON.parse(refused)).toMatchObject({ ok: false, error: { code: 'connection-failed' } });
     expect(refused).not.toContain(wrong);
 
-    const everything = [...replies, purchase, rerun, finishNow, preflight, ...events].join('\n');
+    const everything = [...replies, purchase, rerun, finishNow, preflight, exportChanges, ...events].join(
+      '\n',
+    );
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(encodeURIComponent(key));
     expect(replies.filter((reply) => !(JSON.parse(reply) as { ok: boolean }).ok)).toEqual([]);

@@ -44,7 +44,7 @@ describe('the OpenAPI document against the spec', () => {
   it.each(specEndpoints())('has $method $path with the spec’s path parameters', ({ method, path }) => {
     const operation = document.paths[path]?.[method];
     expect(operation, `${method.toUpperCase()} ${path} is not in the document`).toBeDefined();
-    const declared = (operation!.parameters ?? []).filter((p) => p.in === 'path');
+    const declared = (operation.parameters ?? []).filter((p) => p.in === 'path');
     expect(declared.map((p) => p.name).sort()).toEqual(pathParameters(path).sort());
     expect(declared.every((p) => p.required === true)).toBe(true);
   });
