@@ -67,6 +67,7 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
     benchRealMta({
       rows: Number(process.env.BENCH_ROWS ?? 600),
       teamRows: Number(process.env.BENCH_TEAM_ROWS ?? 3_000),
+      only: process.env.BENCH_REAL_MTA_ONLY,
     }),
   hostile: () =>
     benchHostile({

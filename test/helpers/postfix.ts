@@ -2,12 +2,14 @@
 // configured by the test as hardened servers are — fully-qualified HELO name and sender required, the
 // sender's domain must resolve, Postfix's default error limits (after 10 errors in a session each reply waits
 // 1 s, after 20 it disconnects), optionally per-client limits of connections at once, connections a minute and
-// recipients a minute (anvil), whose refusals `refusals()` counts in Postfix's log. Each world is its own Postfix
-// instance (config, queue and data folders in a temporary folder, its master on 127.25.X.Y:PORT) with its own
-// DNS server (dns2) at 127.53.X.Y:53: Postfix's smtpd runs chrooted in its queue folder, whose
-// etc/resolv.conf names that server, so Postfix resolves the sender's domain through the test's DNS too, and
-// the verifier is pointed at the same server with --dns-servers. Needs root (Postfix's master, port 53), as
-// tests and CI run here. Without Postfix or postgrey the suite fails with one line saying what to install.
+// recipients a minute (anvil), whose refusals `refusals()` counts in Postfix's log, and recipients a
+// conversation (smtpd_recipient_limit), whose "452 too many recipients" `overRecipientLimit()` counts. Each
+// world is its own Postfix instance (config, queue and data folders in a temporary folder, its master on
+// 127.25.X.Y:PORT) with its own DNS server (dns2) at 127.53.X.Y:53: Postfix's smtpd runs chrooted in its queue
+// folder, whose etc/resolv.conf names that server, so Postfix resolves the sender's domain through the test's
+// DNS too, and the verifier is pointed at the same server with --dns-servers. Needs root (Postfix's master,
+// port 53), as tests and CI run here. Without Postfix or postgrey the suite fails with one line saying what to
+// install.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import {
   chmodSync,
@@ -50,6 +52,11 @@ export interface PostfixOptions {
   readonly connectionCountLimit?: number;
   /** smtpd_client_recipient_rate_limit: recipients per client per minute (default 0: no limit). */
   readonly recipientRateLimit?: number;
+  /**
+   * smtpd_recipient_limit: recipients a conversation (default 1000, Postfix's); past it Postfix answers
+   * "452 4.5.3 Error: too many recipients", as Microsoft's servers answer a second RCPT.
+   */
+  readonly recipientLimit?: number;
   /** postgrey's --delay in seconds (default 3). */
   readonly greylistDelayS?: number;
   /** More DNS zones (the verifier's sender domain, domains with no MX, …). */
@@ -74,7 +81,16 @@ export interface PostfixWorld {
    * e.g. 127.0.0.3) or of every client.
    */
   refusals(client?: string): Refusals;
+  /** The "452 4.5.3 Error: too many recipients" Postfix answered `client` (or every client) so far. */
+  overRecipientLimit(client?: string): OverRecipientLimit;
   close(): Promise<void>;
+}
+
+export interface OverRecipientLimit {
+  /** Conversations that asked past the limit. */
+  readonly conversations: number;
+  /** RCPTs answered "too many recipients". */
+  readonly replies: number;
 }
 
 export interface Refusals {
@@ -95,6 +111,24 @@ export function countRefusals(log: string, client?: string): Refusals {
     rate: count('Connection rate'),
     recipientRate: count('Recipient address rate'),
   };
+}
+
+/**
+ * Counts Postfix's "452 too many recipients" in `log`, which it does not log as such: a conversation's
+ * `disconnect … rcpt=A/B` counts them with the RCPTs it took (A), and there are some only once it has taken
+ * `limit`, so they are A − limit.
+ */
+export function countOverRecipientLimit(log: string, limit: number, client?: string): OverRecipientLimit {
+  let conversations = 0;
+  let replies = 0;
+  for (const line of log.split('\n')) {
+    if (!line.includes('disconnect from') || (client && !line.includes(`[${client}]`))) continue;
+    const taken = Number(/ rcpt=(\d+)/.exec(line)?.[1] ?? 0);
+    if (taken <= limit) continue;
+    conversations++;
+    replies += taken - limit;
+  }
+  return { conversations, replies };
 }
 
 const POSTFIX = '/usr/sbin/postfix';
@@ -190,6 +224,7 @@ smtpd_error_sleep_time = 1s
 smtpd_client_connection_rate_limit = ${options.connectionRateLimit ?? 0}
 smtpd_client_connection_count_limit = ${options.connectionCountLimit ?? 50}
 smtpd_client_recipient_rate_limit = ${options.recipientRateLimit ?? 0}
+smtpd_recipient_limit = ${options.recipientLimit ?? 1000}
 anvil_rate_time_unit = 60s
 smtpd_client_event_limit_exceptions =
 `;
@@ -315,6 +350,8 @@ export async function startPostfix(options: PostfixOptions): Promise<PostfixWorl
     network: ['--dns-servers', dns.address, '--smtp-port', String(port)],
     log: () => readIfExists(join(root, 'maillog')),
     refusals: (client) => countRefusals(readIfExists(join(root, 'maillog')), client),
+    overRecipientLimit: (client) =>
+      countOverRecipientLimit(readIfExists(join(root, 'maillog')), options.recipientLimit ?? 1000, client),
     close: stop,
   };
 }

@@ -10,6 +10,13 @@
 // `recoverMs`, while a host that refuses again at the same level waits twice as long before it is tried there
 // again (then four times, …), so it settles just under its limit instead of being hit again and again. A team
 // server shares what was learnt (SharedKnowledge.limits): a new node starts at the learnt pace.
+//
+// Recipients a conversation are the exception: "452 4.5.3 too many recipients" is a number the server is set
+// to (Postfix's smtpd_recipient_limit; Microsoft's servers take one), not a sign of load. It is kept exactly (the
+// recipients the server took before refusing one), for an hour, without climbing back, and it is no reason to
+// wait: the next conversation opens at once. Since such a host needs more conversations for the same addresses,
+// its connections a minute may go above the configured ceiling, as many more as its conversations are shorter
+// than the configured recipients a conversation, up to RATE_FACTOR_MAX times the ceiling (`rateCeiling`).
 export type LimitName = 'concurrency' | 'rate' | 'recipients' | 'recipientRate' | 'errors';
 
 export const LIMIT_NAMES: readonly LimitName[] = [
@@ -47,11 +54,19 @@ export interface AllowanceOptions {
 const MAX_HOLD_MS = 3_600_000;
 
 /**
+ * How far above the configured connections a minute a host that takes few recipients a conversation may be
+ * asked (4: 120 a minute for the default 30, one every half second, under pacing's 250 ms).
+ */
+export const RATE_FACTOR_MAX = 4;
+
+/**
  * One limit: the configured `max`, lowered by refusals. `value(now)` is what may be used now: the lowered
  * value plus what it climbed back since the refusal, never above the refused level minus one while that level
  * is held.
  */
 class Limit {
+  /** The configured ceiling (for connections a minute, as the host's recipients make it: `rateCeiling`). */
+  max: number;
   private lowered: number;
   private refusedAt = -Infinity;
   private ceiling = Infinity;
@@ -59,7 +74,8 @@ class Limit {
   private strikes = 0;
   private step = 0;
 
-  constructor(readonly max: number) {
+  constructor(max: number) {
+    this.max = max;
     this.lowered = max;
   }
 
@@ -70,7 +86,9 @@ class Limit {
   value(now: number, recoverMs: number): number {
     if (this.refusedAt === -Infinity) return this.max;
     const cap = now < this.holdUntil ? this.ceiling : this.max;
-    const climbed = this.lowered + this.step * Math.floor((now - this.refusedAt) / (recoverMs / 6));
+    // (A clock read before the refusal climbs nothing.)
+    const steps = Math.max(0, Math.floor((now - this.refusedAt) / (recoverMs / 6)));
+    const climbed = this.lowered + this.step * steps;
     const value = Math.max(1, Math.min(cap, climbed, this.max));
     // Back at the configured ceiling: forget the refusal (later refusals start afresh).
     if (value >= this.max && now >= this.holdUntil + recoverMs) {
@@ -92,6 +110,22 @@ class Limit {
     // Climbs to the configured ceiling in `recoverMs` (capped at the refused level while that is held).
     const top = Number.isFinite(this.max) ? this.max : this.ceiling;
     this.step = Math.max(1, Math.ceil((top - this.lowered) / 6));
+  }
+
+  /**
+   * The host named this limit exactly (`value`, a number it is set to, not a sign of load): held there, never
+   * above, until `holdMs` from now; a lower one named later lowers it again. Then back at the ceiling.
+   */
+  fix(value: number, now: number, holdMs: number, recoverMs: number): void {
+    const current = this.value(now, recoverMs);
+    this.lowered = Math.max(1, Math.min(value, current, this.max));
+    this.ceiling = this.lowered;
+    this.holdUntil = Math.max(this.holdUntil, now + holdMs);
+    this.refusedAt = now;
+    this.strikes = Math.max(this.strikes, 1);
+    // No climbing while held (the cap is the named level); back at the ceiling once the hold is over.
+    const top = Number.isFinite(this.max) ? this.max : this.ceiling;
+    this.step = Math.max(1, top - this.lowered);
   }
 
   /** What another node learnt: start there, until its hold ends. */
@@ -120,7 +154,7 @@ class Limit {
 export class HostAllowance {
   /** Conversations open or opening (counting those whose closing the server may not have seen yet). */
   open = 0;
-  /** Nothing new before this time: the host said "too many connections" (a rate), or "too many recipients". */
+  /** Nothing new before this time: the host said "too many connections" (a rate). */
   pausedUntil = 0;
   pauseDetail = '';
   /** Recipients may not be asked before this time (a recipient rate refusal). */
@@ -148,7 +182,34 @@ export class HostAllowance {
   }
 
   limit(name: LimitName, now = Date.now()): number {
+    if (name === 'rate') this.limits.rate.max = this.rateCeiling(now);
     return this.limits[name].value(now, this.options.recoverMs);
+  }
+
+  /**
+   * The ceiling of connections a minute: the configured one, for conversations that may carry the configured
+   * recipients; for a host that takes fewer a conversation, as many more as its conversations are shorter, up
+   * to RATE_FACTOR_MAX times (a host whose rate it is too much for says so, and its own refusal lowers it).
+   */
+  private rateCeiling(now: number): number {
+    const base = this.options.maxConnectsPerMinute;
+    const recipients = this.limits.recipients;
+    if (!recipients.isLowered || !Number.isFinite(base)) return base;
+    const perConversation = recipients.value(now, this.options.recoverMs);
+    const configured = this.options.maxRcptPerSession;
+    if (perConversation >= configured) return base;
+    return Math.min(base * RATE_FACTOR_MAX, Math.ceil((base * configured) / perConversation));
+  }
+
+  /**
+   * The host took `count` recipients in a conversation and answered the next "too many recipients": its limit
+   * a conversation (see the top of the file). No conversation asks more from now on, for an hour (shared with a
+   * team's nodes); nothing waits for it.
+   */
+  limitRecipients(count: number): void {
+    const now = Date.now();
+    this.limits.recipients.fix(count, now, MAX_HOLD_MS, this.options.recoverMs);
+    this.onLearnt?.(this.learnt(now));
   }
 
   isLowered(name: LimitName): boolean {
@@ -267,6 +328,8 @@ export class HostAllowance {
     options: { lowered?: number; pauseMs?: number } = {},
   ): void {
     const now = Date.now();
+    // The ceiling the refusal is measured against (connections a minute: as the host's recipients make it).
+    this.limit(name, now);
     this.limits[name].refuse(at, options.lowered ?? Math.floor(at / 2), now, this.options.recoverMs);
     if (options.pauseMs) {
       if (name === 'recipientRate') this.rcptPausedUntil = now + options.pauseMs;
@@ -294,9 +357,12 @@ export class HostAllowance {
 
   /** Starts from what another node learnt. */
   learn(learnt: LearntLimits, now = Date.now()): void {
-    for (const name of LIMIT_NAMES) {
+    // Recipients first: a host's connections a minute are measured against the ceiling they make.
+    for (const name of ['recipients', ...LIMIT_NAMES.filter((other) => other !== 'recipients')] as const) {
       const one = learnt[name];
-      if (one) this.limits[name].learn(one, now, this.options.recoverMs);
+      if (!one) continue;
+      this.limit(name, now);
+      this.limits[name].learn(one, now, this.options.recoverMs);
     }
   }
 

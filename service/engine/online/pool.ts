@@ -8,7 +8,9 @@
 // recipients but ends after `maxErrorsPerSession` refusals (servers count refused recipients as errors: Postfix
 // slows every reply after 10 and disconnects after 20), so the next recipients go through a fresh connection
 // instead of the server's tarpit; a reply that slows down after refusals is taken as the tarpit and lowers
-// that host's allowance; new connections to a host stay under `maxConnectsPerMinute`.
+// that host's allowance; new connections to a host stay under `maxConnectsPerMinute`. A server that answers
+// "452 too many recipients" takes that many a conversation: no conversation asks more after, the refused
+// recipients are asked in the next one, opened at once (allowance.ts says why its connections a minute rise).
 //
 // What a host allows (conversations at once, connections a minute, recipients, errors) is its HostAllowance
 // (allowance.ts), shared by every pool of the process that talks to it from the same address: a refusal lowers
@@ -475,6 +477,12 @@ class Lane {
         this.ended(session);
         continue;
       }
+      // Kept before the host's limits were learnt lower (a recipients a conversation named meanwhile).
+      if (!this.hasRoom(session)) {
+        session.quit();
+        this.ended(session);
+        continue;
+      }
       void this.run(session, undefined, false);
     }
     if (this.queue.length === 0) {
@@ -729,6 +737,7 @@ class Lane {
       });
     }
     let isRcptRateRefused = false;
+    let isRecipientLimitLearnt = false;
     batch.forEach((job, i) => {
       const result = results[i];
       if (slowed && i >= answered) {
@@ -755,19 +764,32 @@ class Lane {
       }
       const reply = result.reply;
       const kind = classifyRcpt(reply);
+      // This recipient's place in the conversation (1: the first asked).
+      const place = session.rcptCount - (batch.length - 1 - i);
+      if (kind === 'session-limit' && refusedLimit(reply) === 'recipients' && place > 1) {
+        // "452 4.5.3 Too many recipients": the server's limit a conversation (Postfix's smtpd_recipient_limit,
+        // Microsoft's one), not the mailbox's answer and no reason to wait. Servers count the recipients they
+        // took (RFC 5321's recipients buffer; some count every RCPT): no conversation asks more than those from
+        // now on, so none is refused again, and this address is asked in the next one, opened at once.
+        if (!isRecipientLimitLearnt) {
+          isRecipientLimitLearnt = true;
+          const takenAfter = results.slice(i + 1).filter((r) => r?.ok && r.reply.code < 300).length;
+          this.allowance.limitRecipients(Math.max(1, session.accepted - takenAfter));
+        }
+        job.log.push(
+          `SMTP: ${this.host} takes ${this.maxRcpt} recipients a conversation: asking this one again in a new one`,
+        );
+        isSessionOver = true;
+        again.push(this.waitAgain(job));
+        return;
+      }
       if (kind === 'session-limit' && !job.retried) {
         job.retried = true;
         isSessionOver = true;
         const named = refusedLimit(reply);
-        // "Too many errors" or "too many recipients": this server's limit is lower than ours.
+        // "Too many errors" (or "too many recipients" to the first recipient): asked again on a fresh one.
         if (named === 'errors')
           this.allowance.refuse('errors', session.errors, `RCPT: ${formatReply(reply)}`);
-        else if (named === 'recipients')
-          this.allowance.refuse(
-            'recipients',
-            session.rcptCount - (batch.length - 1 - i),
-            `RCPT: ${formatReply(reply)}`,
-          );
         again.push(job);
         return;
       }

@@ -282,6 +282,8 @@ export class SmtpSession {
   rcptCount = 0;
   /** RCPT replies of 4xx or 5xx in this conversation: servers count them, and slow down or disconnect. */
   errors = 0;
+  /** RCPT replies of 2xx: the recipients the server took (a limit of recipients counts these). */
+  accepted = 0;
   /** How long the server took to answer MAIL FROM: a reply much slower than that is a tarpit. */
   mailFromMs = 0;
   private isAlive = true;
@@ -476,6 +478,7 @@ export class SmtpSession {
       }
       for (const line of result.reply.lines) ask.log.push(`S: ${line}`);
       if (result.reply.code >= 400) this.errors++;
+      else if (result.reply.code < 300) this.accepted++;
       results.push({ ok: true, reply: result.reply });
       // 421: the server is closing the conversation (RFC 5321 §3.8); what follows goes unanswered.
       if (result.reply.code === 421) {

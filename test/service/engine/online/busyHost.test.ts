@@ -1,9 +1,10 @@
 // A busy domain at one mail host, against a raw SMTP server on loopback that judges its client as Postfix
 // does: every refused RCPT is an error of the session; past its soft error limit every reply waits a second (the
 // tarpit), at its hard limit it says "421 too many errors" and hangs up; more connections per window than it
-// allows get "421 too many connections". The pool must keep the domain moving inside those limits: conversations
-// that end before the tarpit, a lower allowance once a tarpit shows earlier, no more connections per window than
-// its cap, and a pause when the server says "too many connections".
+// allows get "421 too many connections"; past the recipients a conversation it takes, "452 too many recipients".
+// The pool must keep the domain moving inside those limits: conversations that end before the tarpit, a lower
+// allowance once a tarpit shows earlier, no more connections per window than its cap, a pause when the server
+// says "too many connections", and no more recipients a conversation than the server takes once it said so.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,6 +19,11 @@ interface Limits {
   /** Connections (by their order, from 0) answered with `refuseText` and closed. */
   readonly refuseAt?: readonly number[];
   readonly refuseText?: string;
+  /**
+   * Recipients a conversation takes, counted as Postfix's smtpd_recipient_limit counts them (those it took);
+   * past it, "452 4.5.3 Too many recipients".
+   */
+  readonly recipients?: number;
 }
 
 interface ServerLog {
@@ -31,12 +37,25 @@ interface ServerLog {
   hangups: number;
   /** Connections refused with "421 too many connections". */
   refusedForRate: number;
+  /** RCPTs of each accepted conversation, recipients it took, and when each "too many recipients" came. */
+  readonly rcpts: number[];
+  readonly taken: number[];
+  readonly tooManyAt: number[];
 }
 
 async function startPostfixLike(
   limits: Limits,
 ): Promise<{ port: number; log: ServerLog; close(): Promise<void> }> {
-  const log: ServerLog = { errors: [], connectedAt: [], slowReplies: 0, hangups: 0, refusedForRate: 0 };
+  const log: ServerLog = {
+    errors: [],
+    connectedAt: [],
+    slowReplies: 0,
+    hangups: 0,
+    refusedForRate: 0,
+    rcpts: [],
+    taken: [],
+    tooManyAt: [],
+  };
   const sockets = new Set<net.Socket>();
   let windowStart = 0;
   let inWindow = 0;
@@ -63,6 +82,8 @@ async function startPostfixLike(
       }
     }
     const session = log.errors.push(0) - 1;
+    log.rcpts.push(0);
+    log.taken.push(0);
     let buffer = '';
     let work = Promise.resolve();
     const reply = async (text: string) => {
@@ -87,8 +108,14 @@ async function startPostfixLike(
       else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
       else if (verb === 'RCPT') {
         const address = /<([^>]*)>/.exec(line)?.[1] ?? '';
-        if (address.startsWith('user')) await reply('250 2.1.5 Ok');
-        else {
+        log.rcpts[session]++;
+        if (limits.recipients !== undefined && log.taken[session] >= limits.recipients) {
+          log.tooManyAt.push(Date.now());
+          await reply('452 4.5.3 Too many recipients');
+        } else if (address.startsWith('user')) {
+          log.taken[session]++;
+          await reply('250 2.1.5 Ok');
+        } else {
           await reply(`550 5.1.1 <${address}>: Recipient address rejected: User unknown`);
           log.errors[session]++;
         }
@@ -246,5 +273,43 @@ describe('a busy host', () => {
     // pace (10 a window of 1 s and its margin), where the old pool stayed at half the refused count (1).
     expect(inMinute(refusedAt + 1)).toBeLessThanOrEqual(1);
     expect(inMinute(refusedAt + 2000)).toBeGreaterThanOrEqual(8);
+  });
+
+  it('learns a server\'s recipients a conversation from "452 too many recipients": never more after, none refused twice, nothing waits', async () => {
+    // Takes 3 recipients a conversation. recoverMs is short: a limit that climbed back as load limits do would
+    // be asked past again within the test.
+    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20, recipients: 3 });
+    cleanups.push(() => server.close());
+    // Existing users only: each RCPT is one the server takes.
+    const addresses = Array.from({ length: 30 }, (_, i) => `user${i}@busy.test`);
+    const started = Date.now();
+    const outcomes = await ask(server.port, addresses, { recoverMs: 300 });
+    // Every address its own answer: a 452 is never one.
+    expect(outcomes.map(codeOf)).toEqual(addresses.map(() => 250));
+    // The first conversation pipelined 10 and heard "too many" from the 4th; every one after asked 3, what the
+    // server takes (not half of it, and not more once the limit would have climbed back): 27 in 9 conversations.
+    expect(server.log.rcpts[0]).toBe(10);
+    expect(server.log.rcpts.slice(1)).toEqual(Array.from({ length: 9 }, () => 3));
+    expect(server.log.tooManyAt.length).toBe(7);
+    // No pause: the next conversations opened at once.
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('opens more conversations a minute at a server that takes one recipient each, up to 4 times its cap', async () => {
+    // One RCPT a conversation, as Microsoft's servers answer a second; a cap of 5 connections a "minute" of 3 s.
+    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20, recipients: 1 });
+    cleanups.push(() => server.close());
+    const addresses = addressesOf(30);
+    const outcomes = await ask(server.port, addresses, { maxConnectsPerMinute: 5, connectWindowMs: 3000 });
+    expect(outcomes.map(codeOf)).toEqual(expectedCodes(addresses));
+    const times = server.log.connectedAt;
+    // The first conversation learnt it (its second RCPT refused); then one conversation for each of the 29 others.
+    expect(times.length).toBe(30);
+    expect(server.log.rcpts.slice(1).every((rcpts) => rcpts === 1)).toBe(true);
+    const inWindow = (from: number) => times.filter((at) => at >= from && at < from + 3000).length;
+    // More than the configured 5 a window (the old pool: 5, then the rest a window later, and so on) …
+    expect(inWindow(times[0])).toBeGreaterThan(10);
+    // … and never more than 4 × 5.
+    expect(Math.max(...times.map(inWindow))).toBeLessThanOrEqual(20);
   });
 });
