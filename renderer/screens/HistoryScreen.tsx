@@ -20,7 +20,7 @@ const COLUMNS: readonly { key: HistorySort | null; label: string; className: str
   { key: 'created', label: 'Date', className: 'col-date' },
   { key: 'status', label: 'Status', className: 'col-status' },
   { key: 'rows', label: 'Rows', className: 'col-num' },
-  { key: 'safe', label: 'Safe', className: 'col-num' },
+  { key: 'ready', label: 'Ready to mail', className: 'col-num' },
   { key: 'invalid', label: 'Invalid', className: 'col-num' },
   { key: 'connection', label: 'Connection', className: 'col-conn' },
   { key: null, label: 'Actions', className: 'col-actions' },
@@ -127,7 +127,7 @@ const Row = memo(function Row({
         {job.rows === null ? '—' : formatCount(job.rows)}
       </div>
       <div role="gridcell" className="col-num">
-        {job.safe === null ? '—' : formatCount(job.safe)}
+        {job.ready === null ? '—' : formatCount(job.ready)}
       </div>
       <div role="gridcell" className="col-num">
         {job.invalid === null ? '—' : formatCount(job.invalid)}

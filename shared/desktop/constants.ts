@@ -11,7 +11,7 @@ export const FILE_FORMATS = ['csv', 'txt', 'zip', 'xlsx'] as const;
 export const LIST_FILE_ACCEPT =
   '.csv,.txt,.xlsx,.zip,text/csv,text/plain,application/zip,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
-export const HISTORY_SORTS = ['created', 'name', 'rows', 'status', 'safe', 'invalid', 'connection'] as const;
+export const HISTORY_SORTS = ['created', 'name', 'rows', 'status', 'ready', 'invalid', 'connection'] as const;
 export type HistorySort = (typeof HISTORY_SORTS)[number];
 
 export const WARNING_CODES = [

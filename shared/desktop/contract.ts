@@ -375,7 +375,11 @@ export const jobSummarySchema = z.object({
   fileName: z.string(),
   status: z.enum(JOB_STATUSES),
   rows: z.number().nullable(),
-  safe: z.number().nullable(),
+  /**
+   * Ready to mail: the rows the job's default export writes, the figure its Results, Summary and PDF show
+   * (issue 39: not the valid and corrected rows, duplicates included); null until its results are counted.
+   */
+  ready: z.number().nullable(),
   invalid: z.number().nullable(),
   connection: z.string(),
   /** The checks level the job ran with (null: not recorded, a job from before). */

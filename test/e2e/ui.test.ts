@@ -163,7 +163,16 @@ describe('the app at every size, from the keyboard (issue 15)', () => {
       await history.open();
       const headers = history.grid().getByRole('columnheader');
       const names = (await headers.allTextContents()).map((text) => text.replace(/[▲▼]/g, '').trim());
-      expect(names).toEqual(['File', 'Date', 'Status', 'Rows', 'Safe', 'Invalid', 'Connection', 'Actions']);
+      expect(names).toEqual([
+        'File',
+        'Date',
+        'Status',
+        'Rows',
+        'Ready to mail',
+        'Invalid',
+        'Connection',
+        'Actions',
+      ]);
       for (const header of await headers.all()) expect(isInView(page, await header.boundingBox())).toBe(true);
       const firstRow = history.grid().getByRole('row').nth(1);
       for (const cell of await firstRow.getByRole('gridcell').all())
@@ -250,8 +259,8 @@ describe('the app at every size, from the keyboard (issue 15)', () => {
       await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('History');
       expect(await page.getByRole('button', { name: /customers-003\.csv/ }).count()).toBe(0);
 
-      // Safe and Invalid sort.
-      for (const column of ['Safe', 'Invalid', 'Rows']) {
+      // Ready to mail and Invalid sort.
+      for (const column of ['Ready to mail', 'Invalid', 'Rows']) {
         const button = new HistoryPage(page).grid().getByRole('button', { name: column, exact: true });
         await button.click();
         await expect

@@ -379,7 +379,7 @@ const SORT_COLUMNS: Record<NonNullable<JobListInput['sort']>, string> = {
   name: 'file_name COLLATE NOCASE',
   rows: 'rows',
   status: 'status',
-  safe: 'safe_count',
+  ready: 'ready_count',
   invalid: 'invalid_count',
   connection: 'connection_kind',
 };
@@ -391,14 +391,18 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
   // The sort column and direction come from the closed tables above, never from the caller's text.
   const rows = stmt(
     db,
-    `SELECT id, created_at, file_name, status, rows, safe_count, invalid_count, connection_kind, connection_url,
+    `SELECT id, created_at, file_name, status, rows, invalid_count, connection_kind, connection_url,
             checks_level,
+            -- Ready to mail: the rows the job's default export writes, as its Results count them (job_counts,
+            -- counted when it completed, for the results file it shows); NULL until counted.
+            json_extract(job_counts.counts, '$.ready') AS ready_count,
             -- Rows a re-check would send (codes 5 and 10), and whether results were downloaded (issue #11).
             CASE WHEN reporting IS NULL OR json_extract(reporting, '$.status_codes') IS NULL THEN NULL
               ELSE coalesce(json_extract(reporting, '$.status_codes."5"'), 0)
                  + coalesce(json_extract(reporting, '$.status_codes."10"'), 0) END AS unknown_count,
-            results_path IS NOT NULL AS has_results
+            jobs.results_path IS NOT NULL AS has_results
        FROM jobs
+       LEFT JOIN job_counts ON job_counts.job_id = jobs.id AND job_counts.results_path = jobs.results_path
       WHERE (@search IS NULL OR file_name LIKE @search ESCAPE '\\' COLLATE NOCASE OR CAST(list_id AS TEXT) = @plain)
         AND (@status IS NULL OR status = @status)
         AND (@from IS NULL OR created_at >= @from)
@@ -416,7 +420,7 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
     file_name: string;
     status: JobStatus;
     rows: number | null;
-    safe_count: number | null;
+    ready_count: number | null;
     invalid_count: number | null;
     connection_kind: string;
     connection_url: string | null;
@@ -430,7 +434,7 @@ export function listJobs(db: HistoryDb, input: JobListInput): { total: number; i
     fileName: row.file_name,
     status: row.status,
     rows: row.rows,
-    safe: row.safe_count,
+    ready: row.ready_count,
     invalid: row.invalid_count,
     connection: row.connection_kind === 'embedded' ? 'Local service' : hostOf(row.connection_url),
     checks: row.checks_level,

@@ -30,4 +30,20 @@ export class HistoryPage {
       .first()
       .click();
   }
+
+  /** The text of a job's cell under the column named `column` (the first job of that file name). */
+  async cell(fileName: string, column: string): Promise<string> {
+    const headers = await this.grid().getByRole('columnheader').allTextContents();
+    const at = headers.findIndex((text) => text.replace(/[▲▼]/g, '').trim() === column);
+    if (at < 0) throw new Error(`History has no column ${column} (${headers.join(', ')})`);
+    const row = this.grid()
+      .getByRole('row')
+      .filter({
+        has: this.page.getByRole('button', {
+          name: new RegExp(`^Open ${fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+        }),
+      })
+      .first();
+    return ((await row.getByRole('gridcell').nth(at).textContent()) ?? '').trim();
+  }
 }

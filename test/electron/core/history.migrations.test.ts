@@ -16,7 +16,9 @@ import {
   setJobDocument,
   setJobPurchase,
   setJobPurchaseSent,
+  setJobResults,
 } from '../../../electron/core/history/db.js';
+import { setJobCounts } from '../../../electron/core/history/counts.js';
 import { tempDir } from '../../helpers/service.js';
 
 function tables(db: Database.Database): Record<string, string> {
@@ -237,5 +239,26 @@ describe('history migrations', () => {
     expect(listJobs(db, { sort: 'rows', direction: 'desc' }).items.map((j) => j.rows)).toEqual([9, 5, null]);
     expect(listJobs(db, { status: 'completed' }).total).toBe(0);
     expect(listJobs(db, { status: 'queued' }).total).toBe(3);
+  });
+
+  it('gives each job the Ready to mail its Results count, not the valid and corrected rows (issue 39)', () => {
+    db.close();
+    db = openHistoryDb(join(dir.path, 'h3.sqlite'));
+    const counted = insertJob(db, { ...job, fileName: 'counted.csv' });
+    const stale = insertJob(db, { ...job, fileName: 'stale.csv' });
+    insertJob(db, { ...job, fileName: 'new.csv' });
+    // The service's reporting says 72 valid and corrected rows, duplicates included.
+    const reporting = { statuses: { Valid: 60, Corrected: 12, Invalid: 5 } };
+    for (const id of [counted, stale]) {
+      setJobDocument(db, id, {}, 302, reporting);
+      setJobResults(db, id, { path: `/r/${id}.csv`, name: 'r.csv', duplicates: 40 });
+    }
+    const counts = { ready: 46 } as unknown as Parameters<typeof setJobCounts>[3];
+    setJobCounts(db, counted, `/r/${counted}.csv`, counts);
+    // Counts of another results file (before a re-check) are not this one's.
+    setJobCounts(db, stale, '/r/old.csv', counts);
+    const ready = Object.fromEntries(listJobs(db, {}).items.map((j) => [j.fileName, j.ready]));
+    expect(ready).toEqual({ 'counted.csv': 46, 'stale.csv': null, 'new.csv': null });
+    expect(listJobs(db, { sort: 'ready', direction: 'desc' }).items[0].fileName).toBe('counted.csv');
   });
 });
