@@ -55,6 +55,28 @@ function listOf(count: number, domain: string): { rows: string[]; expected: Map<
   return { rows: [...expected.keys()], expected };
 }
 
+/** `mailsieve clean --checks smtp` of `addresses` at the world: how long it took, and the rows whose code is wrong. */
+async function cleanAt(
+  network: readonly string[],
+  scratch: string,
+  addresses: readonly string[],
+  expected: Parameters<typeof wrongCodes>[1],
+): Promise<{ seconds: number; wrong: ReturnType<typeof wrongCodes> }> {
+  const input = join(scratch, 'list.csv');
+  writeFileSync(input, ['email', ...addresses].join('\n') + '\n');
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [CLI, 'clean', input, '--checks', 'smtp', ...network, ...IDENTITY, '--probe-domain', 'paced.net'],
+    { env: { ...process.env, MAILSIEVE_HOME: join(scratch, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const run = await outputOf(child);
+  const seconds = (performance.now() - started) / 1000;
+  if (run.code !== 0) throw new Error(`clean failed: ${run.stderr}`);
+  const results = /^Results: (.*)$/m.exec(run.stdout)![1];
+  return { seconds, wrong: wrongCodes(readFileSync(results, 'utf8'), expected) };
+}
+
 /** Rows a second the server allows one client address: its rate × recipients a conversation before its error limit. */
 function allowedPerS(config: Config): number {
   const perConversation = SOFT_ERRORS / (1 - REAL_SHARE);
@@ -95,19 +117,7 @@ async function singleNode(
   const mta = await world(config, Math.ceil(rows * REAL_SHARE));
   const scratch = mkdtempSync(join(tmpdir(), 'mailsieve-bench-mta-'));
   try {
-    const input = join(scratch, 'list.csv');
-    writeFileSync(input, ['email', ...addresses].join('\n') + '\n');
-    const started = performance.now();
-    const child = spawn(
-      process.execPath,
-      [CLI, 'clean', input, '--checks', 'smtp', ...mta.network, ...IDENTITY, '--probe-domain', 'paced.net'],
-      { env: { ...process.env, MAILSIEVE_HOME: join(scratch, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const run = await outputOf(child);
-    const seconds = (performance.now() - started) / 1000;
-    if (run.code !== 0) throw new Error(`clean failed: ${run.stderr}`);
-    const results = /^Results: (.*)$/m.exec(run.stdout)![1];
-    const wrong = wrongCodes(readFileSync(results, 'utf8'), expected);
+    const { seconds, wrong } = await cleanAt(mta.network, scratch, addresses, expected);
     const share = rows / seconds / allowedPerS(config);
     const refusals = mta.refusals('127.0.0.1');
     console.log(
@@ -227,19 +237,7 @@ async function recipientLimitRound(out: Record<string, number>): Promise<void> {
   });
   const scratch = mkdtempSync(join(tmpdir(), 'mailsieve-bench-mta-'));
   try {
-    const input = join(scratch, 'list.csv');
-    writeFileSync(input, ['email', ...addresses].join('\n') + '\n');
-    const started = performance.now();
-    const child = spawn(
-      process.execPath,
-      [CLI, 'clean', input, '--checks', 'smtp', ...mta.network, ...IDENTITY, '--probe-domain', 'paced.net'],
-      { env: { ...process.env, MAILSIEVE_HOME: join(scratch, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const run = await outputOf(child);
-    const seconds = (performance.now() - started) / 1000;
-    if (run.code !== 0) throw new Error(`clean failed: ${run.stderr}`);
-    const results = /^Results: (.*)$/m.exec(run.stdout)![1];
-    const wrong = wrongCodes(readFileSync(results, 'utf8'), expected);
+    const { seconds, wrong } = await cleanAt(mta.network, scratch, addresses, expected);
     const refusals = mta.refusals('127.0.0.1');
     const over: OverRecipientLimit = mta.overRecipientLimit('127.0.0.1');
     console.log(
