@@ -444,23 +444,6 @@ function lineBreakOf(fd: number): ReturnType<typeof detectLineBreak>['mode'] {
   return detectLineBreak(head.subarray(0, read)).mode;
 }
 
-/**
- * Reads rows of a plain results (or explain) file by their byte offsets (an index's): the header, and a row at
- * an offset, each as its fields.
- */
-export function rowReader(fd: number, size: number, delimiter: string) {
-  const scanner = new RowScanner(Buffer.from(delimiter, 'utf8'), lineBreakOf(fd));
-  return {
-    headerAt(): string[] {
-      const head = Buffer.alloc(3);
-      readSync(fd, head, 0, 3, 0);
-      const isBom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
-      return size === 0 ? [] : readRowAt(fd, size, isBom ? 3 : 0, scanner);
-    },
-    rowAt: (offset: number): string[] => readRowAt(fd, size, offset, scanner),
-  };
-}
-
 /** The rows `[from, from + limit)` of an index, with their row numbers. */
 export async function readIndexedRows(
   path: string,
