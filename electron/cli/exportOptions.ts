@@ -1,11 +1,10 @@
 // `mailsieve clean`'s export choices (issue #12): --dedupe/--no-dedupe, --drop-role, --drop-disposable,
 // --export-format, and --sheet for an .xlsx list (converted to CSV beside the results before upload); and
 // --max-bounce-rate (issue 37), the safe and clean exports planned against a bounce budget.
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { isBudgetExportKind, type BudgetOutcome } from '../../shared/outcomes.js';
-import { appHome } from '../core/home.js';
-import { HISTORY_DB_FILE, openHistoryDb } from '../core/history/db.js';
+import { homeHistory } from './outcomes.js';
 import { measuredRisks } from '../core/outcomes/store.js';
 import { exportWithBudget, type MeasuredRisks } from '../core/jobs/budget.js';
 import { openListSource } from '../core/files/source.js';
@@ -175,13 +174,12 @@ export function maxBounceRateOption(raw: string | undefined, kinds: readonly str
  * outcomes import`, the app's Campaign results). No history yet: none, and the stated defaults apply.
  */
 export function homeMeasuredRisks(): MeasuredRisks {
-  const file = join(appHome(), HISTORY_DB_FILE);
-  if (!existsSync(file)) return new Map();
-  const db = openHistoryDb(file);
+  const history = homeHistory();
+  if (!history) return new Map();
   try {
-    return measuredRisks(db);
+    return measuredRisks(history.db);
   } finally {
-    db.close();
+    history.db.close();
   }
 }
 

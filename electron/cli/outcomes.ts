@@ -21,15 +21,21 @@ import { CliError, intOption, writeStdout } from './errors.js';
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-/** The app home's history, which holds the jobs (the app's and the CLI's alike). */
-export function openHomeHistory(): { db: HistoryDb; home: string } {
+/** The app home's history, which holds the jobs (the app's and the CLI's alike); undefined before any job. */
+export function homeHistory(): { db: HistoryDb; home: string } | undefined {
   const home = appHome();
   const file = join(home, HISTORY_DB_FILE);
-  if (!existsSync(file))
+  return existsSync(file) ? { db: openHistoryDb(file), home } : undefined;
+}
+
+/** The app home's history, or a CliError saying there is none. */
+export function openHomeHistory(): { db: HistoryDb; home: string } {
+  const opened = homeHistory();
+  if (!opened)
     throw new CliError(
-      `No job history at ${home} (set MAILSIEVE_HOME to the app home that holds history.sqlite).`,
+      `No job history at ${appHome()} (set MAILSIEVE_HOME to the app home that holds history.sqlite).`,
     );
-  return { db: openHistoryDb(file), home };
+  return opened;
 }
 
 function jobIdOption(raw: string | undefined): number {
