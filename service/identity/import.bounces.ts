@@ -88,6 +88,20 @@ for (const role of Object.keys(ROLE_NAMES) as Role[])
   });
 
 /**
+ * The best-named email column of a header, found as a bounces file's is (`email` before `recipient` before
+ * `address`: a contacts export may have a postal Address beside its email); undefined when none is named.
+ * The outcomes of a job read a platform's sent list by it too.
+ */
+export function emailColumnOf(header: readonly string[]): number | undefined {
+  let best: { index: number; rank: number } | undefined;
+  header.forEach((name, index) => {
+    const at = RANK.get(normaliseHeaderName(name));
+    if (at?.role === 'email' && (!best || at.rank < best.rank)) best = { index, rank: at.rank };
+  });
+  return best?.index;
+}
+
+/**
  * The words of platforms' bounce types, statuses and suppression reasons, compared as header names are
  * (`HardBounce`, `hard_bounce`, `Hard bounce` are one word). Hard: the mailbox or domain does not exist or
  * refuses for good. Soft: a temporary failure (mailbox full, greylisting, DNS trouble). Other: not a bounce.

@@ -10,7 +10,7 @@
 import type { Database } from 'better-sqlite3';
 import { basename } from 'node:path';
 import { describeStatusCode } from '../../../shared/api/codes.js';
-import { HEADER_SYNONYMS, looksLikeEmail, normaliseHeaderName } from '../../../shared/columns.js';
+import { looksLikeEmail } from '../../../shared/columns.js';
 import { addressKey } from '../../../shared/exportChoices.js';
 import {
   MAX_MISSED_LISTED,
@@ -25,7 +25,7 @@ import {
   type ProviderFamily,
 } from '../../../shared/outcomes.js';
 import { ImportFileError, importBouncesFile, readCsv } from '../../../service/identity/import.js';
-import type { BounceRecord } from '../../../service/identity/import.bounces.js';
+import { emailColumnOf, type BounceRecord } from '../../../service/identity/import.bounces.js';
 import type { HistoryDb, JobRecord } from '../history/db.js';
 import { jobChecksOf } from '../history/jobVersions.js';
 import { desktopExportSpec } from '../jobs/desktopExport.js';
@@ -80,22 +80,17 @@ function isOfflineJob(db: HistoryDb, job: JobRecord): boolean {
   );
 }
 
-/** Reads a sent or delivered list: the canonical addresses of its email column (found as everywhere). */
+/** Reads a sent or delivered list: the addresses of its email column (found as a bounces file's is). */
 async function readSentList(file: OutcomesFile, signal?: AbortSignal): Promise<Set<string>> {
   const sent = new Set<string>();
   let emailAt = -1;
-  const emailNames = new Set(
-    [...HEADER_SYNONYMS.email, 'recipient', 'recipient email', 'recipient address', 'address'].map(
-      normaliseHeaderName,
-    ),
-  );
   await readCsv(
     file.path,
     (_line, row) => {
       if (emailAt < 0) {
         if (row.length === 1 && looksLikeEmail(row[0])) emailAt = 0;
         else {
-          emailAt = row.findIndex((name) => emailNames.has(normaliseHeaderName(name)));
+          emailAt = emailColumnOf(row) ?? -1;
           if (emailAt < 0)
             throw new OutcomesError(
               `The sent list ${file.name} names no email column (email, email address, recipient or address).`,

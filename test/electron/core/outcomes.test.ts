@@ -191,6 +191,22 @@ describe('outcomes of a job', () => {
     expect(report.exportRows.unmatched).toBe(2);
   });
 
+  it('reads a sent list’s email column as a bounces file’s, past a postal Address before it', async () => {
+    const id = jobWith([
+      'sg.hard1@example.com,Ann,valid,50,,,,sg.hard1@example.com',
+      'kept@example.com,K,valid,50,,,,kept@example.com',
+    ]);
+    const report = await importJobOutcomes({
+      db,
+      job: getJob(db, id)!,
+      resultsDir,
+      serviceDb,
+      bounces: { path: join(BOUNCE_FIXTURES, 'sendgrid-bounces.csv'), name: 'sendgrid-bounces.csv' },
+      sent: file('contacts.csv', 'Address,Email\n"1 Main St, Springfield",sg.hard1@example.com\n'),
+    });
+    expect([report.sent, report.hardBounced]).toEqual([1, 1]);
+  });
+
   it.each(BOUNCE_FIXTURE_FILES)('reads %s and matches each of its addresses to the job', async (name) => {
     const addresses = fixtureAddresses(name);
     const unique = [...new Map(addresses.map((a) => [a.email, a])).values()];
