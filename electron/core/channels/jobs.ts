@@ -56,14 +56,17 @@ export function jobHandlers(ctx: CoreContext): Handlers<JobsChannel> {
           `${refused.map((service) => LIST_SERVICE_TITLES[service]).join(', ')} ${refused.length === 1 ? 'is' : 'are'} not available on this connection` +
             (allowed.source === 'chosen' ? ': tick it on the Connection screen if your key has it.' : '.'),
         );
-      // The row count from the pre-check already made of this layout, else counted here.
+      // The row count from the pre-check already made of this layout, else counted here when the list may be
+      // split (whether it is over the limit, only the exact count says). A list sent whole is not counted
+      // first (a pass over the file before the upload starts: 0.6 s for 1,000,000 rows): the service's own
+      // count of its records becomes the job's rows as soon as it reports them.
       const checked = ctx.staging.checks.answered(input.fileId, input.mapping);
       const inspection = await inspectFile({
         fileId: input.fileId,
         ...file,
         delimiter: input.mapping.delimiter,
         header: input.mapping.header,
-        isCountExact: checked === undefined,
+        isCountExact: checked === undefined && input.options.split,
       });
       if (checked)
         Object.assign(inspection, {

@@ -59,10 +59,16 @@ export class ResultsCounter {
   private roleAccounts = 0;
   private duplicates = 0;
 
+  /**
+   * `isRuleShared`: `rule` is an export's own, run by the exporter for that export (the default export
+   * written in the same pass): each row's decision is then given to `row`, not asked again (a rule that
+   * removes duplicates would take a row for a repeat of itself), and its header is the exporter's to read.
+   */
   constructor(
     private readonly rule: ExportRule,
     private readonly kind: string,
     private readonly isOffline: boolean,
+    private readonly isRuleShared = false,
   ) {}
 
   /** False when the results have no `Validation Status` (the job ran no validation): nothing to count. */
@@ -74,11 +80,12 @@ export class ResultsCounter {
       domainType: index('Domain Type'),
       role: index('Role Account'),
     };
-    this.rule.header?.(names);
+    if (!this.isRuleShared) this.rule.header?.(names);
     return true;
   }
 
-  row(row: ResultRow): void {
+  /** `isWritten`: whether the default export wrote the row, when its rule is shared (see the constructor). */
+  row(row: ResultRow, isWritten?: boolean): void {
     const { status, isDuplicate } = row;
     this.rows++;
     this.statuses[status] = (this.statuses[status] ?? 0) + 1;
@@ -93,7 +100,7 @@ export class ResultsCounter {
     if (domainType !== '') this.domainTypes[domainType] = (this.domainTypes[domainType] ?? 0) + 1;
     if (at.role >= 0 && row.field(at.role).trim().toLowerCase() === 'true') this.roleAccounts++;
     if (isDuplicate) this.duplicates++;
-    if (this.rule.row(row) !== false) this.ready++;
+    if (this.isRuleShared ? isWritten === true : this.rule.row(row) !== false) this.ready++;
   }
 
   result(): ResultsCounts {

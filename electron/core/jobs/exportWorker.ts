@@ -18,7 +18,7 @@ import {
   type BatchBuffers,
   type FramedBatch,
 } from './rowFramer.js';
-import { ResultsExporter, counterOf, targetOf, type ExportRequest, type ResultsSummary } from './exports.js';
+import { openExporter, type ResultsExporter, type ExportRequest, type ResultsSummary } from './exports.js';
 
 /** What a worker is given at its start: its role, and its end of the channel between the two. */
 export interface ExportWorkerData {
@@ -185,11 +185,7 @@ if (role === 'frame') {
     }
     inTurn(async () => {
       if (request.partPath !== undefined) file = await BufferedFile.create(request.partPath);
-      exporter = await ResultsExporter.open(
-        request.delimiter,
-        request.exports.map(targetOf),
-        request.counts ? counterOf(request.counts) : undefined,
-      );
+      exporter = await openExporter(request.delimiter, request.exports, request.counts);
     });
     started();
   });

@@ -229,6 +229,28 @@ const NOTHING_CORRECTED: AppendedRow = { append: [''] };
 export const counterOf = (request: CountsRequest): ResultsCounter =>
   new ResultsCounter(ruleOf(request.spec), request.spec.kind, request.isOffline);
 
+/**
+ * The targets of `exports`, and the counter of `counts`. When the first export is the default export itself
+ * (the desktop's download writes it in the same pass, preparedExport.ts), the counter takes that export's
+ * decision for each row rather than running the same rule a second time: half the rule's work (its
+ * duplicate table, its choices) for every row of the download.
+ */
+export function targetsAndCounter(
+  exports: readonly ExportRequest[],
+  counts: CountsRequest | undefined,
+): { targets: ExportTarget[]; counter?: ResultsCounter; isCounterShared: boolean } {
+  const targets = exports.map(targetOf);
+  if (!counts) return { targets, isCounterShared: false };
+  const first = targets[0];
+  if (first && JSON.stringify(exports[0].spec) === JSON.stringify(counts.spec))
+    return {
+      targets,
+      counter: new ResultsCounter(first.rule, counts.spec.kind, counts.isOffline, true),
+      isCounterShared: true,
+    };
+  return { targets, counter: counterOf(counts), isCounterShared: false };
+}
+
 export const targetOf = (request: ExportRequest): ExportTarget => ({
   name: request.name,
   path: request.path,
@@ -360,16 +382,26 @@ export class ResultsExporter {
 
   /** Counts the rows as they pass (the Results screen's numbers); none when the results have no status. */
   private counter: ResultsCounter | undefined;
+  /** The counter's rule is the first export's (targetsAndCounter): it is told that export's decision. */
+  private isCounterShared = false;
+  /** Whether the first export wrote the row `takeFrom` decided last. */
+  private isFirstWritten = false;
 
   private constructor(private readonly delimiter: string) {}
 
+  /**
+   * `isCounterShared`: `counter` counts with the first target's own rule (targetsAndCounter), which decides
+   * each row once for both.
+   */
   static async open(
     delimiter: string,
     targets: readonly ExportTarget[],
     counter?: ResultsCounter,
+    isCounterShared = false,
   ): Promise<ResultsExporter> {
     const exporter = new ResultsExporter(delimiter);
     exporter.counter = counter;
+    exporter.isCounterShared = counter !== undefined && isCounterShared && targets.length > 0;
     try {
       for (const target of targets) {
         const temporary = temporaryPathOf(target.path);
@@ -427,8 +459,11 @@ export class ResultsExporter {
       view.set(batch, at, status);
       this.rows++;
       if (view.isDuplicate) this.duplicates++;
-      this.counter?.row(view);
+      if (!this.isCounterShared) this.counter?.row(view);
       const waiting = this.takeFrom(0, buf, rows[at + R_START], rows[at + R_CONTENT_END], rows[at + R_NEXT]);
+      // The first export decided the row before any wait (takeFrom starts with it), and the view is still
+      // this row's until the next `set`.
+      if (this.isCounterShared) this.counter?.row(view, this.isFirstWritten);
       if (waiting) await waiting;
     }
     await this.flushRuns(buf);
@@ -500,6 +535,7 @@ export class ResultsExporter {
     for (; k < this.files.length; k++) {
       const state = this.files[k];
       const outcome = state.target.rule.row(this.view!);
+      if (k === 0) this.isFirstWritten = outcome !== false;
       if (outcome === false) continue;
       state.rows++;
       const waiting = this.place(state, outcome, buf, start, contentEnd, next);
@@ -638,6 +674,16 @@ const NO_FIELDS: readonly string[] = [];
 const isAppended = (outcome: RowOutcome): outcome is AppendedRow =>
   typeof outcome === 'object' && !Array.isArray(outcome);
 
+/** An exporter of `exports` counting `counts` as they pass (one decision a row for the default export). */
+export function openExporter(
+  delimiter: string,
+  exports: readonly ExportRequest[],
+  counts: CountsRequest | undefined,
+): Promise<ResultsExporter> {
+  const { targets, counter, isCounterShared } = targetsAndCounter(exports, counts);
+  return ResultsExporter.open(delimiter, targets, counter, isCounterShared);
+}
+
 /**
  * Stored results files up to this size are exported in the calling thread: the two workers' start-up would
  * cost more than they save.
@@ -664,7 +710,7 @@ export async function exportResultsFile(
   const exporter =
     size > inThreadUpTo
       ? ResultsSink.spawn().begin(undefined, delimiter, exports, counts)
-      : await ResultsExporter.open(delimiter, exports.map(targetOf), counts ? counterOf(counts) : undefined);
+      : await openExporter(delimiter, exports, counts);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) await exporter.push(chunk);
   } catch (error) {

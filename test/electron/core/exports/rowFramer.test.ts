@@ -214,6 +214,38 @@ describe('exportResultsFile in two worker threads', () => {
       ).toBe(true);
   });
 
+  it('counts with the default export’s own decisions what a count alone gives', async () => {
+    // The desktop's download writes the default export and counts the Results numbers in one pass: the
+    // counter takes the export's decision for each row instead of deciding again. Repeated addresses (in
+    // other cases) and a quarter of the rows duplicates: a second decision by the same rule would take
+    // every row for a repeat of itself.
+    const dir = tempDir();
+    dirs.push(dir);
+    const results = join(dir.path, 'list-3-Validation.csv');
+    const lines = [HEADER.join(',')];
+    for (let i = 0; i < 4_000; i++) {
+      const address = i % 4 === 3 ? `User${i % 97}@Example.com` : `user${i % 1_000}@example.com`;
+      const status = ['valid', 'invalid', 'unknown', 'corrected', 'risky'][i % 5];
+      lines.push([address, 'n', status, String(10 + (i % 7)), i % 4 === 3 ? 'true' : 'false', ''].join(','));
+    }
+    writeFileSync(results, `${lines.join('\n')}\n`);
+    const spec = { kind: 'clean' as const, choices: defaultExportChoices('clean'), emailIndex: 0 };
+    const counts = { spec, isOffline: true };
+    const alone = await exportResultsFile(results, 'list.csv', ',', [], counts);
+    const exports = (tag: string): ExportRequest[] => [
+      { name: 'clean', path: join(dir.path, `${tag}-clean.csv`), spec },
+    ];
+    const inThread = await exportResultsFile(results, 'list.csv', ',', exports('one'), counts);
+    const inWorkers = await exportResultsFile(results, 'list.csv', ',', exports('two'), counts, 0);
+    expect(alone.counts!.duplicatesLeftOut).toBeGreaterThan(1_000);
+    expect(alone.counts!.ready).toBeGreaterThan(0);
+    for (const shared of [inThread, inWorkers]) {
+      expect(shared.counts).toEqual(alone.counts);
+      expect(shared.counts!.ready).toBe(shared.exported.clean);
+      expect(shared.leftOut?.clean?.duplicates).toBe(alone.counts!.duplicatesLeftOut);
+    }
+  });
+
   it('refuses results it cannot read, and leaves no temporary file', async () => {
     const dir = tempDir();
     dirs.push(dir);
