@@ -308,6 +308,36 @@ export function showProgress(progress: Progress): (event: JobEvent) => void {
   };
 }
 
+/**
+ * When each stage of a run ended, in milliseconds since the process started (`--json`'s `stages_ms`): the
+ * upload began (`started`: the process's own start-up, the service's, the file's layout read) and ended
+ * (`uploaded`), the list reached its results (`processed`: the first byte of the download), the results and
+ * exports were written (`exported`), and the run was over (`done`: the history kept, the summary made). What
+ * the list benchmark reports stage by stage.
+ */
+class RunStages {
+  private readonly at: Record<string, number> = {};
+
+  see(event: JobEvent): void {
+    if (event.phase === 'uploading') this.markOnce('started');
+    else if (event.phase === 'submitted') this.mark('uploaded');
+    else if (event.phase === 'downloading') this.markOnce('processed');
+  }
+
+  mark(stage: string): void {
+    this.at[stage] = Math.round(performance.now());
+  }
+
+  private markOnce(stage: string): void {
+    if (this.at[stage] === undefined) this.mark(stage);
+  }
+
+  done(): Record<string, number> {
+    this.mark('done');
+    return { ...this.at };
+  }
+}
+
 /** The embedded service may be polled often; a remote one no faster than every 5 s (pollList enforces it). */
 export function pollIntervalFor(baseUrl: string, embedded: EmbeddedService | undefined): number {
   return isLoopbackUrl(baseUrl) && embedded ? LOCAL_POLL_MIN_INTERVAL_MS : LIST_POLL_MIN_INTERVAL_MS;
@@ -582,6 +612,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       process.stderr.write(`${line}\n`);
     });
     const showJob = showProgress(progress);
+    const stages = new RunStages();
     const result = await runListJob({
       client,
       file: path,
@@ -594,6 +625,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
       reportOnly: isReportOnly,
       pollIntervalMs: pollIntervalFor(client.baseUrl, embedded),
       onEvent: (event) => {
+        stages.see(event);
         showJob(event);
         if (event.phase === 'processing') notes(event.list);
       },
@@ -601,6 +633,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
         info(`Taking up list ${listId}, submitted by an earlier run that was interrupted.`),
     });
     progress.end();
+    stages.mark('exported');
     await embedded?.decided;
     if (!result.ok) throw new CliError(result.error.message);
     const outcome = result.value;
@@ -767,6 +800,7 @@ export async function clean(file: string, options: CleanOptions): Promise<void> 
           ...(explainPath ? { explain: hasExplain ? explainPath : null } : {}),
           ...(kept ? { job: kept.id } : {}),
           ...(changes ? { changes: changes.json } : {}),
+          stages_ms: stages.done(),
         })}\n`,
       );
       return;

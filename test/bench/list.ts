@@ -29,6 +29,24 @@ const preload = pathToFileURL(join(here, 'listMaxRss.js')).href;
 interface Run {
   readonly ms: number;
   readonly rssBytes: number;
+  /** What the process printed on its standard output. */
+  readonly stdout: string;
+}
+
+/** `clean --json`'s `stages_ms`: when each stage ended, in ms since the process started. */
+type Stages = Record<'started' | 'uploaded' | 'processed' | 'exported' | 'done', number>;
+
+/** The stages of a clean run, from the start-up to its exit: their names and lengths in ms. */
+function stagesOf(run: Run): [string, number][] {
+  const at = (JSON.parse(run.stdout) as { stages_ms: Stages }).stages_ms;
+  return [
+    ['start-up (Node, the CLI, the embedded service)', at.started],
+    ['upload (E7, to the service on loopback)', at.uploaded - at.started],
+    ['processing (pass 1 and pass 2 at the service)', at.processed - at.uploaded],
+    ['download and export', at.exported - at.processed],
+    ['history and summary', at.done - at.exported],
+    ['exit', run.ms - at.done],
+  ];
 }
 
 /** Runs `node ARGS` to completion; its wall time and peak RSS. Output goes to a log (stderr on failure). */
@@ -42,7 +60,11 @@ function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      stdout += chunk.toString();
+    });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
@@ -50,7 +72,7 @@ function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
       try {
         if (code !== 0)
           throw new Error(`node ${args.join(' ')} exited with ${code}:\n${output.slice(-2000)}`);
-        resolve({ ms, rssBytes: Number(readFileSync(rssFile, 'utf8')) });
+        resolve({ ms, rssBytes: Number(readFileSync(rssFile, 'utf8')), stdout });
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
       } finally {
@@ -82,17 +104,11 @@ export async function benchList(options: {
         copyFileSync(join(bounced.serviceDir, SERVICE_DB_FILE), join(run, 'service', SERVICE_DB_FILE));
       }
       try {
-        return await timed([
-          cli,
-          'clean',
-          data.path,
-          '--out',
-          run,
-          '--data-dir',
-          join(run, 'service'),
-          '--export',
-          'clean',
-        ]);
+        // Its history in the run's folder (a clean keeps each run in the app home's history by default).
+        return await timed(
+          [cli, 'clean', data.path, '--out', run, '--data-dir', join(run, 'service'), '--export', 'clean', '--json'],
+          { MAILSIEVE_HOME: join(run, 'home') },
+        );
       } finally {
         rmSync(run, { recursive: true, force: true });
       }
@@ -125,6 +141,9 @@ export async function benchList(options: {
     console.log(
       `  mailsieve clean         ${fmt(cleaned.ms)} ms   (runs: ${cleanRuns.map((r) => fmt(r.ms)).join(', ')})   peak ${mb(peakRss)}`,
     );
+    // The median run's stages (issue 38), each against the parse.
+    for (const [name, ms] of stagesOf(cleaned))
+      console.log(`    ${name.padEnd(48)} ${fmt(ms).padStart(6)} ms   ${fmt(ms / parse.ms, 2)} × the parse`);
     console.log(`  clean / naive           ${fmt(vsNaive, 2)}   (target ≤ 0.5)  ${verdict(vsNaive <= 0.5)}`);
     console.log(`  desktop path            ${fmt(desktop.ms)} ms   peak ${mb(desktop.rssBytes)}`);
     console.log(`  clean / parse           ${fmt(vsParse, 2)}   (target ≤ 5)    ${verdict(vsParse <= 5)}`);

@@ -97,6 +97,13 @@ describe('mailsieve clean', () => {
       exports: [{ kind: 'clean', path: join(out, 'addresses-clean.txt'), rows: 2 }],
       offline: true,
     });
+    // When each stage ended, in order (the list benchmark reports them): ms since the process started.
+    const stages = outcome.stages_ms as Record<string, number>;
+    const order = ['started', 'uploaded', 'processed', 'exported', 'done'];
+    expect(Object.keys(stages).sort()).toEqual([...order].sort());
+    expect(stages.started).toBeGreaterThan(0);
+    for (let i = 1; i < order.length; i++)
+      expect(stages[order[i]]).toBeGreaterThanOrEqual(stages[order[i - 1]]);
     expect(result.stderr).toMatch(
       /addresses\.txt: delimiter tab \(from the file name\), no header row \(detected\)/,
     );

@@ -51,7 +51,8 @@ export interface CountsRequest {
 export class ResultsCounter {
   private at = { code: -1, domainType: -1, role: -1 };
   private readonly statuses: Record<string, number> = {};
-  private readonly codes = new Map<string, number>();
+  /** Rows by code, then by final status (both strings as the results have them). */
+  private readonly codes = new Map<string, Map<string, number>>();
   private readonly domainTypes: Record<string, number> = {};
   private readonly groups = { ready: 0, invalid: 0, risky: 0, unknown: 0 };
   private rows = 0;
@@ -93,8 +94,9 @@ export class ResultsCounter {
     const at = this.at;
     const code = at.code < 0 ? '' : row.field(at.code).trim();
     if (code !== '') {
-      const key = `${code}\t${status}`;
-      this.codes.set(key, (this.codes.get(key) ?? 0) + 1);
+      let byStatus = this.codes.get(code);
+      if (byStatus === undefined) this.codes.set(code, (byStatus = new Map<string, number>()));
+      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     }
     const domainType = at.domainType < 0 ? '' : row.field(at.domainType).trim().toLowerCase();
     if (domainType !== '') this.domainTypes[domainType] = (this.domainTypes[domainType] ?? 0) + 1;
@@ -114,10 +116,9 @@ export class ResultsCounter {
       duplicatesLeftOut: this.rule.leftOut?.().duplicates ?? 0,
       statuses: { ...this.statuses },
       codes: [...this.codes.entries()]
-        .map(([key, count]) => {
-          const [code, status] = key.split('\t');
-          return { code: Number(code), status: status ?? '', rows: count };
-        })
+        .flatMap(([code, byStatus]) =>
+          [...byStatus.entries()].map(([status, count]) => ({ code: Number(code), status, rows: count })),
+        )
         .sort((a, b) => b.rows - a.rows || a.code - b.code || a.status.localeCompare(b.status)),
       domainTypes: { ...this.domainTypes },
       roleAccounts: this.roleAccounts,
