@@ -106,7 +106,18 @@ export async function benchList(options: {
       try {
         // Its history in the run's folder (a clean keeps each run in the app home's history by default).
         return await timed(
-          [cli, 'clean', data.path, '--out', run, '--data-dir', join(run, 'service'), '--export', 'clean', '--json'],
+          [
+            cli,
+            'clean',
+            data.path,
+            '--out',
+            run,
+            '--data-dir',
+            join(run, 'service'),
+            '--export',
+            'clean',
+            '--json',
+          ],
           { MAILSIEVE_HOME: join(run, 'home') },
         );
       } finally {
