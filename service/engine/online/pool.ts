@@ -82,8 +82,11 @@ export interface PacingHost {
 export type LaneOutcome =
   | { readonly kind: 'reply'; readonly reply: SmtpReply; readonly class: RcptClass }
   | { readonly kind: 'failure'; readonly failure: SessionFailure }
-  /** The caller stopped waiting (its signal aborted) before the job's turn came: nothing was asked. */
-  | { readonly kind: 'cancelled' }
+  /**
+   * The caller stopped waiting (its signal aborted) before the job's turn came, or the job left a queue whose
+   * next turn was further off than it would wait (`turnAt`: then): nothing was asked.
+   */
+  | { readonly kind: 'cancelled'; readonly turnAt?: number }
   /** The host is remembered as unreachable or refusing us; not contacted again. */
   | {
       readonly kind: 'skipped';
@@ -110,6 +113,8 @@ interface Job {
   readonly budgetMs: number | undefined;
   readonly log: string[];
   retried: boolean;
+  /** Leaves the queue, unasked, when the host's next new conversation is further off than this (ms). */
+  readonly leaveAfterMs: number | undefined;
   resolve(outcome: LaneOutcome): void;
 }
 
@@ -150,6 +155,9 @@ function onAbort(signal: AbortSignal, callback: () => void): () => void {
   const registered = callbacks;
   return () => registered.delete(callback);
 }
+
+/** The longest an idle conversation is kept while its host's connections a minute are scarce (Lane.idleMs). */
+const SCARCE_IDLE_MS = 15_000;
 
 export class SmtpPool {
   readonly stats: PoolStats = {
@@ -209,7 +217,9 @@ export class SmtpPool {
   /**
    * Asks `host` (at one of `ips`) about one recipient, queued behind the host's other work until `deadline`;
    * with `budgetMs`, the conversation has that long from when its turn comes (a list's politeness may make an
-   * address wait minutes at a busy host without eating its own time).
+   * address wait minutes at a busy host without eating its own time). With `leaveAfterMs`, it leaves the queue
+   * unasked (cancelled, with the time of the turn) when no conversation open can take it and a new one may not
+   * open before that long: a team node's address of a heavy domain, which another node may ask now.
    */
   rcpt(
     host: string,
@@ -220,6 +230,7 @@ export class SmtpPool {
     budgetMs?: number,
     isUrgent = false,
     signal?: AbortSignal,
+    leaveAfterMs?: number,
   ): Promise<LaneOutcome> {
     if (signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
     if (this.isClosed)
@@ -237,7 +248,7 @@ export class SmtpPool {
       this.lanes.set(host, lane);
     }
     lane.ips = ips;
-    return lane.submit(address, deadline, log, budgetMs, isUrgent, signal);
+    return lane.submit(address, deadline, log, budgetMs, isUrgent, signal, leaveAfterMs);
   }
 
   /** @internal A lane asks for a connection slot; false means wait for `release`. */
@@ -308,6 +319,8 @@ export class SmtpPool {
 class Lane {
   ips: readonly string[] = [];
   private readonly queue: Job[] = [];
+  /** Jobs of the queue that leave it when the next turn is far (Job.leaveAfterMs). */
+  private leavers = 0;
   private readonly idle: { session: SmtpSession; timer: NodeJS.Timeout }[] = [];
   private sessions = 0;
   private nextConnectAt = 0;
@@ -371,6 +384,7 @@ class Lane {
     budgetMs: number | undefined,
     isUrgent: boolean,
     signal?: AbortSignal,
+    leaveAfterMs?: number,
   ): Promise<LaneOutcome> {
     return new Promise((settle) => {
       // A job still waiting for its turn when the signal aborts leaves the queue unasked.
@@ -380,11 +394,25 @@ class Lane {
         this.queue.splice(at, 1);
         job.resolve({ kind: 'cancelled' });
       };
+      let isSettled = false;
       const resolve = (outcome: LaneOutcome) => {
+        if (isSettled) return;
+        isSettled = true;
+        if (leaveAfterMs !== undefined) this.leavers--;
         stopListening?.();
         settle(outcome);
       };
-      const job: Job = { address, deadline, waitUntil: deadline, budgetMs, log, retried: false, resolve };
+      const job: Job = {
+        address,
+        deadline,
+        waitUntil: deadline,
+        budgetMs,
+        log,
+        retried: false,
+        leaveAfterMs,
+        resolve,
+      };
+      if (leaveAfterMs !== undefined) this.leavers++;
       const stopListening = signal ? onAbort(signal, cancel) : undefined;
       if (isUrgent) this.queue.unshift(job);
       else this.queue.push(job);
@@ -489,6 +517,11 @@ class Lane {
       this.pool.unwait(this);
       return;
     }
+    if (this.leavers > 0) this.leaveIfTurnIsFar(now);
+    if (this.queue.length === 0) {
+      this.pool.unwait(this);
+      return;
+    }
     if (this.needsAnotherSession()) {
       const at = this.nextConnectTime(now);
       if (at === undefined) this.allowance.waiters.add(this.wake);
@@ -511,6 +544,40 @@ class Lane {
   }
 
   /**
+   * The jobs that would rather leave than wait long (Job.leaveAfterMs) leave the queue, unasked, when the
+   * conversations open or opening cannot take them and the host allows no new one before that long (its
+   * connections of the minute spent): a team node's checks of a heavy domain then go back to the queue of
+   * parts, for a node whose allowance has room now, instead of waiting here for this node's next minute.
+   */
+  private leaveIfTurnIsFar(now: number): void {
+    const at = this.nextConnectTime(now);
+    // Conversations at once are the bound (undefined): one open now ends soon and takes the next.
+    if (at === undefined) return;
+    const wait = at - now;
+    const kept = this.capacity();
+    for (let i = this.queue.length - 1; i >= kept; i--) {
+      const job = this.queue[i];
+      if (job.leaveAfterMs === undefined || wait <= job.leaveAfterMs) continue;
+      this.queue.splice(i, 1);
+      job.log.push(
+        `SMTP: ${this.host} allows this machine no new conversation for ${Math.ceil(wait / 1000)} s: left for another node`,
+      );
+      job.resolve({ kind: 'cancelled', turnAt: at });
+    }
+  }
+
+  /** Recipients the conversations open or opening may still ask (each a recipient more than it asked). */
+  private capacity(): number {
+    const max = this.maxRcpt;
+    // Opening conversations take the job they were opened for, then up to max - 1 more.
+    let capacity = (this.sessions - this.live.size) * (max - 1);
+    for (const session of this.live)
+      if (session.alive && session.errors < this.errorAllowance)
+        capacity += Math.max(0, max - session.rcptCount);
+    return capacity;
+  }
+
+  /**
    * Whether the queue needs a conversation more than those open or opening can give: a domain's few
    * addresses (and its catch-all probe) go through one conversation, one after the other, instead of taking
    * a second connection (and a second greeting delay, and a second global slot) for them; a host with more
@@ -518,13 +585,7 @@ class Lane {
    */
   private needsAnotherSession(): boolean {
     if (this.sessions === 0) return true;
-    const max = this.maxRcpt;
-    // Opening conversations take the job they were opened for, then up to max - 1 more.
-    let capacity = (this.sessions - this.live.size) * (max - 1);
-    for (const session of this.live)
-      if (session.alive && session.errors < this.errorAllowance)
-        capacity += Math.max(0, max - session.rcptCount);
-    return this.queue.length > capacity;
+    return this.queue.length > this.capacity();
   }
 
   private wakeAt(at: number): void {
@@ -852,7 +913,7 @@ class Lane {
         this.pool.noteIdle(this, this.idle.length > 0);
         session.quit();
         this.ended(session);
-      }, this.pool.options.idleMs);
+      }, this.idleMs());
       this.idle.push({ session, timer });
       this.pool.noteIdle(this, true);
     } else {
@@ -860,6 +921,23 @@ class Lane {
       this.ended(session);
     }
     this.pump();
+  }
+
+  /**
+   * How long an idle conversation waits for the host's next address: `idleMs`, or, once half the host's
+   * connections a minute are spent, a quarter of the minute (at most SCARCE_IDLE_MS). Connections are then
+   * what bounds the pace, and one opened for the next addresses (a list part's, a moment later) would spend
+   * one of the minute's few on what this conversation can still ask: a conversation closed on one address
+   * costs a heavy domain its share of a minute's recipients. An idle conversation still gives way at once to
+   * another host waiting for a slot (SmtpPool.takeSlot).
+   */
+  private idleMs(): number {
+    const { idleMs } = this.pool.options;
+    const now = Date.now();
+    const perMinute = this.allowance.limit('rate', now);
+    if (!Number.isFinite(perMinute) || this.allowance.recentConnects(now) * 2 < perMinute) return idleMs;
+    const windowMs = this.pool.options.connectWindowMs ?? 60_000;
+    return Math.max(idleMs, Math.min(SCARCE_IDLE_MS, windowMs / 4));
   }
 
   /** A session is over: its slot is free. */

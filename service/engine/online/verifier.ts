@@ -165,6 +165,13 @@ export interface OnlineVerifyOptions {
    * verdict is then `cancelled`, nothing having been asked of the mailbox. A conversation under way finishes.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Stops waiting when the mail host allows this machine no new conversation for longer than this (ms), and
+   * none open can take the check (its connections of the minute spent): the verdict is then `cancelled`, with
+   * `turnAt`. A team node's check of a heavy domain, which another node, with room in its own allowance, may
+   * ask now.
+   */
+  readonly leaveIfTurnAfterMs?: number;
 }
 
 /**
@@ -205,6 +212,8 @@ export interface OnlineVerdict extends Verdict {
   readonly cause?: UnknownCause;
   /** The check stopped before its turn came (OnlineVerifyOptions.signal): no answer; ask it again later. */
   readonly cancelled?: boolean;
+  /** For a check that left a far turn (OnlineVerifyOptions.leaveIfTurnAfterMs): when the turn was (epoch ms). */
+  readonly turnAt?: number;
   /** What was asked and answered, when requested. Never holds anything secret. */
   readonly explain?: readonly string[];
 }
@@ -310,8 +319,8 @@ interface Answer {
 
 type MailboxOutcome =
   | { kind: 'accepted'; host: string; answer: Answer }
-  /** The check stopped waiting for its turn (its signal aborted): nothing was asked. */
-  | { kind: 'cancelled' }
+  /** The check stopped waiting for its turn (its signal aborted, or the turn was far): nothing was asked. */
+  | { kind: 'cancelled'; turnAt?: number }
   | { kind: 'rejected'; code: number; reason: string; answer: Answer }
   | {
       kind: 'unknown';
@@ -423,6 +432,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
     /** Ask before the host's queue (the catch-all probe: every accepted address waits for it). */
     isUrgent = false,
     signal?: AbortSignal,
+    leaveAfterMs?: number,
   ): Promise<MailboxOutcome> {
     let delay = greylistDelayMs;
     for (;;) {
@@ -460,7 +470,17 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
             }
           }
         }
-        const outcome = await pool.rcpt(host.name, ips, rcpt, deadline, log, turnBudgetMs, isUrgent, signal);
+        const outcome = await pool.rcpt(
+          host.name,
+          ips,
+          rcpt,
+          deadline,
+          log,
+          turnBudgetMs,
+          isUrgent,
+          signal,
+          leaveAfterMs,
+        );
         if (outcome.kind === 'cancelled') return outcome;
         if (outcome.kind === 'skipped') {
           if (outcome.state === 'blocked')
@@ -802,6 +822,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
       queueMs > 0 ? verifyOptions.budgetMs : undefined,
       false,
       verifyOptions.signal,
+      verifyOptions.leaveIfTurnAfterMs,
     );
     if (mailbox.kind === 'cancelled')
       return {
@@ -813,6 +834,7 @@ export function createOnlineVerifier(options: OnlineOptions = {}): OnlineVerifie
           true,
         ),
         cancelled: true,
+        ...(mailbox.turnAt !== undefined ? { turnAt: mailbox.turnAt } : {}),
       };
     if (mailbox.kind === 'rejected')
       return finish({

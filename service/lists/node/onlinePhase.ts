@@ -165,6 +165,18 @@ export const DOMAIN_SHARE_ROWS = 20;
  * fastest asker.
  */
 export const DOMAIN_SHARE_YIELD_MS = 3_000;
+/**
+ * A team node's check of a heavy domain leaves the mail host's queue, unasked, when the host allows this node
+ * no new conversation for longer than this (its connections of the minute spent): the part goes back to the
+ * queue of parts for a node whose own allowance has room now, rather than wait for this node's next minute
+ * while the others sit idle.
+ */
+export const FAR_TURN_MS = 8_000;
+/**
+ * After its checks left a far turn, the node leaves the domain's parts to the others until this long before
+ * its turn: then it takes them again, so that they are queued at the host when its turn comes.
+ */
+export const TURN_LEAD_MS = 5_000;
 
 /**
  * The checks a team node holds, by domain, not yet answered: the parts of a list dominated by one domain are
@@ -186,11 +198,20 @@ export class DomainShare {
     return this.pending.get(domain) ?? 0;
   }
 
+  /** The domain most of a part's checks are at, when it is heavy: `limit` checks or more, half the part or more. */
+  heavy(domains: readonly string[]): string | undefined {
+    return this.top(domains).heavy;
+  }
+
   /**
-   * Takes a part's checks (their domains): false, taking nothing, when most of them are at one domain of
-   * which this node already holds `limit` checks or more.
+   * This node's turn at `domain`'s mail host is far (its connections of the minute spent): its parts are left
+   * to the other nodes until `until`.
    */
-  take(domains: readonly string[]): boolean {
+  pause(domain: string, until: number): void {
+    this.yielding.set(domain, Math.max(this.yielding.get(domain) ?? 0, until));
+  }
+
+  private top(domains: readonly string[]): { counts: Map<string, number>; heavy: string | undefined } {
     const counts = new Map<string, number>();
     let top = '';
     let topCount = 0;
@@ -202,10 +223,20 @@ export class DomainShare {
         topCount = count;
       }
     }
-    if (topCount >= this.limit && topCount * 2 >= domains.length) {
+    const isHeavy = topCount >= this.limit && topCount * 2 >= domains.length;
+    return { counts, heavy: isHeavy ? top : undefined };
+  }
+
+  /**
+   * Takes a part's checks (their domains): false, taking nothing, when most of them are at one domain of
+   * which this node already holds `limit` checks or more, or whose parts it leaves to the others a while.
+   */
+  take(domains: readonly string[]): boolean {
+    const { counts, heavy: top } = this.top(domains);
+    if (top !== undefined) {
       const now = Date.now();
       if (this.held(top) >= this.limit) {
-        this.yielding.set(top, now + this.yieldMs);
+        this.pause(top, now + this.yieldMs);
         return false;
       }
       if ((this.yielding.get(top) ?? 0) > now) return false;
@@ -358,6 +389,8 @@ export async function runPartOnline(
   const share = context.share;
   const batchDomains = share && batch.length > 0 ? batch.map((index) => domains[index]) : undefined;
   if (share && batchDomains && !share.take(batchDomains)) return { kind: 'handed-back' };
+  // Its checks of a heavy domain do not wait for a far turn at its mail host: other nodes may ask them now.
+  const heavy = share && batchDomains ? share.heavy(batchDomains) : undefined;
   if (batch.length > 0) {
     const deadline = Date.now() + settings.sliceMs;
     // At the slice's end, checks still waiting for their turn at a busy host stop waiting (unanswered, they
@@ -391,6 +424,7 @@ export async function runPartOnline(
           retryWithinBudget: false,
           queueMs: TURN_WAIT_MS,
           signal: sliceEnd.signal,
+          ...(heavy !== undefined && domains[index] === heavy ? { leaveIfTurnAfterMs: FAR_TURN_MS } : {}),
         });
       } catch {
         // Never claim more than was checked: a check that failed is unknown.
@@ -399,6 +433,12 @@ export async function runPartOnline(
       share?.done(domains[index]);
       if (verdict.cancelled) {
         unasked.push(index);
+        if (verdict.turnAt !== undefined) {
+          // This node's turn at the domain's host is far: the rest of the part goes back to the queue at once,
+          // for the other nodes, and this node takes the domain's parts again shortly before its turn.
+          share?.pause(domains[index], verdict.turnAt - TURN_LEAD_MS);
+          sliceEnd.abort();
+        }
         return;
       }
       const packed = packVerdict(verdict, settings.policy);
@@ -437,7 +477,10 @@ export async function runPartOnline(
     try {
       await context.lanes.feed({
         next: () =>
-          next < batch.length && !context.stopping.aborted && Date.now() < deadline
+          next < batch.length &&
+          !context.stopping.aborted &&
+          !sliceEnd.signal.aborted &&
+          Date.now() < deadline
             ? domains[batch[next]]
             : undefined,
         take: () => check(batch[next++]),

@@ -37,6 +37,26 @@ describe('DomainShare', () => {
   });
 });
 
+describe('DomainShare, a far turn (issue 38)', () => {
+  it('names a part’s heavy domain, and leaves its parts to the other nodes until shortly before this node’s turn', async () => {
+    const share = new DomainShare(20, 50);
+    expect(share.heavy(of('big.net', 100))).toBe('big.net');
+    expect(share.heavy([...of('big.net', 30), ...of('a.net', 40)])).toBe('a.net');
+    expect(share.heavy([...of('big.net', 30), ...of('a.net', 30), ...of('b.net', 30)])).toBeUndefined();
+    expect(share.heavy(of('big.net', 19))).toBeUndefined();
+    // This node's connections of the minute at big.net's host are spent: its turn is 120 ms off.
+    share.pause('big.net', Date.now() + 120);
+    expect(share.take(of('big.net', 100))).toBe(false);
+    // A part of many domains is still taken.
+    expect(share.take([...of('big.net', 30), ...of('a.net', 30), ...of('b.net', 30)])).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(share.take(of('big.net', 100))).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    share.done('big.net', 30);
+    expect(share.take(of('big.net', 100))).toBe(true);
+  });
+});
+
 describe('rowsPerPart', () => {
   it('cuts a team SMTP list into at least the parts asked, of at least 100 rows, at most PART_ROWS', () => {
     expect(rowsPerPart(3_000, undefined, 32)).toBe(100);

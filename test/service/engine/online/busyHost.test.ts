@@ -295,6 +295,73 @@ describe('a busy host', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('keeps an idle conversation for the next addresses once half its connections a minute are spent (issue 38)', async () => {
+    // Two batches 600 ms apart, the idle wait 200 ms: with connections a-plenty the first conversation is
+    // closed before the second batch; at 2 a window, it waits for it (a window of 8 s: a quarter is 2 s). A
+    // server each (a host's allowance is the process's, with the options of the first pool that asks).
+    const twoBatches = async (options: Partial<PoolOptions>) => {
+      const server = await startPostfixLike({ softErrors: 10, hardErrors: 20 });
+      cleanups.push(() => server.close());
+      const pool = poolFor(server.port, { idleMs: 200, ...options });
+      cleanups.push(() => pool.close());
+      const ask = (from: number) =>
+        Promise.all(
+          addressesOf(6)
+            .slice(from, from + 3)
+            .map((address) => pool.rcpt('mx.busy.test', ['127.0.0.1'], address, Date.now() + 10_000, [])),
+        );
+      const first = await ask(0);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const codes = [...first, ...(await ask(3))].map(codeOf);
+      return { codes, connections: server.log.connectedAt.length };
+    };
+    expect(await twoBatches({ maxConnectsPerMinute: 1000 })).toEqual({
+      codes: expectedCodes(addressesOf(6)),
+      connections: 2,
+    });
+    expect(await twoBatches({ maxConnectsPerMinute: 2, connectWindowMs: 8000 })).toEqual({
+      codes: expectedCodes(addressesOf(6)),
+      connections: 1,
+    });
+  });
+
+  it('lets a check that would rather leave go when the host allows no new conversation soon (issue 38)', async () => {
+    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20 });
+    cleanups.push(() => server.close());
+    // One connection a window of 5 s, two refusals a conversation: the first conversation asks two, then the
+    // next turn is 5 s off. The checks that would wait at most 1 s leave at once, unasked, with that turn.
+    const pool = poolFor(server.port, {
+      maxConnectsPerMinute: 1,
+      connectWindowMs: 5000,
+      maxErrorsPerSession: 2,
+    });
+    cleanups.push(() => pool.close());
+    const addresses = Array.from({ length: 6 }, (_, i) => `nobody${i}@busy.test`);
+    const started = Date.now();
+    const outcomes = await Promise.all(
+      addresses.map((address, i) =>
+        pool.rcpt(
+          'mx.busy.test',
+          ['127.0.0.1'],
+          address,
+          Date.now() + 20_000,
+          [],
+          undefined,
+          false,
+          undefined,
+          i === 5 ? undefined : 1000,
+        ),
+      ),
+    );
+    // The last one would not leave: it waits for the next window, and is asked then.
+    expect(outcomes.map(codeOf)).toEqual([550, 550, 'cancelled', 'cancelled', 'cancelled', 550]);
+    for (const outcome of outcomes.slice(2, 5)) {
+      expect(outcome.kind === 'cancelled' && outcome.turnAt).toBeGreaterThanOrEqual(started + 5000);
+    }
+    expect(server.log.connectedAt.length).toBe(2);
+    expect(server.log.connectedAt[1] - server.log.connectedAt[0]).toBeGreaterThanOrEqual(4900);
+  });
+
   it('opens more conversations a minute at a server that takes one recipient each, up to 4 times its cap', async () => {
     // One RCPT a conversation, as Microsoft's servers answer a second; a cap of 5 connections a "minute" of 3 s.
     const server = await startPostfixLike({ softErrors: 10, hardErrors: 20, recipients: 1 });
