@@ -37,12 +37,15 @@ type Observe = (response: ObservedResponse) => void;
  * is counted and logged once, when it ends.
  */
 export class ObservedResponse extends ServerResponse {
+  // The three members' defaults are the prototype's (below), not fields set on each response: a node that
+  // observes nothing (`--log-level warn`, no metrics) then makes its responses as Node's, and an observed
+  // one sets them in its `onRequest` hook anyway.
   /** Counts and logs this response when it ends; null until its request's hooks run, and once observed. */
-  observe: Observe | null = null;
+  declare observe: Observe | null;
   /** The request this answers (its id and key id go in its line). */
-  request: FastifyRequest | null = null;
+  declare request: FastifyRequest | null;
   /** When the request's hooks began (`performance.now()`). */
-  arrivedAt = 0;
+  declare arrivedAt: number;
 
   override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
     const observe = this.observe;
@@ -53,6 +56,10 @@ export class ObservedResponse extends ServerResponse {
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
   }
 }
+
+ObservedResponse.prototype.observe = null;
+ObservedResponse.prototype.request = null;
+ObservedResponse.prototype.arrivedAt = 0;
 
 /** Node HTTP(S) server options that make an observed node's responses (see observeRequests). */
 export const OBSERVED_SERVER: ServerOptions = {
