@@ -37,15 +37,12 @@ type Observe = (response: ObservedResponse) => void;
  * is counted and logged once, when it ends.
  */
 export class ObservedResponse extends ServerResponse {
-  // The three members' defaults are the prototype's (below), not fields set on each response: a node that
-  // observes nothing (`--log-level warn`, no metrics) then makes its responses as Node's, and an observed
-  // one sets them in its `onRequest` hook anyway.
   /** Counts and logs this response when it ends; null until its request's hooks run, and once observed. */
-  declare observe: Observe | null;
+  observe: Observe | null = null;
   /** The request this answers (its id and key id go in its line). */
-  declare request: FastifyRequest | null;
+  request: FastifyRequest | null = null;
   /** When the request's hooks began (`performance.now()`). */
-  declare arrivedAt: number;
+  arrivedAt = 0;
 
   override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
     const observe = this.observe;
@@ -56,10 +53,6 @@ export class ObservedResponse extends ServerResponse {
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
   }
 }
-
-ObservedResponse.prototype.observe = null;
-ObservedResponse.prototype.request = null;
-ObservedResponse.prototype.arrivedAt = 0;
 
 /** Node HTTP(S) server options that make an observed node's responses (see observeRequests). */
 export const OBSERVED_SERVER: ServerOptions = {
