@@ -12,10 +12,15 @@ export const MAX_PARAMETER_LENGTH = 4096;
 export function singleValued(query: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (query === null || typeof query !== 'object') return out;
-  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+  const values = query as Record<string, unknown>;
+  // A loop over the names, not Object.entries (an array a parameter, E1's every request): Fastify's parsed
+  // query has no prototype, so `in` sees its own parameters only; Object.hasOwn keeps any other object's.
+  for (const name in values) {
+    if (!Object.hasOwn(values, name)) continue;
+    const value = values[name];
     if (Array.isArray(value))
       throw new HttpError(400, `Parameter '${printable(name)}' was given more than once.`);
-    const text = String(value);
+    const text = typeof value === 'string' ? value : String(value);
     if (text.length > MAX_PARAMETER_LENGTH)
       throw new HttpError(
         400,

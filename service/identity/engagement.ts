@@ -33,7 +33,7 @@ export class EngagementScores {
   }
 
   /** The score of an address (any form) as of `nowS`, or undefined when it has no activity. */
-  of(address: string, nowS = Math.floor(Date.now() / 1000)): number | undefined {
+  of(address: string, nowS?: number): number | undefined {
     const generation = this.changes.generation();
     if (generation !== this.generation) {
       this.generation = generation;
@@ -49,7 +49,10 @@ export class EngagementScores {
       if (this.cached.size >= MAX_CACHED) this.cached.delete(this.cached.keys().next().value!);
       this.cached.set(address, packed);
     }
-    return packed === null ? undefined : engagementScoreFrom(summarisePacked(packed, nowS), nowS);
+    if (packed === null) return undefined;
+    // The clock is read only for an address with activity: E1 asks every answer without any.
+    const at = nowS ?? Math.floor(Date.now() / 1000);
+    return engagementScoreFrom(summarisePacked(packed, at), at);
   }
 }
 

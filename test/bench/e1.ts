@@ -4,8 +4,8 @@
 // the other: the bare route; E1 for that address, served as a team operates it (`--metrics`, a JSON line a
 // request to a file) and quiet (neither), by PAIRS servers each, in pairs of alternate order; E1 for ten kinds
 // of address in turn; E1 over a store holding activity data (every answer then looks for an engagement score).
-// Targets: E1 reaches at least 60% of the bare route's requests/s (issue 23; the median of the rounds'
-// ratios); E1 with metrics and logs on answers at least 95% of E1 quiet's (issue 28: "does not move by more
+// Targets: E1 (observed) reaches at least 85% of the bare route's requests/s (issue 38, was 60% in issue 23;
+// the median of the rounds' ratios); E1 with metrics and logs on answers at least 95% of E1 quiet's (issue 28: "does not move by more
 // than 5%"; every observed server's requests/s against every quiet one's).
 import autocannon from 'autocannon';
 import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
@@ -30,7 +30,7 @@ import { BARE_BODY, fmt, spawnLogging, spawnUntil, stop } from './util.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '..', '..', '..', 'bin', 'mailsieve.js');
 
-const TARGET_RATIO = 0.6;
+const TARGET_RATIO = 0.85;
 /** Issue 28: E1 with metrics and logs on moves by at most 5% from E1 with them off. */
 const OBSERVED_TARGET = 0.95;
 const CONNECTIONS = 32;
