@@ -155,13 +155,14 @@ export class Lanes {
  * Checks of one domain a team node may hold waiting before it hands a part of that domain back to the queue.
  * A node's pace at a mail server is its own source address's allowance: a node that already has this many of
  * a domain's checks to ask gains nothing from more of them, while another node, idle, would ask them at its
- * own pace. Below it the next part is taken while the ones of the parts before are asked, so the node never
- * waits for work: two parts of a team's SMTP list (100 rows each, lists/parts.ts), enough for the host's two
- * conversations at once while the next part is taken (a part handed back keeps the domain's parts away for
- * DOMAIN_SHARE_YIELD_MS: with a hold of 20, a node took about 100 rows every 4–5 s, one conversation at a time,
- * and spent its first minute's 30 connections over 35 s instead of 15; the second minute replays that spacing).
+ * own pace. Below it the next part is taken while the ones of the part before are asked, so the node never
+ * waits for work: a part of a team's SMTP list (100 rows, lists/parts.ts), enough for the host's two
+ * conversations at once while the next part is taken. With a hold of 20 a node took about 100 rows every 4–5 s
+ * (a part handed back keeps the domain's parts away for DOMAIN_SHARE_YIELD_MS), one conversation at a time,
+ * and spent its first minute's 30 connections over 35 s, a spacing its second minute replays (issue 38). No
+ * more than a part: a node holding two would leave a list of a few parts to fewer nodes.
  */
-export const DOMAIN_SHARE_ROWS = 200;
+export const DOMAIN_SHARE_ROWS = 100;
 /**
  * A part is of a heavy domain when this many of its checks (and half of them or more) are at one domain:
  * below it a part is not worth handing back.
