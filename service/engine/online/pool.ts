@@ -158,6 +158,13 @@ function onAbort(signal: AbortSignal, callback: () => void): () => void {
 
 /** The longest an idle conversation is kept while its host's connections a minute are scarce (Lane.idleMs). */
 const SCARCE_IDLE_MS = 15_000;
+/**
+ * A host's connections of the minute are scarce once this share of them is spent (Lane.idleMs): from the
+ * third of 30, so that none of the first minute's is spent on a conversation closed on a few recipients.
+ */
+const SCARCE_SHARE = 0.1;
+/** Answers of a host before the share it refuses sizes a conversation's room (Lane.roomOf). */
+const ROOM_SAMPLE = 10;
 
 export class SmtpPool {
   readonly stats: PoolStats = {
@@ -332,6 +339,9 @@ class Lane {
   private cause: UnknownCause = causeOf('other');
   private isTlsBroken = false;
   private readonly live = new Set<SmtpSession>();
+  /** Recipients this host answered, and of them those it refused (what a conversation's error allowance buys). */
+  private rcptsAnswered = 0;
+  private rcptsRefused = 0;
   /** This host refused this machine, and has not held a conversation since (the operator's log). */
   private isRefusing = false;
   /** Woken when a conversation of this host ends (in any pool): a slot of its concurrency is free. */
@@ -566,15 +576,30 @@ class Lane {
     }
   }
 
-  /** Recipients the conversations open or opening may still ask (each a recipient more than it asked). */
+  /**
+   * Recipients the conversations open or opening may still ask (each a recipient more than it asked). A
+   * conversation ends at its recipients a conversation or at its refusals allowed, whichever comes first: at a
+   * host that refuses a share of what it is asked (a list's unknown addresses), its refusals left divided by
+   * that share, so that a second conversation opens while the first still asks, not after it ended on its
+   * tenth refusal with a hundred recipients counted as room.
+   */
   private capacity(): number {
     const max = this.maxRcpt;
-    // Opening conversations take the job they were opened for, then up to max - 1 more.
-    let capacity = (this.sessions - this.live.size) * (max - 1);
+    const errors = this.errorAllowance;
+    // Opening conversations take the job they were opened for, then the rest of their room.
+    let capacity = (this.sessions - this.live.size) * (this.roomOf(max, errors) - 1);
     for (const session of this.live)
-      if (session.alive && session.errors < this.errorAllowance)
-        capacity += Math.max(0, max - session.rcptCount);
+      if (session.alive && session.errors < errors)
+        capacity += this.roomOf(max - session.rcptCount, errors - session.errors);
     return capacity;
+  }
+
+  /** Recipients a conversation with `rcptsLeft` recipients and `errorsLeft` refusals left may still ask. */
+  private roomOf(rcptsLeft: number, errorsLeft: number): number {
+    // Until a few answers are in, the share refused is not known: the recipients left are the room.
+    if (this.rcptsRefused === 0 || this.rcptsAnswered < ROOM_SAMPLE) return Math.max(0, rcptsLeft);
+    const refusedShare = this.rcptsRefused / this.rcptsAnswered;
+    return Math.max(0, Math.min(rcptsLeft, Math.ceil(errorsLeft / refusedShare)));
   }
 
   /**
@@ -783,10 +808,13 @@ class Lane {
       ),
     );
     this.pool.stats.rcpts += batch.length;
+    const errorsBefore = session.errors;
     const { results, answered, slowed } = await session.rcptMany(batch, {
       afterErrors: Math.min(3, this.errorAllowance),
       slowMs: Math.max(700, 5 * session.mailFromMs),
     });
+    this.rcptsAnswered += answered;
+    this.rcptsRefused += session.errors - errorsBefore;
     const again: Job[] = [];
     let isBlocked = false;
     let isSessionOver = false;
@@ -924,8 +952,8 @@ class Lane {
   }
 
   /**
-   * How long an idle conversation waits for the host's next address: `idleMs`, or, once half the host's
-   * connections a minute are spent, a quarter of the minute (at most SCARCE_IDLE_MS). Connections are then
+   * How long an idle conversation waits for the host's next address: `idleMs`, or, once a tenth of the host's
+   * connections a minute are spent (SCARCE_SHARE), a quarter of the minute (at most SCARCE_IDLE_MS). Connections are then
    * what bounds the pace, and one opened for the next addresses (a list part's, a moment later) would spend
    * one of the minute's few on what this conversation can still ask: a conversation closed on one address
    * costs a heavy domain its share of a minute's recipients. An idle conversation still gives way at once to
@@ -935,7 +963,8 @@ class Lane {
     const { idleMs } = this.pool.options;
     const now = Date.now();
     const perMinute = this.allowance.limit('rate', now);
-    if (!Number.isFinite(perMinute) || this.allowance.recentConnects(now) * 2 < perMinute) return idleMs;
+    if (!Number.isFinite(perMinute) || this.allowance.recentConnects(now) < perMinute * SCARCE_SHARE)
+      return idleMs;
     const windowMs = this.pool.options.connectWindowMs ?? 60_000;
     return Math.max(idleMs, Math.min(SCARCE_IDLE_MS, windowMs / 4));
   }

@@ -155,10 +155,19 @@ export class Lanes {
  * Checks of one domain a team node may hold waiting before it hands a part of that domain back to the queue.
  * A node's pace at a mail server is its own source address's allowance: a node that already has this many of
  * a domain's checks to ask gains nothing from more of them, while another node, idle, would ask them at its
- * own pace. Below it the next part is taken while the last ones of the part before are asked, so the node
- * never waits for work.
+ * own pace. Below it the next part is taken while the ones of the part before are asked, so the node never
+ * waits for work: a part of a team's SMTP list (100 rows, lists/parts.ts), enough for the host's two
+ * conversations at once while the next part is taken. With a hold of 20 a node took about 100 rows every 4–5 s
+ * (a part handed back keeps the domain's parts away for DOMAIN_SHARE_YIELD_MS), one conversation at a time,
+ * and spent its first minute's 30 connections over 35 s, a spacing its second minute replays (issue 38). No
+ * more than a part: a node holding two would leave a list of a few parts to fewer nodes.
  */
-export const DOMAIN_SHARE_ROWS = 20;
+export const DOMAIN_SHARE_ROWS = 100;
+/**
+ * A part is of a heavy domain when this many of its checks (and half of them or more) are at one domain:
+ * below it a part is not worth handing back.
+ */
+export const HEAVY_DOMAIN_ROWS = 20;
 /**
  * After a node hands a part of a domain back, it leaves that domain's parts to the other nodes this long (longer
  * than their part workers take to ask the queue again): the part goes to a node with room, not back to the
@@ -191,6 +200,7 @@ export class DomainShare {
   constructor(
     readonly limit = DOMAIN_SHARE_ROWS,
     readonly yieldMs = DOMAIN_SHARE_YIELD_MS,
+    readonly heavyRows = Math.min(limit, HEAVY_DOMAIN_ROWS),
   ) {}
 
   /** Checks of `domain` held here and not answered yet. */
@@ -198,7 +208,7 @@ export class DomainShare {
     return this.pending.get(domain) ?? 0;
   }
 
-  /** The domain most of a part's checks are at, when it is heavy: `limit` checks or more, half the part or more. */
+  /** The domain most of a part's checks are at, when it is heavy: `heavyRows` checks or more, half the part or more. */
   heavy(domains: readonly string[]): string | undefined {
     return this.top(domains).heavy;
   }
@@ -223,7 +233,7 @@ export class DomainShare {
         topCount = count;
       }
     }
-    const isHeavy = topCount >= this.limit && topCount * 2 >= domains.length;
+    const isHeavy = topCount >= this.heavyRows && topCount * 2 >= domains.length;
     return { counts, heavy: isHeavy ? top : undefined };
   }
 
