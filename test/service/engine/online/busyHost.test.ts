@@ -195,14 +195,23 @@ describe('a busy host', () => {
     );
   }
 
-  it('ends each conversation at its allowance of refusals, before the server’s tarpit, and asks the rest on fresh ones', async () => {
-    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20 });
+  /**
+   * `count` addresses (two of three unknown) asked of a Postfix-like server made with `options`: every code
+   * right, and the server never slowed its replies nor hung up. Answers the server, for its log.
+   */
+  async function askedRight(count: number, options: Parameters<typeof startPostfixLike>[0]) {
+    const server = await startPostfixLike(options);
     cleanups.push(() => server.close());
-    const addresses = addressesOf(90);
+    const addresses = addressesOf(count);
     const outcomes = await ask(server.port, addresses);
     expect(outcomes.map(codeOf)).toEqual(expectedCodes(addresses));
     expect(server.log.slowReplies).toBe(0);
     expect(server.log.hangups).toBe(0);
+    return server;
+  }
+
+  it('ends each conversation at its allowance of refusals, before the server’s tarpit, and asks the rest on fresh ones', async () => {
+    const server = await askedRight(90, { softErrors: 10, hardErrors: 20 });
     expect(Math.max(...server.log.errors)).toBeLessThanOrEqual(10);
     // 60 refusals, 10 at most per conversation.
     expect(server.log.errors.length).toBeGreaterThanOrEqual(6);
@@ -339,13 +348,7 @@ describe('a busy host', () => {
     // 90 addresses, two of three unknown: 10 refusals end a conversation after about 15 recipients, long before
     // its 100. Sized by its refusals left, the first conversation's room is soon smaller than the queue: a
     // second one asks at the same time (2 at once allowed), instead of after the first ended.
-    const server = await startPostfixLike({ softErrors: 10, hardErrors: 20, replyDelayMs: 20 });
-    cleanups.push(() => server.close());
-    const addresses = addressesOf(90);
-    const outcomes = await ask(server.port, addresses);
-    expect(outcomes.map(codeOf)).toEqual(expectedCodes(addresses));
-    expect(server.log.slowReplies).toBe(0);
-    expect(server.log.hangups).toBe(0);
+    const server = await askedRight(90, { softErrors: 10, hardErrors: 20, replyDelayMs: 20 });
     const { firstRcptAt, lastRcptAt } = server.log;
     const overlapping = firstRcptAt.filter((at, i) => i > 0 && at < lastRcptAt[i - 1]).length;
     expect(overlapping).toBeGreaterThan(0);
