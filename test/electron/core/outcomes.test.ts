@@ -79,6 +79,13 @@ describe('outcomes of a job', () => {
     writeFileSync(path, text);
     return { path, name };
   };
+  const SENDGRID = { path: join(BOUNCE_FIXTURES, 'sendgrid-bounces.csv'), name: 'sendgrid-bounces.csv' };
+  /** importJobOutcomes of `bounces` against job `id` of this history, with `more` of its input. */
+  const importInto = (
+    id: number,
+    bounces: { path: string; name: string } = SENDGRID,
+    more: Partial<Parameters<typeof importJobOutcomes>[0]> = {},
+  ) => importJobOutcomes({ db, job: getJob(db, id)!, resultsDir, serviceDb, bounces, ...more });
 
   it('measures a job against a SendGrid export: mailed rows, hard bounces, rates, codes, providers, misses', async () => {
     const id = jobWith(
@@ -102,15 +109,7 @@ describe('outcomes of a job', () => {
         '6,bad@example.com,400,smtp,mx1.example.com: 550 5.1.1 User unknown,smtp,mx1.example.com,550 5.1.1 User unknown,127.0.0.2,2026-05-01T10:00:05.000Z',
       ],
     );
-    const job = getJob(db, id)!;
-    const report = await importJobOutcomes({
-      db,
-      job,
-      resultsDir,
-      serviceDb,
-      bounces: { path: join(BOUNCE_FIXTURES, 'sendgrid-bounces.csv'), name: 'sendgrid-bounces.csv' },
-      now: new Date('2026-06-01T00:00:00Z'),
-    });
+    const report = await importInto(id, SENDGRID, { now: new Date('2026-06-01T00:00:00Z') });
     // Mailed: the Ready to mail rows (safe after online checks, duplicates removed): rows 1–5.
     expect(report.basis).toBe('ready-to-mail');
     expect(report.sent).toBe(5);
@@ -167,20 +166,11 @@ describe('outcomes of a job', () => {
       'smtp',
       ['1,sg.hard1@example.com,50,smtp,x,smtp,mx1.example.com,250 OK,127.0.0.2,2026-01-02T00:00:00.000Z'],
     );
-    const job = getJob(db, id)!;
     const sent = file(
       'sent.csv',
       'Recipient,Delivered At\nSG.HARD1@example.com,2026-05-01\nokayone1@gmail.com,2026-05-01\nsg.hard2@example.org,2026-05-01\n',
     );
-    const report = await importJobOutcomes({
-      db,
-      job,
-      resultsDir,
-      serviceDb,
-      bounces: { path: join(BOUNCE_FIXTURES, 'sendgrid-bounces.csv'), name: 'sendgrid-bounces.csv' },
-      sent,
-      now: new Date('2026-06-01T00:00:00Z'),
-    });
+    const report = await importInto(id, SENDGRID, { sent, now: new Date('2026-06-01T00:00:00Z') });
     expect(report.basis).toBe('sent-list');
     expect(report.sentFile).toBe('sent.csv');
     expect([report.sent, report.hardBounced, report.softBounced]).toEqual([3, 2, 0]);
@@ -196,12 +186,7 @@ describe('outcomes of a job', () => {
       'sg.hard1@example.com,Ann,valid,50,,,,sg.hard1@example.com',
       'kept@example.com,K,valid,50,,,,kept@example.com',
     ]);
-    const report = await importJobOutcomes({
-      db,
-      job: getJob(db, id)!,
-      resultsDir,
-      serviceDb,
-      bounces: { path: join(BOUNCE_FIXTURES, 'sendgrid-bounces.csv'), name: 'sendgrid-bounces.csv' },
+    const report = await importInto(id, SENDGRID, {
       sent: file('contacts.csv', 'Address,Email\n"1 Main St, Springfield",sg.hard1@example.com\n'),
     });
     expect([report.sent, report.hardBounced]).toEqual([1, 1]);
@@ -217,15 +202,11 @@ describe('outcomes of a job', () => {
       ],
       'smtp',
     );
-    const job = getJob(db, id)!;
-    const report = await importJobOutcomes({
-      db,
-      job,
-      resultsDir,
-      serviceDb,
-      bounces: { path: join(BOUNCE_FIXTURES, name), name },
-      now: new Date('2026-06-01T00:00:00Z'),
-    });
+    const report = await importInto(
+      id,
+      { path: join(BOUNCE_FIXTURES, name), name },
+      { now: new Date('2026-06-01T00:00:00Z') },
+    );
     const hard = unique.filter((a) => a.kind === 'hard').length;
     expect(report.sent).toBe(unique.length + 1);
     expect(report.hardBounced).toBe(hard);
@@ -241,37 +222,19 @@ describe('outcomes of a job', () => {
       ['sg.hard1@example.com,Ann,unknown,10,,,,', 'bad@example,Bo,invalid,145,,,,'],
       'offline',
     );
-    const report = await importJobOutcomes({
-      db,
-      job: getJob(db, id)!,
-      resultsDir,
-      serviceDb,
-      bounces: { path: join(BOUNCE_FIXTURES, 'sendgrid-bounces.csv'), name: 'sendgrid-bounces.csv' },
-    });
+    const report = await importInto(id);
     expect([report.sent, report.hardBounced, report.missedTotal]).toEqual([1, 1, 0]);
     expect(report.predictedRate).toBeCloseTo(0.12, 10);
     setJobResults(db, id, null);
-    await expect(
-      importJobOutcomes({
-        db,
-        job: getJob(db, id)!,
-        resultsDir,
-        serviceDb,
-        bounces: file('b.csv', 'email,type\na@example.com,hard\n'),
-      }),
-    ).rejects.toThrow(new OutcomesError(`Job ${id} has no results to measure: it did not complete.`));
+    await expect(importInto(id, file('b.csv', 'email,type\na@example.com,hard\n'))).rejects.toThrow(
+      new OutcomesError(`Job ${id} has no results to measure: it did not complete.`),
+    );
   });
 
   it('says in words when the export is not a bounce export', async () => {
     const id = jobWith(['a@example.com,A,valid,50,,,,a@example.com']);
     await expect(
-      importJobOutcomes({
-        db,
-        job: getJob(db, id)!,
-        resultsDir,
-        serviceDb,
-        bounces: file('people.csv', 'email,first name,city\na@example.com,A,Paris\n'),
-      }),
+      importInto(id, file('people.csv', 'email,first name,city\na@example.com,A,Paris\n')),
     ).rejects.toThrow(/No column says which rows are bounces/);
   });
 });
