@@ -523,11 +523,7 @@ class Lane {
       }
       void this.run(session, undefined, false);
     }
-    if (this.queue.length === 0) {
-      this.pool.unwait(this);
-      return;
-    }
-    if (this.leavers > 0) this.leaveIfTurnIsFar(now);
+    if (this.leavers > 0 && this.queue.length > 0) this.leaveIfTurnIsFar(now);
     if (this.queue.length === 0) {
       this.pool.unwait(this);
       return;
