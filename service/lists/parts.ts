@@ -25,32 +25,6 @@ export function rowsPerPart(records: number, partRows?: number, spreadParts?: nu
   return Math.min(PART_ROWS, Math.max(SPREAD_MIN_ROWS, Math.ceil(records / spreadParts)));
 }
 
-/**
- * The last quarter of a spread list is cut in parts of half that size (at least SPREAD_TAIL_MIN_ROWS rows):
- * the end of a list is shared by nodes whose turns come at different times, and whole parts split it unevenly.
- * A list of 3,000 rows at one heavy domain has 750 rows left for the mail server's second minute: seven and a
- * half parts of 100 went to three nodes as 2, 2.5 and 3 (8, 10 and 12 conversations), and the node with 3 set
- * the round's end while the one with 2 sat idle (issue 38); parts of 50 split them evenly.
- */
-export const SPREAD_TAIL_SHARE = 0.25;
-export const SPREAD_TAIL_MIN_ROWS = 50;
-
-/**
- * Rows of the part that starts at `firstRow` of a list of `records` rows: rowsPerPart, or half of it (at
- * least SPREAD_TAIL_MIN_ROWS) in the last SPREAD_TAIL_SHARE of a spread list.
- */
-export function partRowsAt(
-  records: number,
-  firstRow: number,
-  partRows?: number,
-  spreadParts?: number,
-): number {
-  const rows = rowsPerPart(records, partRows, spreadParts);
-  if (partRows !== undefined || spreadParts === undefined) return rows;
-  if (records - firstRow > records * SPREAD_TAIL_SHARE) return rows;
-  return Math.min(rows, Math.max(SPREAD_TAIL_MIN_ROWS, Math.ceil(rows / 2)));
-}
-
 /** Input bytes after which a part ends early (a row is at most 1 MiB, so a part stays under 9 MiB). */
 export const PART_BYTES = 8 * 1024 * 1024;
 

@@ -40,7 +40,7 @@ import type { IdentityListService, ListJob, ListPolicy, PartBounds, PartContext 
 import { toVerifyPolicy, verifyBatch, type BatchVerdicts } from '../verdicts.js';
 import { withKnownBouncers } from '../../identity/bounces.list.js';
 import type { VerifierPool } from '../verify/verifierPool.js';
-import { PART_BYTES, partRowsAt, type PartRows } from '../parts.js';
+import { PART_BYTES, rowsPerPart, type PartRows } from '../parts.js';
 import { resultsHead } from './partWriter.js';
 import { extractZipEntry, inspectZip, ZipProblem } from '../read/zip.js';
 
@@ -486,13 +486,11 @@ async function processList(
     const parts: PartBounds[] = [];
     {
       let firstRow = 0;
+      const partRows = rowsPerPart(records, job.partRows, job.spreadParts);
       let byteStart = layout.header ? headerStart + headerLength : bomLength;
       while (firstRow < records) {
         let last = firstRow;
-        const limit = Math.min(
-          records,
-          firstRow + partRowsAt(records, firstRow, job.partRows, job.spreadParts),
-        );
+        const limit = Math.min(records, firstRow + partRows);
         while (last + 1 < limit && rows.start[last + 1] + rows.length[last + 1] - byteStart <= PART_BYTES)
           last++;
         const isLast = last === records - 1;

@@ -1,10 +1,10 @@
 // A team node's share of a heavy domain (service/lists/node/onlinePhase.ts, DomainShare) and the cut of a
-// team's SMTP list into parts (service/lists/parts.ts, rowsPerPart, partRowsAt): the parts of a list dominated
-// by one domain are many, smaller at the list's end, and a node that already holds enough of that domain hands
-// the next part back for another node.
+// team's SMTP list into parts (service/lists/parts.ts, rowsPerPart): the parts of a list dominated by one
+// domain are many, and a node that already holds enough of that domain hands the next part back for another
+// node.
 import { describe, expect, it } from 'vitest';
 import { DomainShare } from '../../../service/lists/node/onlinePhase.js';
-import { PART_ROWS, partRowsAt, rowsPerPart } from '../../../service/lists/parts.js';
+import { PART_ROWS, rowsPerPart } from '../../../service/lists/parts.js';
 
 const of = (domain: string, n: number) => Array.from({ length: n }, () => domain);
 
@@ -66,37 +66,5 @@ describe('rowsPerPart', () => {
     // --part-rows wins; without a spread the default stays.
     expect(rowsPerPart(3_000, 2_000, 32)).toBe(2_000);
     expect(rowsPerPart(3_000)).toBe(PART_ROWS);
-  });
-});
-
-/** The sizes of the parts a list of `records` rows is cut in (as the plan cuts it, service/lists/pipeline/plan.ts). */
-function cut(records: number, partRows?: number, spreadParts?: number): number[] {
-  const sizes: number[] = [];
-  for (let first = 0; first < records;) {
-    const size = Math.min(records - first, partRowsAt(records, first, partRows, spreadParts));
-    sizes.push(size);
-    first += size;
-  }
-  return sizes;
-}
-
-describe('partRowsAt (issue 38)', () => {
-  it('cuts the last quarter of a spread list in half parts, so that its end splits evenly across nodes', () => {
-    // 3,000 rows at one heavy domain: 23 parts of 100, then 14 of 50 (the 700 rows left for the server's
-    // second minute split in fifties, not seven parts of 100 shared 2, 2.5 and 3 by three nodes).
-    const sizes = cut(3_000, undefined, 32);
-    expect(sizes.slice(0, 23)).toEqual(Array.from({ length: 23 }, () => 100));
-    expect(sizes.slice(23)).toEqual(Array.from({ length: 14 }, () => 50));
-    // A larger list: its last quarter in half parts too.
-    const large = cut(100_000, undefined, 32);
-    expect(large[0]).toBe(3_125);
-    expect(large.at(-1)).toBeLessThanOrEqual(1_563);
-    expect(large.filter((size) => size === 1_563).length).toBeGreaterThanOrEqual(15);
-    expect(large.reduce((sum, size) => sum + size, 0)).toBe(100_000);
-    // A small list keeps whole parts (half of 100 rows is at least 50, but 300 rows' last quarter is 75).
-    expect(cut(300, undefined, 32)).toEqual([100, 100, 100]);
-    // --part-rows, or a list without a spread: every part the same.
-    expect(new Set(cut(3_000, 200, 32))).toEqual(new Set([200]));
-    expect(cut(25_000)).toEqual([10_000, 10_000, 5_000]);
   });
 });
