@@ -238,35 +238,22 @@ export class DomainShare {
   }
 
   /**
-   * Takes a part's checks (their domains), or the first of them: how many, 0 (taking nothing) when most of
-   * them are at one domain of which this node already holds `limit` checks or more (or nearly: less room than
-   * `heavyRows`), or whose parts it leaves to the others a while. A node takes no more of such a domain than
-   * tops its hold up to `limit`; the rest of the part goes back to the queue for the next node with room. At the
-   * end of a list the last part then splits between the nodes as they have room, a conversation's worth or so
-   * each, instead of going whole to the first node that asks while the others run dry (issue 38).
+   * Takes a part's checks (their domains): false, taking nothing, when most of them are at one domain of
+   * which this node already holds `limit` checks or more, or whose parts it leaves to the others a while.
    */
-  take(domains: readonly string[], mayCut = true): number {
+  take(domains: readonly string[]): boolean {
     const { counts, heavy: top } = this.top(domains);
-    let taken = domains.length;
     if (top !== undefined) {
       const now = Date.now();
-      const room = this.limit - this.held(top);
-      if (room < this.heavyRows) {
+      if (this.held(top) >= this.limit) {
         this.pause(top, now + this.yieldMs);
-        return 0;
+        return false;
       }
-      if ((this.yielding.get(top) ?? 0) > now) return 0;
+      if ((this.yielding.get(top) ?? 0) > now) return false;
       this.yielding.delete(top);
-      // The rest is cut off only when it is worth a part of its own (it is itself heavy).
-      if (mayCut && (counts.get(top) ?? 0) - room >= this.heavyRows) {
-        let seen = 0;
-        taken = domains.findIndex((domain) => domain === top && ++seen > room);
-      }
     }
-    if (taken === domains.length)
-      for (const [domain, count] of counts) this.pending.set(domain, this.held(domain) + count);
-    else for (let i = 0; i < taken; i++) this.pending.set(domains[i], this.held(domains[i]) + 1);
-    return taken;
+    for (const [domain, count] of counts) this.pending.set(domain, this.held(domain) + count);
+    return true;
   }
 
   /** A check of `domain` taken here is answered (or given up). */
@@ -400,8 +387,6 @@ export async function runPartOnline(
 
   // What this job asks: the addresses never asked, else (its time come) those waiting for a retry.
   let batch: number[] = toCheck;
-  /** This job asks only the first of the part's checks (DomainShare.take). */
-  let isCut = false;
   if (batch.length === 0 && waiting.size > 0 && retries && !isWaitOver) {
     const at = saved?.retry_at ? Date.parse(saved.retry_at) : 0;
     if (at > Date.now()) return { kind: 'later', at: new Date(at) };
@@ -409,20 +394,11 @@ export async function runPartOnline(
     batch = order.filter((index) => waiting.has(index));
   }
 
-  const isFirstPass = batch === toCheck;
   // Taken (or handed back) at once, with no wait between the look and the taking: a node's part workers that
   // took parts of one domain together see each other's.
   const share = context.share;
   const batchDomains = share && batch.length > 0 ? batch.map((index) => domains[index]) : undefined;
-  if (share && batchDomains) {
-    const took = share.take(batchDomains, isFirstPass);
-    if (took === 0) return { kind: 'handed-back' };
-    // The rest of a part cut to this node's room is asked by the part's next job, on whichever node has room.
-    if (took < batch.length) {
-      batch = batch.slice(0, took);
-      isCut = true;
-    }
-  }
+  if (share && batchDomains && !share.take(batchDomains)) return { kind: 'handed-back' };
   // Its checks of a heavy domain do not wait for a far turn at its mail host: other nodes may ask them now.
   const heavy = share && batchDomains ? share.heavy(batchDomains) : undefined;
   if (batch.length > 0) {
@@ -433,6 +409,7 @@ export async function runPartOnline(
     const timer = setTimeout(() => sliceEnd.abort(), settings.sliceMs);
     const onStop = () => sliceEnd.abort();
     context.stopping.addEventListener('abort', onStop, { once: true });
+    const isFirstPass = batch === toCheck;
     let journal: [string, JournalEntry][] = [];
     let lastSave = Date.now();
     let saving: Promise<void> = Promise.resolve();
@@ -526,7 +503,7 @@ export async function runPartOnline(
     }
     await flush();
     // The rest of this part (a slice that ran out, or a stop): asked for again at once.
-    if (isCut || next < batch.length || unasked.length > 0) return { kind: 'later' };
+    if (next < batch.length || unasked.length > 0) return { kind: 'later' };
   }
 
   // Temporary failures wait for their retry, within the list's longest wait.
