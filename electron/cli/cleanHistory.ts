@@ -19,7 +19,6 @@ import {
   setJobStatus,
 } from '../core/history/db.js';
 import { setJobChecks } from '../core/history/jobVersions.js';
-import { sha256File } from '../core/files/prepare.js';
 import { keptEvidencePathOf } from '../core/results/evidence.js';
 
 export interface CleanRun {
@@ -37,6 +36,8 @@ export interface CleanRun {
   readonly dataDir: string | undefined;
   readonly baseUrl: string;
   readonly checks: JobChecks;
+  /** The file's SHA-256 (hex), begun with the run (sha256FileAside): it is known again by it. */
+  readonly fileSha256: Promise<string>;
 }
 
 /**
@@ -59,7 +60,7 @@ export async function recordCleanJob(run: CleanRun): Promise<{ id: number; evide
       uploadName: name,
       uploadHeader: run.header,
       fileSize: statSync(run.file).size,
-      fileSha256: await sha256File(run.file),
+      fileSha256: await run.fileSha256,
       fileFormat: /\.zip$/i.test(name) ? 'zip' : /\.txt$/i.test(name) ? 'txt' : 'csv',
       fileEncoding: null,
       mapping: { delimiter: run.delimiter, header: run.header, roles },

@@ -1,6 +1,7 @@
 // `mailsieve clean` keeps its run in the app home's history, and `mailsieve outcomes import|report` measures
 // that job against a campaign's bounce export (the built CLI, a real offline clean); the app, opened on the
 // same home, reads the same numbers for the same job.
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -89,6 +90,11 @@ describe('mailsieve outcomes', () => {
     expect(items.map((job) => [job.id, job.fileName, job.status])).toEqual([
       [1, 'campaign.csv', 'completed'],
     ]);
+    // The list's SHA-256 (hashed on a thread of its own while the clean ran) is the file's.
+    const detail = await core.handle('jobs:get', { jobId });
+    expect(detail.ok && (detail.value as ChannelOutput<'jobs:get'>).file.sha256).toBe(
+      createHash('sha256').update(readFileSync(input)).digest('hex'),
+    );
     const got = await core.handle('outcomes:get', { jobId });
     expect(got).toEqual({ ok: true, value: report });
 

@@ -6,8 +6,7 @@
 // header row sent is what tells it the mapping: a column mapped to a role goes under a name of that role,
 // and when the job reads such columns (intelligence, email append), a column the user set aside goes under a
 // name that is no synonym, so it is not read.
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, renameSync, statSync } from 'node:fs';
+import { createWriteStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import type { ListServiceKey } from '../../../shared/api/list.js';
@@ -321,9 +320,4 @@ export async function prepareUpload(
   return parts;
 }
 
-/** SHA-256 of a file, hex. */
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
+export { sha256File } from './hash.js';

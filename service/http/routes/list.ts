@@ -245,7 +245,10 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     let upload;
     let checked: Awaited<ReturnType<typeof checkUpload>>;
     try {
-      upload = await receiveUpload(source, uploadsDir, processor.maxUploadBytes);
+      // A key without a quota is charged the file's lines (estimateRecords): counted as the bytes arrive.
+      upload = await receiveUpload(source, uploadsDir, processor.maxUploadBytes, {
+        countLines: !key.quota && extension !== '.zip',
+      });
       checked = await checkUpload(upload, extension, processor.limits);
     } catch (error) {
       if (upload) rmSync(upload.path, { force: true });
@@ -262,13 +265,9 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     try {
       // Exactly for a key with a quota (it decides the 403); in passing for one without (its usage, settled
       // when the list ends with the records found).
-      records = await (key.quota ? countRecords : estimateRecords)(
-        upload.path,
-        name,
-        params,
-        processor.limits,
-        checked.zipEntry,
-      );
+      records = key.quota
+        ? await countRecords(upload.path, name, params, processor.limits, checked.zipEntry)
+        : await estimateRecords(upload.path, name, params, processor.limits, checked.zipEntry, upload.lines);
     } catch (error) {
       // (A row past the plan's limit, in a zip or counted exactly: refused now, in the plan's words.)
       if (error instanceof ZipProblem || error instanceof RowTooLongError) {

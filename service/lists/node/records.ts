@@ -101,14 +101,30 @@ export async function estimateRecords(
   params: Pick<SubmitListParams, 'delimiter' | 'header'>,
   limits: ListLimits,
   zipEntry?: string,
+  /** The file's lines when they were counted as it arrived (receiveUpload): it is not read again. */
+  counted?: LineCount,
 ): Promise<number> {
   if (listFileExtension(name) === '.zip') return countRecords(path, name, params, limits, zipEntry);
-  let lines = 0;
-  let last = 0x0a;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) lines++;
-    if (chunk.length > 0) last = chunk[chunk.length - 1];
+  let lines = counted;
+  if (!lines) {
+    lines = new LineCount();
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>)
+      lines.add(chunk);
   }
-  if (last !== 0x0a) lines++;
-  return Math.max(0, lines - (params.header === true ? 1 : 0));
+  return Math.max(0, lines.lines - (params.header === true ? 1 : 0));
+}
+
+/** The lines of bytes given in turn (estimateRecords' count): their line breaks, and a last line without one. */
+export class LineCount {
+  private breaks = 0;
+  private last = 0x0a;
+
+  add(chunk: Buffer): void {
+    for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) this.breaks++;
+    if (chunk.length > 0) this.last = chunk[chunk.length - 1];
+  }
+
+  get lines(): number {
+    return this.breaks + (this.last !== 0x0a ? 1 : 0);
+  }
 }

@@ -9,6 +9,7 @@ import type { ListFileExtension } from '../../../shared/api/list.js';
 import { formatBytes } from '../read/format.js';
 import type { ListLimits } from '../types.js';
 import { inspectZip, isZipMagic, ZipProblem } from '../read/zip.js';
+import { LineCount } from './records.js';
 
 /** An upload refused, with the HTTP status and the words for it. */
 export class UploadProblem extends Error {
@@ -25,16 +26,22 @@ export interface ReceivedUpload {
   readonly size: number;
   /** The first bytes, for format checks. */
   readonly head: Buffer;
+  /** Its lines, counted as it arrived (estimateRecords' count), when asked (`countLines`). */
+  readonly lines?: LineCount;
 }
 
 class Counter extends Transform {
   size = 0;
   head = Buffer.alloc(0);
-  constructor(private readonly maxBytes: number) {
+  constructor(
+    private readonly maxBytes: number,
+    readonly lines: LineCount | undefined,
+  ) {
     super({ highWaterMark: 1 << 20 });
   }
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.size += chunk.length;
+    this.lines?.add(chunk);
     if (this.head.length < 8) this.head = Buffer.concat([this.head, chunk.subarray(0, 8 - this.head.length)]);
     if (this.size > this.maxBytes) done(tooLarge(this.maxBytes));
     else done(null, chunk);
@@ -48,14 +55,18 @@ export function tooLarge(maxBytes: number): UploadProblem {
   );
 }
 
-/** Streams `source` to a new file in `dir`. The file is removed again when the upload fails. */
+/**
+ * Streams `source` to a new file in `dir`. The file is removed again when the upload fails. `countLines`: its
+ * lines are counted in passing (a list estimated by its lines is then not read a second time for them).
+ */
 export async function receiveUpload(
   source: Readable,
   dir: string,
   maxBytes: number,
+  { countLines = false }: { countLines?: boolean } = {},
 ): Promise<ReceivedUpload> {
   const path = join(dir, `${randomBytes(12).toString('hex')}.part`);
-  const counter = new Counter(maxBytes);
+  const counter = new Counter(maxBytes, countLines ? new LineCount() : undefined);
   try {
     await pipeline(source, counter, createWriteStream(path, { mode: 0o600, highWaterMark: 1 << 20 }));
   } catch (error) {
@@ -68,7 +79,7 @@ export async function receiveUpload(
       `The upload was cut short (${(error as Error).message}); send the file again.`,
     );
   }
-  return { path, size: counter.size, head: counter.head };
+  return { path, size: counter.size, head: counter.head, ...(counter.lines ? { lines: counter.lines } : {}) };
 }
 
 /**

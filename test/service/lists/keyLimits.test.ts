@@ -117,6 +117,10 @@ describe('limits of a key on the single-node service', () => {
       'Results',
     );
     expect(usage(keyIdOf(key))).toEqual([['total', 2]]);
+    // Counted as the bytes arrive: a last line without a line break is a line too.
+    const unended = await send(key, 'email\nc@example.com\n\nd@example.com');
+    expect(unended.status).toBe(202);
+    expect(usage(keyIdOf(key))).toEqual([['total', 5]]);
   });
 
   it("goes on to the next list when a running list's key is revoked", { timeout: 90_000 }, async () => {
