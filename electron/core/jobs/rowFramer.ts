@@ -224,6 +224,8 @@ export class RowFramer {
   private fromEnd: { status: number; duplicate: number } | undefined;
   private delimiters = new Int32Array(0);
   private nextQuote = -1;
+  /** The next \r at or after the row being framed (the window's end: none); found by indexOf, not per byte. */
+  private nextCr = -1;
   private isLineQuoteFree = false;
   private newline = '\n';
 
@@ -335,6 +337,7 @@ export class RowFramer {
     const scanner = this.scanner;
     scanner.windowChanged();
     this.nextQuote = -1;
+    this.nextCr = -1;
     const fromEnd = this.fromEnd;
     const delimiters = this.delimiters;
     const d0 = this.d0;
@@ -356,7 +359,8 @@ export class RowFramer {
             continue;
           }
           // Delimiters from the end: delimiters[k] is the one before the k-th field from the end. A quote
-          // among them (a quoted Valid Email) sends the row to the scanner.
+          // among them (a quoted Valid Email) sends the row to the scanner. The fields behind them are then
+          // known, and only the bytes before them are split (addPlainRow, addQuotedRow).
           let found = 0;
           for (let i = contentEnd - 1; i >= start && found < delimiters.length; i--) {
             const c = buf[i];
@@ -375,8 +379,14 @@ export class RowFramer {
               const dupEnd = fromEnd.duplicate === 0 ? contentEnd : delimiters[fromEnd.duplicate - 1];
               isDuplicate = isTrueAt(buf, delimiters[fromEnd.duplicate] + 1, dupEnd);
             }
-            if (this.isLineQuoteFree) this.addPlainRow(buf, start, contentEnd, next, status, isDuplicate);
-            else if (!this.addQuotedRow(buf, start, contentEnd, next, status, isDuplicate))
+            // A \r before the content's end (a \r\n break's is after it) is a lone one.
+            if (this.nextCr < start) {
+              const cr = buf.indexOf(CR, start);
+              this.nextCr = cr >= 0 && cr < this.end ? cr : this.end;
+            }
+            const hasCr = this.nextCr < contentEnd;
+            if (this.isLineQuoteFree) this.addPlainRow(buf, start, contentEnd, next, status, isDuplicate, hasCr);
+            else if (!this.addQuotedRow(buf, start, contentEnd, next, status, isDuplicate, hasCr))
               this.addRowByScanner(buf, start, contentEnd, next, status, isDuplicate);
             continue;
           }
@@ -437,7 +447,26 @@ export class RowFramer {
     this.fieldCount += fields;
   }
 
-  /** A row without quotes: split at every delimiter byte; as a writer would write it unless a lone \r is in it. */
+  /**
+   * The fields behind the delimiters found from the end of the row (`this.delimiters[0, found)`, last first:
+   * none holds a quote) into the field arrays from `f`; answers the field after them.
+   */
+  private addTailFields(f: number, contentEnd: number): number {
+    const { starts, ends, quoted } = this.set!;
+    const delimiters = this.delimiters;
+    for (let k = delimiters.length - 1; k >= 0; k--) {
+      starts[f] = delimiters[k] + 1;
+      ends[f] = k === 0 ? contentEnd : delimiters[k - 1];
+      quoted[f] = 0;
+      f++;
+    }
+    return f;
+  }
+
+  /**
+   * A row without quotes: split at every delimiter byte up to the ones found from its end (frameRows), whose
+   * fields are known; as a writer would write it unless a lone \r is in it (`hasCr`).
+   */
   private addPlainRow(
     buf: Buffer,
     start: number,
@@ -445,18 +474,20 @@ export class RowFramer {
     next: number,
     status: number,
     isDuplicate: boolean,
+    hasCr: boolean,
   ): void {
     const { starts, ends, quoted } = this.set!;
     const d0 = this.d0;
     const base = this.fieldCount;
+    const tail = this.delimiters.length;
+    // (A 256th delimiter, head and tail counted: the row is the scanner's, as when it was split whole here.)
+    const most = 255 - tail;
+    const headEnd = tail > 0 ? this.delimiters[tail - 1] : contentEnd;
     let f = base;
     let from = start;
-    let canonical = F_CANONICAL;
-    for (let i = start; i < contentEnd; i++) {
-      const c = buf[i];
-      if (c === CR) canonical = 0;
-      if (c !== d0) continue;
-      if (f - base === 255) return this.addRowByScanner(buf, start, contentEnd, next, status, isDuplicate);
+    for (let i = start; i < headEnd; i++) {
+      if (buf[i] !== d0) continue;
+      if (f - base === most) return this.addRowByScanner(buf, start, contentEnd, next, status, isDuplicate);
       starts[f] = from;
       ends[f] = i;
       quoted[f] = 0;
@@ -464,16 +495,18 @@ export class RowFramer {
       from = i + 1;
     }
     starts[f] = from;
-    ends[f] = contentEnd;
+    ends[f] = headEnd;
     quoted[f] = 0;
-    f++;
+    f = this.addTailFields(f + 1, contentEnd);
+    const canonical = hasCr ? 0 : F_CANONICAL;
     this.addRecord(start, contentEnd, next, f - base, status, canonical | (isDuplicate ? F_DUPLICATE : 0));
   }
 
   /**
    * A row with quotes, balanced on its line: its fields found and checked in one pass, as the row scanner
-   * would read them. Answers false, adding nothing, for a row it leaves to the scanner: a quoted field not
-   * closed on the line, text after a closing quote, or more than 256 fields.
+   * would read them (the bytes before the delimiters found from its end: the fields behind them are known).
+   * Answers false, adding nothing, for a row it leaves to the scanner: a quoted field not closed on the
+   * line, text after a closing quote, more than 255 fields, or a \r in the row (`hasCr`).
    */
   private addQuotedRow(
     buf: Buffer,
@@ -482,33 +515,39 @@ export class RowFramer {
     next: number,
     status: number,
     isDuplicate: boolean,
+    hasCr: boolean,
   ): boolean {
+    // (A \r in the row: the scanner's, whose check of each field sees it.)
+    if (hasCr) return false;
     const { starts, ends, quoted } = this.set!;
     const d0 = this.d0;
     const base = this.fieldCount;
-    const last = base + 255;
+    const tail = this.delimiters.length;
+    // The fields before the delimiters found from the end (which hold no quote); 256 fields at most in all.
+    const headEnd = tail > 0 ? this.delimiters[tail - 1] : contentEnd;
+    const last = base + 255 - tail;
     let f = base;
     let canonical = F_CANONICAL;
     let i = start;
     for (;;) {
       if (f === last) return false;
-      if (i < contentEnd && buf[i] === QUOTE) {
+      if (i < headEnd && buf[i] === QUOTE) {
         // A quoted field: to its closing quote ("" inside is a quote). It is as a writer would write it
         // only when it needs its quotes.
         let j = i + 1;
         let needsQuotes = false;
         for (;;) {
-          if (j >= contentEnd) return false;
+          if (j >= headEnd) return false;
           const c = buf[j];
           if (c === QUOTE) {
-            if (j + 1 < contentEnd && buf[j + 1] === QUOTE) {
+            if (j + 1 < headEnd && buf[j + 1] === QUOTE) {
               needsQuotes = true;
               j += 2;
               continue;
             }
             break;
           }
-          if (c === d0 || c === CR) needsQuotes = true;
+          if (c === d0) needsQuotes = true;
           j++;
         }
         if (!needsQuotes) canonical = 0;
@@ -517,25 +556,26 @@ export class RowFramer {
         quoted[f] = 1;
         f++;
         i = j + 1;
-        if (i === contentEnd) break;
+        if (i === headEnd) break;
         if (buf[i] !== d0) return false;
         i++;
         continue;
       }
-      // An unquoted field, to the next delimiter; a quote or a \r in it would need quotes.
+      // An unquoted field, to the next delimiter; a quote in it would need quotes.
       const from = i;
-      for (; i < contentEnd; i++) {
+      for (; i < headEnd; i++) {
         const c = buf[i];
         if (c === d0) break;
-        if (c === QUOTE || c === CR) canonical = 0;
+        if (c === QUOTE) canonical = 0;
       }
       starts[f] = from;
       ends[f] = i;
       quoted[f] = 0;
       f++;
-      if (i === contentEnd) break;
+      if (i === headEnd) break;
       i++;
     }
+    f = this.addTailFields(f, contentEnd);
     this.addRecord(start, contentEnd, next, f - base, status, canonical | (isDuplicate ? F_DUPLICATE : 0));
     return true;
   }
