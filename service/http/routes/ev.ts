@@ -19,8 +19,6 @@ import { EngagementScores, withEngagementScore } from '../../identity/engagement
 import type { IdentityStore } from '../../identity/store.js';
 import type { BounceLookup } from '../../identity/bounces.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-
 const policies = new WeakMap<KeyRecord, VerifyPolicy>();
 
 /**
@@ -92,21 +90,9 @@ export function registerEv(
   bounces?: BounceLookup,
 ): void {
   const scores = identity && new EngagementScores(identity);
-  /**
-   * Sends the answer, with engagement_score from the reference data's activity (docs/identity.md), on Node's
-   * response itself: Fastify's send path (its onSend runner, its headers merged, the length counted again)
-   * costs E1 a few % of its requests/s, and E1's answer needs none of it (no route sets an onSend hook; a
-   * refusal, which sets headers, is answered by sendError, never here).
-   */
-  const send = (reply: FastifyReply, body: VerifyResponse & { explain?: readonly string[] }) => {
-    // Answered meanwhile (an online check outlived its request's time, or its client left).
-    if (reply.sent || reply.raw.headersSent) return reply;
-    const json = JSON.stringify(withEngagementScore(body, scores));
-    reply.hijack();
-    reply.raw.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json) });
-    reply.raw.end(json);
-    return reply;
-  };
+  /** Sends the answer, with engagement_score from the reference data's activity (docs/identity.md). */
+  const send = (reply: FastifyReply, body: VerifyResponse & { explain?: readonly string[] }) =>
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(withEngagementScore(body, scores)));
 
   /** The answer for an authorised key, once its query is charged (a key with a quota past it gets 403). */
   const answer = (key: KeyRecord, request: FastifyRequest, reply: FastifyReply) => {
