@@ -1,7 +1,8 @@
 // The SHA-256 of a list file, as the job history keeps it (a job's `file_sha256`: the same list is known
 // again by it). On this thread (sha256File) or, for a run that has other work meanwhile, on a thread of its
 // own (sha256FileAside): hashing an 80 MB list takes ~65 ms of CPU, which `mailsieve clean` spent after its
-// exports while nothing else ran; begun with the run, it is done long before the history is written.
+// exports while nothing else ran; begun with the run, it is done long before the history is written. The
+// desktop's `jobs:start` begins it beside the upload's preparation, off the thread that serves the window.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Worker } from 'node:worker_threads';

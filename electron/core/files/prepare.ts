@@ -320,4 +320,4 @@ export async function prepareUpload(
   return parts;
 }
 
-export { sha256File } from './hash.js';
+export { sha256FileAside } from './hash.js';

@@ -1,6 +1,7 @@
 // The job runner through the desktop core, against a real service on loopback: a whole run with progress
 // events, resuming after a restart from each step (upload, following, download), and the parts of a split
 // file against a busy service: turns, refusals waited out as Retry-After asks, a refusal until tomorrow.
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -110,6 +111,8 @@ describe('jobs', () => {
       const db = openHistoryDb(join(home.path, HISTORY_DB_FILE));
       try {
         const record = getJob(db, jobId)!;
+        // The file's SHA-256, hashed on a thread of its own while the upload was prepared, is the file's.
+        expect(record.fileSha256).toBe(createHash('sha256').update(readFileSync(big)).digest('hex'));
         const stored = jobCountsOf(db, jobId, record.resultsPath!);
         expect(stored).toMatchObject({ rows, statuses: { unknown: rows }, duplicates: 0 });
         expect(stored).toEqual(
