@@ -25,7 +25,7 @@ import { callbackProblemOf } from '../../lists/node/callbackTarget.js';
 import type { ListProcessor } from '../../lists/node/processor.js';
 import { checkPurchase, submissionServices } from '../../lists/node/purchase.js';
 import type { ListRecord } from '../../lists/backend/store.js';
-import { countRecords, estimateRecords } from '../../lists/node/records.js';
+import { countRecords, estimateRecords, isChargedByLines } from '../../lists/node/records.js';
 import { RowTooLongError } from '../../lists/read/rowWalk.js';
 import { ListLimitError, oversizedUploadProblem } from '../../lists/backend/limits.js';
 import { periodOf, quotaExceededMessage, type Charge, type UsageMeter } from '../../store/usage.js';
@@ -244,11 +244,10 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
     let upload;
     let checked: Awaited<ReturnType<typeof checkUpload>>;
+    // A key without a quota is charged the file's lines (estimateRecords): counted as the bytes arrive.
+    const isByLines = isChargedByLines(Boolean(key.quota), name);
     try {
-      // A key without a quota is charged the file's lines (estimateRecords): counted as the bytes arrive.
-      upload = await receiveUpload(source, uploadsDir, processor.maxUploadBytes, {
-        countLines: !key.quota && extension !== '.zip',
-      });
+      upload = await receiveUpload(source, uploadsDir, processor.maxUploadBytes, { countLines: isByLines });
       checked = await checkUpload(upload, extension, processor.limits);
     } catch (error) {
       if (upload) rmSync(upload.path, { force: true });
@@ -263,11 +262,11 @@ export function registerLists(app: FastifyInstance, auth: AuthContext, context: 
     // settled when the list completes, in the period charged.)
     let records: number;
     try {
-      // Exactly for a key with a quota (it decides the 403); in passing for one without (its usage, settled
-      // when the list ends with the records found).
-      records = key.quota
-        ? await countRecords(upload.path, name, params, processor.limits, checked.zipEntry)
-        : await estimateRecords(upload.path, name, params, processor.limits, checked.zipEntry, upload.lines);
+      // Exactly for a key with a quota (it decides the 403) and for a zip; by its lines, in passing, for the
+      // others (their usage, settled when the list ends with the records found).
+      records = isByLines
+        ? await estimateRecords(upload.path, params, upload.lines)
+        : await countRecords(upload.path, name, params, processor.limits, checked.zipEntry);
     } catch (error) {
       // (A row past the plan's limit, in a zip or counted exactly: refused now, in the plan's words.)
       if (error instanceof ZipProblem || error instanceof RowTooLongError) {

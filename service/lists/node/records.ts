@@ -89,22 +89,26 @@ export async function countRecords(
 }
 
 /**
- * The records of a list of a key without a quota, as counted at submission (its usage): its lines, less the
- * header, without reading the rows as the pipeline does (a count in passing, about 20 times faster than
- * countRecords, so that E7 costs the same as before). Blank lines and line breaks inside quotes are counted
- * too: the count is settled when the list ends, with the records the pipeline found. A zip is counted as
- * countRecords does (its file has to be read out).
+ * Whether a list is charged its lines at submission (estimateRecords), which receiveUpload then counts as the
+ * bytes arrive: a list of a key without a quota, not a zip. A key with a quota is charged the exact count
+ * (countRecords: it decides the 403), and a zip's file has to be read out to be counted.
+ */
+export function isChargedByLines(hasQuota: boolean, name: string): boolean {
+  return !hasQuota && listFileExtension(name) !== '.zip';
+}
+
+/**
+ * The records of a list charged by its lines (isChargedByLines), as counted at submission (its usage): its
+ * lines, less the header, without reading the rows as the pipeline does (a count in passing, about 20 times
+ * faster than countRecords, so that E7 costs the same as before). Blank lines and line breaks inside quotes
+ * are counted too: the count is settled when the list ends, with the records the pipeline found.
  */
 export async function estimateRecords(
   path: string,
-  name: string,
-  params: Pick<SubmitListParams, 'delimiter' | 'header'>,
-  limits: ListLimits,
-  zipEntry?: string,
+  params: Pick<SubmitListParams, 'header'>,
   /** The file's lines when they were counted as it arrived (receiveUpload): it is not read again. */
   counted?: LineCount,
 ): Promise<number> {
-  if (listFileExtension(name) === '.zip') return countRecords(path, name, params, limits, zipEntry);
   let lines = counted;
   if (!lines) {
     lines = new LineCount();
