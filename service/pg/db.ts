@@ -83,6 +83,15 @@ export function openUploadPool(url: string, max: number): PgPool {
 /** Runs `work` in a transaction on one client, committed when it resolves, rolled back when it throws. */
 export async function inTransaction<T>(pool: PgPool, work: (client: PgClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A connection lost while the client is out of the pool (PostgreSQL restarted between two statements of the
+  // transaction) is told as the client's 'error' event, which the pool listens to only while the client is
+  // idle in it: unheard, it would end the process. The statement under way or the next one fails instead (the
+  // transaction is rolled back with the connection), and the broken client is not given back to the pool.
+  let lost: Error | undefined;
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onLost);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -92,6 +101,8 @@ export async function inTransaction<T>(pool: PgPool, work: (client: PgClient) =>
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    // (A broken client keeps its listener: it is ended, not pooled, and may still tell of its end.)
+    if (!lost) client.off('error', onLost);
+    client.release(lost);
   }
 }

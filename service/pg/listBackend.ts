@@ -736,8 +736,13 @@ export class PgListBackend implements ListBackend {
   async partWork(listId: number, run: number, part: number): Promise<PartWork | undefined> {
     const list = await this.getList(listId);
     if (!list || list.run !== run || list.status !== 'Processing' || !list.plan) return undefined;
-    const { rows } = await this.pool.query<{ online: PartOnlineState | null; is_done: boolean }>(
-      'SELECT online, is_done FROM list_parts WHERE list_id = $1 AND run = $2 AND part = $3',
+    const { rows } = await this.pool.query<{
+      online: PartOnlineState | null;
+      is_done: boolean;
+      cuts: number[];
+      open_ranges: number[];
+    }>(
+      'SELECT online, is_done, cuts, open_ranges FROM list_parts WHERE list_id = $1 AND run = $2 AND part = $3',
       [listId, run, part],
     );
     const bounds = list.plan.parts[part];
@@ -749,6 +754,8 @@ export class PgListBackend implements ListBackend {
       isDone: rows[0].is_done,
       waitingSince: list.online?.waiting_since ?? null,
       isFinishedEarly: list.online?.finished_early === true,
+      cuts: rows[0].cuts,
+      openRanges: rows[0].open_ranges,
     };
   }
 
@@ -815,9 +822,11 @@ export class PgListBackend implements ListBackend {
     state: PartOnlineState,
     completed: number,
   ): Promise<void> {
+    // Two jobs of a part cut between them (cutPart) each save what they know: the one that knows more stays.
     await this.pool.query(
-      `UPDATE list_parts SET online = $1, completed = $2 WHERE list_id = $3 AND run = $4 AND part = $5 AND NOT is_done`,
-      [JSON.stringify(state), completed, listId, run, part],
+      `UPDATE list_parts SET online = $1, completed = $2 WHERE list_id = $3 AND run = $4 AND part = $5 AND NOT is_done
+         AND coalesce((online->>'rows_checked')::int, 0) <= $6`,
+      [JSON.stringify(state), completed, listId, run, part, state.rows_checked],
     );
   }
 
@@ -831,12 +840,25 @@ export class PgListBackend implements ListBackend {
     return rows[0]?.since ?? now();
   }
 
-  async requeuePart(listId: number, run: number, part: number, at?: Date): Promise<void> {
+  async requeuePart(listId: number, run: number, part: number, at?: Date, from?: number): Promise<void> {
+    await this.sendPart(listId, run, part, { at, from });
+  }
+
+  /**
+   * A job for the part (from `from` on, when its checks were cut), queued behind the key's parts waiting now;
+   * inside `client`'s transaction when given.
+   */
+  private async sendPart(
+    listId: number,
+    run: number,
+    part: number,
+    { at, from, client }: { at?: Date | undefined; from?: number | undefined; client?: PgClient },
+  ): Promise<void> {
     // Behind the key's parts waiting now (a fair share, as when the list's parts were queued).
-    const ahead = await keyPartsWaiting(this.pool, listId);
+    const ahead = await keyPartsWaiting(client ?? this.pool, listId);
     await this.boss.send(
       QUEUES.part,
-      { listId, run, part },
+      { listId, run, part, ...(from ? { from } : {}) },
       {
         priority: -ahead,
         retryLimit: ATTEMPTS - 1,
@@ -844,8 +866,44 @@ export class PgListBackend implements ListBackend {
         expireInSeconds: this.leaseSeconds,
         deadLetter: QUEUES.failed,
         ...(at ? { startAfter: at } : {}),
+        ...(client ? { db: bossDb(client) } : {}),
       },
     );
+  }
+
+  async cutPart(listId: number, run: number, part: number, from: number, cut: number): Promise<boolean> {
+    // The cut and the job of its rest in one transaction: a crash leaves either both or neither.
+    return inTransaction(this.pool, async (client) => {
+      const { rowCount } = await client.query(
+        `UPDATE list_parts SET
+           cuts = ARRAY(SELECT DISTINCT c FROM unnest(cuts || $4::int) AS c ORDER BY c),
+           open_ranges = ARRAY(SELECT DISTINCT r FROM unnest(open_ranges || ARRAY[$5::int, $4::int]) AS r ORDER BY r)
+         WHERE list_id = $1 AND run = $2 AND part = $3 AND NOT is_done`,
+        [listId, run, part, cut, from],
+      );
+      if (!rowCount) return false;
+      await this.sendPart(listId, run, part, { from: cut, client });
+      return true;
+    });
+  }
+
+  async closeRange(listId: number, run: number, part: number, from: number): Promise<boolean> {
+    // Under the part's row lock: of two jobs closing their ranges at once, one sees the other's range closed.
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ open_ranges: number[]; is_done: boolean }>(
+        'SELECT open_ranges, is_done FROM list_parts WHERE list_id = $1 AND run = $2 AND part = $3 FOR UPDATE',
+        [listId, run, part],
+      );
+      const row = rows[0];
+      if (!row || row.is_done) return false;
+      const open = row.open_ranges.filter((start) => start !== from);
+      await client.query(
+        `UPDATE list_parts SET open_ranges = $4::int[], cuts = CASE WHEN $5 THEN '{}'::int[] ELSE cuts END
+         WHERE list_id = $1 AND run = $2 AND part = $3`,
+        [listId, run, part, open, open.length === 0],
+      );
+      return open.length === 0;
+    });
   }
 
   async savePart(listId: number, run: number, part: number, result: PartResult): Promise<void> {
@@ -1004,7 +1062,7 @@ export class PgListBackend implements ListBackend {
     options: { readonly parts: number; readonly plans?: number },
   ): Promise<void> {
     await this.start();
-    type Data = { listId: number; run: number; part?: number };
+    type Data = { listId: number; run: number; part?: number; from?: number };
     const polling = { pollingIntervalSeconds: this.options.pollingSeconds ?? 1 };
     for (let i = 0; i < Math.max(1, options.plans ?? 1); i++)
       this.planWorkers.push(
@@ -1015,7 +1073,8 @@ export class PgListBackend implements ListBackend {
     for (let i = 0; i < Math.max(1, options.parts); i++)
       this.partWorkers.push(
         await this.boss.work<Data>(QUEUES.part, polling, async ([job]) => {
-          if (job) await handlers.part(job.data.listId, job.data.run, job.data.part ?? 0);
+          if (job)
+            await handlers.part(job.data.listId, job.data.run, job.data.part ?? 0, undefined, job.data.from);
         }),
       );
     this.finishWorkers.push(

@@ -98,6 +98,12 @@ export interface PartWork {
   /** The list's online wait: when it began, and whether Finish now ended it. */
   readonly waitingSince: string | null;
   readonly isFinishedEarly: boolean;
+  /**
+   * Where the part's checks were cut between jobs (positions in the part's domain order), and the starts of the
+   * ranges whose job has not ended (team server, issue 38; see cutPart). Absent or empty: one job asks them all.
+   */
+  readonly cuts?: readonly number[];
+  readonly openRanges?: readonly number[];
 }
 
 /** What every part reported, for the list's completion. */
@@ -147,8 +153,10 @@ export interface ListJobHandlers {
   /**
    * `slot`, where the backend gives one (the single node), may be released once the part's own work is done
    * and it waits on mail servers: all of a list's parts then check together (see Lanes, onlinePhase.ts).
+   * `from`, where the part's checks were cut between jobs (cutPart): this job asks those from `from` to the
+   * next cut only.
    */
-  part(listId: number, run: number, part: number, slot?: PartSlot): Promise<void>;
+  part(listId: number, run: number, part: number, slot?: PartSlot, from?: number): Promise<void>;
   finish(listId: number, run: number): Promise<void>;
   callback(listId: number): Promise<void>;
   /** A part failed every attempt (the queue gave up on it): the list gets Error with the reason. */
@@ -220,8 +228,22 @@ export interface ListBackend {
   ): Promise<void>;
   /** The list's online wait begins (once): when it began. */
   beginWait(listId: number): Promise<string>;
-  /** Asks for the part again at `at` (a retry of temporary failures), or at once when `at` is undefined. */
-  requeuePart(listId: number, run: number, part: number, at?: Date): Promise<void>;
+  /**
+   * Asks for the part again at `at` (a retry of temporary failures), or at once when `at` is undefined; `from`:
+   * only the range of its checks from there (cutPart).
+   */
+  requeuePart(listId: number, run: number, part: number, at?: Date, from?: number): Promise<void>;
+  /**
+   * The job asking the part's checks from `from` keeps those before `cut` and hands those from `cut` on at once,
+   * to a job of their own (a team node with room for only the first of a heavy domain's part, issue 38): both
+   * ranges are open until their job ends (closeRange). False, nothing done, when the part is done already.
+   */
+  cutPart?(listId: number, run: number, part: number, from: number, cut: number): Promise<boolean>;
+  /**
+   * The job of the range from `from` has every check of it answered: the range is closed. True when no other
+   * range of the part is open: this job, and no other, goes on to write the part (the ranges are forgotten).
+   */
+  closeRange?(listId: number, run: number, part: number, from: number): Promise<boolean>;
   /** Saves a part's results once; the last part's save queues the list's completion. */
   savePart(listId: number, run: number, part: number, result: PartResult): Promise<void>;
 

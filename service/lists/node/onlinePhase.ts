@@ -7,7 +7,9 @@
 // when; Finish now ends the wait (those rows stay unknown).
 //
 // Every verdict goes to the list's journal as it comes (the backend's), so a part asked again — a retry, a part
-// whose node was stopped or killed, the next slice of a long part — asks only what has no answer yet.
+// whose node was stopped or killed, the next slice of a long part — asks only what has no answer yet. On a team
+// server a heavy domain's part may be cut between jobs, each asking its own range of the part's checks at once
+// on the node that took it; the job that ends the last range writes the part (DomainShare.take, cutPart).
 import type { OnlineLevel, OnlineVerdict, OnlineVerifier } from '../../engine/online/index.js';
 import type { VerifyPolicy } from '../../engine/types.js';
 import type { JournalEntry, ListBackend, PartWork } from '../backend/port.js';
@@ -160,7 +162,9 @@ export class Lanes {
  * conversations at once while the next part is taken. With a hold of 20 a node took about 100 rows every 4–5 s
  * (a part handed back keeps the domain's parts away for DOMAIN_SHARE_YIELD_MS), one conversation at a time,
  * and spent its first minute's 30 connections over 35 s, a spacing its second minute replays (issue 38). No
- * more than a part: a node holding two would leave a list of a few parts to fewer nodes.
+ * more than a part: a node holding two would leave a list of a few parts to fewer nodes. Of a part that would
+ * take its hold over this, a node takes only what tops it up (the rest goes at once to a job of its own, for a
+ * node with room): at a list's end the last part splits between the nodes instead of going whole to one.
  */
 export const DOMAIN_SHARE_ROWS = 100;
 /**
@@ -238,22 +242,35 @@ export class DomainShare {
   }
 
   /**
-   * Takes a part's checks (their domains): false, taking nothing, when most of them are at one domain of
-   * which this node already holds `limit` checks or more, or whose parts it leaves to the others a while.
+   * Takes a part's checks (their domains), or the first of them: how many, 0 (taking nothing) when most of
+   * them are at one domain of which this node already holds `limit` checks or more (or nearly: less room than
+   * `heavyRows`), or whose parts it leaves to the others a while. With `mayCut`, a node takes no more of such a
+   * domain than tops its hold up to `limit`, and the rest of the part goes at once to a job of its own, for the
+   * next node with room (cutPart, issue 38): at the end of a list the last part then splits between the nodes
+   * as they have room, a conversation's worth or so each, instead of going whole to the first node that asks
+   * while the others run dry. A rest of fewer than `heavyRows` checks is not cut off.
    */
-  take(domains: readonly string[]): boolean {
+  take(domains: readonly string[], mayCut = false): number {
     const { counts, heavy: top } = this.top(domains);
+    let taken = domains.length;
     if (top !== undefined) {
       const now = Date.now();
-      if (this.held(top) >= this.limit) {
+      const room = this.limit - this.held(top);
+      if (room < (mayCut ? this.heavyRows : 1)) {
         this.pause(top, now + this.yieldMs);
-        return false;
+        return 0;
       }
-      if ((this.yielding.get(top) ?? 0) > now) return false;
+      if ((this.yielding.get(top) ?? 0) > now) return 0;
       this.yielding.delete(top);
+      if (mayCut && (counts.get(top) ?? 0) - room >= this.heavyRows) {
+        let seen = 0;
+        taken = domains.findIndex((domain) => domain === top && ++seen > room);
+      }
     }
-    for (const [domain, count] of counts) this.pending.set(domain, this.held(domain) + count);
-    return true;
+    if (taken === domains.length)
+      for (const [domain, count] of counts) this.pending.set(domain, this.held(domain) + count);
+    else for (let i = 0; i < taken; i++) this.pending.set(domains[i], this.held(domains[i]) + 1);
+    return taken;
   }
 
   /** A check of `domain` taken here is answered (or given up). */
@@ -275,6 +292,11 @@ export interface OnlinePhaseContext {
   readonly stopping: AbortSignal;
   /** On a team node: a part mostly of a domain this node has enough of is handed back (DomainShare). */
   readonly share?: DomainShare | undefined;
+  /**
+   * Where this job's range of the part's checks starts (their position in the part's domain order), when the
+   * part's checks were cut between jobs (ListBackend.cutPart): it runs to the next cut.
+   */
+  readonly from?: number | undefined;
 }
 
 export type PartOnlineOutcome =
@@ -285,10 +307,15 @@ export type PartOnlineOutcome =
       /** The part's unknown rows by cause (kind), for the node's metrics. */
       readonly unknown: readonly { readonly cause: string; readonly count: number }[];
     }
-  /** The part is asked for again at `at` (a retry), or at once (the rest of a slice, a stop). */
-  | { readonly kind: 'later'; readonly at?: Date }
+  /**
+   * The part is asked for again at `at` (a retry), or at once (the rest of a slice, a stop); `from`: its range
+   * from there only (its checks were cut between jobs).
+   */
+  | { readonly kind: 'later'; readonly at?: Date; readonly from?: number }
   /** Nothing was asked: this node holds enough of the part's main domain; another node may take the part. */
-  | { readonly kind: 'handed-back' };
+  | { readonly kind: 'handed-back'; readonly from?: number }
+  /** This job's range of the part is answered; the job of another range, still asking, writes the part. */
+  | { readonly kind: 'elsewhere' };
 
 const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
@@ -314,6 +341,12 @@ export async function runPartOnline(
   const order = [...byDomain.keys()]
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .flatMap((domain) => byDomain.get(domain)!);
+  // The part's checks cut between jobs: this job asks those of its range of that order only, the range's own
+  // job the others (ListBackend.cutPart), so no check is asked twice.
+  const from = context.from ?? 0;
+  const cuts = work.cuts ?? [];
+  const to = cuts.reduce((end, cut) => (cut > from && cut < end ? cut : end), order.length);
+  let isRanged = from > 0 || cuts.length > 0;
   const left = new Map<string, number>();
   for (const [domain, group] of byDomain) left.set(domain, group.length);
 
@@ -344,11 +377,14 @@ export async function runPartOnline(
     if (count === 0) state.domains_done++;
   };
   const retries = settings.maxWaitMs > 0 && !work.isFinishedEarly;
-  for (const index of order) {
+  /** Each address's position in `order`. */
+  const positions = new Int32Array(order.length);
+  order.forEach((index, position) => {
+    positions[index] = position;
     const entry = known.get(addresses[index]);
     if (!entry) {
-      toCheck.push(index);
-      continue;
+      if (position >= from && position < to) toCheck.push(index);
+      return;
     }
     answered(index);
     if (entry.r && (retries || work.isFinishedEarly)) waiting.set(index, entry);
@@ -356,7 +392,7 @@ export async function runPartOnline(
       final.set(index, entry);
       countFinal(index, entry);
     }
-  }
+  });
   const completedOffline = work.bounds.rowCount - state.rows_to_check;
   const save = () => {
     const lines = causes.lines(Number.MAX_SAFE_INTEGER);
@@ -387,7 +423,8 @@ export async function runPartOnline(
 
   // What this job asks: the addresses never asked, else (its time come) those waiting for a retry.
   let batch: number[] = toCheck;
-  if (batch.length === 0 && waiting.size > 0 && retries && !isWaitOver) {
+  // (A retry asks the whole part's waiting checks, once every range is closed.)
+  if (batch.length === 0 && !isRanged && waiting.size > 0 && retries && !isWaitOver) {
     const at = saved?.retry_at ? Date.parse(saved.retry_at) : 0;
     if (at > Date.now()) return { kind: 'later', at: new Date(at) };
     state.retry_attempt++;
@@ -398,7 +435,34 @@ export async function runPartOnline(
   // took parts of one domain together see each other's.
   const share = context.share;
   const batchDomains = share && batch.length > 0 ? batch.map((index) => domains[index]) : undefined;
-  if (share && batchDomains && !share.take(batchDomains)) return { kind: 'handed-back' };
+  const isFirstPass = batch === toCheck;
+  const again = from > 0 ? { from } : {};
+  if (share && batchDomains) {
+    // A first pass may be cut where the backend can hand its rest on at once (the team server's).
+    const cutPart = backend.cutPart?.bind(backend);
+    const took = share.take(batchDomains, isFirstPass && cutPart !== undefined);
+    if (took === 0) return { kind: 'handed-back', ...again };
+    if (took < batch.length && cutPart) {
+      // The rest of the part goes at once to a job of its own, for a node with room now.
+      const release = () => {
+        for (let i = 0; i < took; i++) share.done(batchDomains[i]);
+      };
+      let isCut: boolean;
+      try {
+        isCut = await cutPart(listId, context.run, context.part, from, positions[batch[took]]);
+      } catch (error) {
+        release();
+        throw error;
+      }
+      // (The part was written meanwhile: nothing is left to ask.)
+      if (!isCut) {
+        release();
+        return { kind: 'elsewhere' };
+      }
+      batch = batch.slice(0, took);
+      isRanged = true;
+    }
+  }
   // Its checks of a heavy domain do not wait for a far turn at its mail host: other nodes may ask them now.
   const heavy = share && batchDomains ? share.heavy(batchDomains) : undefined;
   if (batch.length > 0) {
@@ -409,7 +473,6 @@ export async function runPartOnline(
     const timer = setTimeout(() => sliceEnd.abort(), settings.sliceMs);
     const onStop = () => sliceEnd.abort();
     context.stopping.addEventListener('abort', onStop, { once: true });
-    const isFirstPass = batch === toCheck;
     let journal: [string, JournalEntry][] = [];
     let lastSave = Date.now();
     let saving: Promise<void> = Promise.resolve();
@@ -503,7 +566,20 @@ export async function runPartOnline(
     }
     await flush();
     // The rest of this part (a slice that ran out, or a stop): asked for again at once.
-    if (next < batch.length || unasked.length > 0) return { kind: 'later' };
+    if (next < batch.length || unasked.length > 0) return { kind: 'later', ...again };
+  }
+
+  if (isRanged) {
+    // This job's range is answered. The job that closes the part's last open range, and no other, goes on
+    // with the whole part (its retries, or its results): the part is written once.
+    const isLast = backend.closeRange
+      ? await backend.closeRange(listId, context.run, context.part, from)
+      : true;
+    if (!isLast) return { kind: 'elsewhere' };
+    return runPartOnline(addresses, rowCounts, { ...work, cuts: [], openRanges: [] }, settings, {
+      ...context,
+      from: undefined,
+    });
   }
 
   // Temporary failures wait for their retry, within the list's longest wait.

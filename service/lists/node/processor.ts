@@ -162,10 +162,10 @@ export class ListProcessor {
   start(): Promise<void> {
     const handlers: ListJobHandlers = {
       plan: (listId, run) => this.plan(listId, run),
-      part: async (listId, run, part, slot) => {
+      part: async (listId, run, part, slot, from) => {
         this.inHand++;
         try {
-          await this.part(listId, run, part, slot);
+          await this.part(listId, run, part, slot, from);
         } finally {
           this.inHand--;
         }
@@ -329,7 +329,13 @@ export class ListProcessor {
     }
   }
 
-  private async part(listId: number, run: number, index: number, slot?: PartSlot): Promise<void> {
+  private async part(
+    listId: number,
+    run: number,
+    index: number,
+    slot?: PartSlot,
+    from?: number,
+  ): Promise<void> {
     this.checkOpen();
     const work = await this.backend.partWork(listId, run, index);
     if (!work || work.isDone) return;
@@ -375,18 +381,21 @@ export class ListProcessor {
             part: index,
             stopping: this.stopping.signal,
             share: this.share,
+            from,
           },
         );
         if (outcome.kind === 'handed-back') {
           // Another node takes it (this worker rests first, so as not to take it straight back).
-          await this.backend.requeuePart(listId, run, index);
+          await this.backend.requeuePart(listId, run, index, undefined, outcome.from);
           await sleep(HAND_BACK_REST_MS, this.stopping.signal);
           return;
         }
         if (outcome.kind === 'later') {
-          await this.backend.requeuePart(listId, run, index, outcome.at);
+          await this.backend.requeuePart(listId, run, index, outcome.at, outcome.from);
           return;
         }
+        // Another job of the part, asking the rest of its checks, writes it.
+        if (outcome.kind === 'elsewhere') return;
         verdicts = outcome.verdicts;
         unknown = outcome.unknown;
       }

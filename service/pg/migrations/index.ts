@@ -4,6 +4,7 @@ import { nodeStatus } from './0020-node-status.js';
 import { keyLimits } from './0030-key-limits.js';
 import { hostLimits } from './0040-host-limits.js';
 import { uploadLimits } from './0050-upload-limits.js';
+import { partRanges } from './0060-part-ranges.js';
 
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   teamServer,
@@ -11,4 +12,5 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   keyLimits,
   hostLimits,
   uploadLimits,
+  partRanges,
 ];
