@@ -105,7 +105,11 @@ export const EXPLAIN_HEADER = `${EXPLAIN_COLUMNS.join(',')}\n`;
 
 const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
-/** Writes one part. `identity` is the list's pass of the other services, when they run (its counts grow). */
+/**
+ * Writes one part. `identity` is the list's pass of the other services, when they run (its counts grow).
+ * `emit`: each filled stretch of the output is handed to it as a view of the arena (valid only during the
+ * call: the single node writes it to the part's file) instead of copied into `chunks`, which stays empty.
+ */
 export function writePart(
   ctx: PartContext,
   bounds: PartBounds,
@@ -113,6 +117,7 @@ export function writePart(
   rows: PartRows,
   online: { readonly addresses: PartAddresses; readonly verdicts: OnlineVerdicts } | undefined,
   identity: IdentityPass | undefined,
+  emit?: (bytes: Uint8Array) => void,
 ): PartOutput {
   const { arena, text } = source;
   const textLength = text.length;
@@ -124,7 +129,8 @@ export function writePart(
   let at = 0;
   const flush = () => {
     if (at === 0) return;
-    chunks.push(arena.slice(outBase, outBase + at));
+    if (emit) emit(arena.subarray(outBase, outBase + at));
+    else chunks.push(arena.slice(outBase, outBase + at));
     size += at;
     at = 0;
   };
