@@ -24,6 +24,12 @@ export interface RowWriter {
     delimiter: string,
     append: readonly string[],
   ): Promise<boolean> | boolean;
+  /**
+   * `copyRow`'s rows will come from `buf[0, length)` until `unstage`: the writer may copy those bytes once
+   * now and each row from its copy (BufferedFile.stage). NOTE: `buf` must not change until `unstage`.
+   */
+  stage?(buf: Buffer, length: number): void;
+  unstage?(): void;
   /** Finishes the file; answers its size. */
   close(): Promise<{ bytes: number }>;
   /** Removes what was written. */
@@ -63,6 +69,14 @@ class TextRowWriter implements RowWriter {
     await this.file.writeText(line + newline);
   }
 
+  stage(buf: Buffer, length: number): void {
+    this.file.stage(buf, length);
+  }
+
+  unstage(): void {
+    this.file.unstage();
+  }
+
   copyRow(
     buf: Buffer,
     start: number,
@@ -73,7 +87,7 @@ class TextRowWriter implements RowWriter {
     const own = this.style.delimiter;
     if (!this.isStarted || delimiter !== own) return false;
     let tail = '';
-    for (const field of append) tail += own + quoteField(field, own);
+    for (let i = 0; i < append.length; i++) tail += own + quoteField(append[i], own);
     if (tail === own && this.file.tryAppend(buf, start, end, this.withDelimiter)) return true;
     return this.file.append(buf, start, end, EMPTY).then(async () => {
       await this.file.writeText(tail + this.style.newline);

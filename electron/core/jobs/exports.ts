@@ -452,8 +452,22 @@ export class ResultsExporter {
     if (batch.header) await this.readHeader(batch.header, buf);
     const view = this.view;
     if (!view) return;
-    const rows = batch.set.rows;
-    const others = batch.otherStatuses;
+    // The rows an export writes as their bytes are copied from one copy of the batch (formats.ts `stage`).
+    for (const { writer } of this.files) writer?.stage?.(buf, batch.length);
+    try {
+      await this.consumeRows(batch, view, batch.set.rows, batch.otherStatuses);
+    } finally {
+      for (const { writer } of this.files) writer?.unstage?.();
+    }
+  }
+
+  private async consumeRows(
+    batch: FramedBatch,
+    view: RowView,
+    rows: Int32Array,
+    others: readonly string[] | undefined,
+  ): Promise<void> {
+    const buf = batch.set.window;
     let other = 0;
     for (let r = 0, at = 0; r < batch.rowCount; r++, at += ROW_STRIDE) {
       const id = rows[at + R_STATUS];

@@ -5,7 +5,8 @@
 //
 // A part's text and its output share one arena, so a row is placed with copyWithin (no view allocated per row,
 // as Buffer#copy and TypedArray#set make): the text at the front, a 4 MiB output area behind it, cut into
-// chunks as it fills.
+// chunks as it fills, and behind that the part's appended columns (`suffixFor`: a few dozen distinct ones a
+// list), each copied from there the same way.
 import { VALIDATION_COLUMNS } from '../../../shared/api/listServices.js';
 import { describeStatusCode } from '../../../shared/api/codes.js';
 import { evidenceTime, offlineStepOf } from '../../../shared/outcomes.js';
@@ -24,6 +25,8 @@ import type { PartAddresses, PartRows } from '../parts.js';
 import type { IdentityReportState, OnlineVerdicts, PartBounds, PartContext, ReportState } from '../types.js';
 
 const OUTPUT_BYTES = 4 * 1024 * 1024;
+/** Room for a part's distinct appended columns (each under 100 bytes), copied from there to every row's end. */
+const SUFFIX_BYTES = 64 * 1024;
 
 /** What writing a part gave: its results bytes (none for a report-only run), explain rows and counts. */
 export interface PartOutput {
@@ -51,7 +54,7 @@ let spare: ArrayBuffer | undefined;
  * as copies (PartOutput.chunks), so a part is written before the next one asks for an arena.
  */
 export function partArena(textLength: number): PartArena {
-  const need = textLength + OUTPUT_BYTES;
+  const need = textLength + OUTPUT_BYTES + SUFFIX_BYTES;
   if (!spare || spare.byteLength < need) spare = new ArrayBuffer(need);
   return { arena: new Uint8Array(spare, 0, need), text: Buffer.from(spare, 0, textLength) };
 }
@@ -102,7 +105,11 @@ export const EXPLAIN_HEADER = `${EXPLAIN_COLUMNS.join(',')}\n`;
 
 const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
-/** Writes one part. `identity` is the list's pass of the other services, when they run (its counts grow). */
+/**
+ * Writes one part. `identity` is the list's pass of the other services, when they run (its counts grow).
+ * `emit`: each filled stretch of the output is handed to it as a view of the arena (valid only during the
+ * call: the single node writes it to the part's file) instead of copied into `chunks`, which stays empty.
+ */
 export function writePart(
   ctx: PartContext,
   bounds: PartBounds,
@@ -110,6 +117,7 @@ export function writePart(
   rows: PartRows,
   online: { readonly addresses: PartAddresses; readonly verdicts: OnlineVerdicts } | undefined,
   identity: IdentityPass | undefined,
+  emit?: (bytes: Uint8Array) => void,
 ): PartOutput {
   const { arena, text } = source;
   const textLength = text.length;
@@ -121,7 +129,8 @@ export function writePart(
   let at = 0;
   const flush = () => {
     if (at === 0) return;
-    chunks.push(arena.slice(outBase, outBase + at));
+    if (emit) emit(arena.subarray(outBase, outBase + at));
+    else chunks.push(arena.slice(outBase, outBase + at));
     size += at;
     at = 0;
   };
@@ -172,7 +181,11 @@ export function writePart(
     return scanner.fieldQuoted[index] === 1 ? value.replaceAll('""', '"') : value;
   };
 
-  const suffixes = new Map<number, Uint8Array>();
+  // Each distinct suffix once in the arena (at `at`), copied from there by copyWithin: a loop over its bytes
+  // cost twice as much, and pass 2 runs on one thread. One that does not fit stays a loop (`at` -1).
+  const suffixes = new Map<number, { readonly bytes: Uint8Array; readonly at: number }>();
+  const suffixBase = outBase + OUTPUT_BYTES;
+  let suffixEnd = suffixBase;
   const { start, length, codes, flags, dup, validEmails } = rows;
   const isLast = bounds.index === ctx.partCount - 1;
   // The bytes before the next row: the line break of the one before (if any) and blank lines.
@@ -202,14 +215,18 @@ export function writePart(
     }
     const identityText = identity ? identity.row(readField) : '';
     if (!writes) continue;
-    let suffix: Uint8Array | undefined;
+    let suffix: { readonly bytes: Uint8Array; readonly at: number } | undefined;
     let validEmail: string | undefined;
     if (ctx.runsValidation) {
       const isDuplicate = dup[i];
       const key = code * 1024 + (flag & 0xff) * 2 + isDuplicate;
       suffix = suffixes.get(key);
       if (!suffix) {
-        suffix = suffixFor(code, flag, isDuplicate === 1, delimiter);
+        const bytes = suffixFor(code, flag, isDuplicate === 1, delimiter);
+        const fits = suffixEnd + bytes.length <= arena.length;
+        if (fits) arena.set(bytes, suffixEnd);
+        suffix = { bytes, at: fits ? suffixEnd : -1 };
+        if (fits) suffixEnd += bytes.length;
         suffixes.set(key, suffix);
       }
       const status = flag & FLAG_STATUS_MASK;
@@ -217,7 +234,7 @@ export function writePart(
     }
     room(
       rowLength +
-        (suffix?.length ?? 0) +
+        (suffix?.bytes.length ?? 0) +
         newline.length +
         (validEmail === undefined ? 0 : validEmail.length * 3 + 2) +
         identityText.length * 3,
@@ -225,7 +242,10 @@ export function writePart(
     arena.copyWithin(outBase + at, rowStart, rowStart + rowLength);
     at += rowLength;
     if (suffix) {
-      putBytes(suffix);
+      if (suffix.at >= 0) {
+        arena.copyWithin(outBase + at, suffix.at, suffix.at + suffix.bytes.length);
+        at += suffix.bytes.length;
+      } else putBytes(suffix.bytes);
       if (validEmail !== undefined) putText(quoteField(validEmail, delimiter));
     }
     if (identityText !== '') putText(identityText);

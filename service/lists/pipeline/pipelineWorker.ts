@@ -3,7 +3,7 @@
 // whichever node runs list work. A plan stays here in memory until its list is done, so the single-node
 // service writes each part from it; a node writing a part of another node's plan is sent the part's stored
 // rows and text instead.
-import { closeSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { IdentityPass } from './identityPass.js';
 import { planList, type ListPlan } from './plan.js';
@@ -53,6 +53,11 @@ function readPartText(path: string, byteStart: number, byteEnd: number) {
     closeSync(fd);
   }
   return source;
+}
+
+/** Writes all of `bytes` at the file's position. */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 
 function handle(request: PipelineRequest): Promise<void> | void {
@@ -114,28 +119,28 @@ function handle(request: PipelineRequest): Promise<void> | void {
   try {
     const addresses = request.verdicts ? partAddresses(rows) : undefined;
     if (addresses && request.verdicts) applyOnlineVerdicts(rows, addresses, request.verdicts);
-    const output = writePart(
-      context,
-      bounds,
-      source,
-      rows,
-      addresses && request.verdicts ? { addresses, verdicts: request.verdicts } : undefined,
-      identity,
-    );
-    const { index: _index, ...result } = output;
+    const online = addresses && request.verdicts ? { addresses, verdicts: request.verdicts } : undefined;
     if (request.outputPath) {
-      // The single node's part: written here, straight into the list's folder, whole or not at all.
+      // The single node's part: written here, straight from the arena into the list's folder (no copy of its
+      // bytes), whole or not at all.
       const temporary = `${request.outputPath}.tmp`;
       const fd = openSync(temporary, 'w', 0o600);
+      let output;
       try {
-        for (const chunk of output.chunks) writeSync(fd, chunk);
-      } finally {
+        output = writePart(context, bounds, source, rows, online, identity, (bytes) => writeAll(fd, bytes));
+      } catch (error) {
         closeSync(fd);
+        rmSync(temporary, { force: true });
+        throw error;
       }
+      closeSync(fd);
       renameSync(temporary, request.outputPath);
+      const { index: _index, ...result } = output;
       send({ type: 'written', id: request.id, result: { ...result, chunks: [], isWritten: true } });
       return;
     }
+    const output = writePart(context, bounds, source, rows, online, identity);
+    const { index: _index, ...result } = output;
     send(
       { type: 'written', id: request.id, result },
       output.chunks.map((chunk) => chunk.buffer as ArrayBuffer),
