@@ -1,6 +1,5 @@
 // The `mailsieve` command line: the service, its keys, and list work, on the same core as the desktop app.
 import { Command, CommanderError, Option } from 'commander';
-import { setFlagsFromString } from 'node:v8';
 import { serviceDataDir } from '../core/home.js';
 import { CliError } from './errors.js';
 import { serve } from './serve.js';
@@ -370,9 +369,6 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 const argv = process.argv.slice(2);
-// `clean` and `purchase` stream a whole list through this process: a small young generation keeps its peak
-// memory down (the bytes pass through; little lives long). Set before the heap grows; `serve` keeps V8's default.
-if (argv[0] === 'clean' || argv[0] === 'purchase') setFlagsFromString('--max-semi-space-size=4');
 const exitCode = await main(argv);
 // `serve` and `worker` keep running until a signal stops them; every other command ends here, even if an idle keep-alive
 // socket of the HTTP client would hold the event loop open a while longer.
