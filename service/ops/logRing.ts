@@ -9,7 +9,6 @@
 // the ring is full the logging thread waits for the writer (as it waited for a synchronous write before);
 // when the process exits, the writer writes what is left before the process ends. Without a writer (its
 // thread failed), the logging thread makes and writes the lines itself, in batches.
-import { writeSync } from 'node:fs';
 
 /** The ring's control cells (an Int32Array over their own SharedArrayBuffer). */
 export const WRITE = 0; // bytes published, ever (wraps at 2^32)
@@ -437,18 +436,4 @@ export function jsonRequestLine(
 /** jsonRequestLine's builder, reused (each holds a 64 KiB buffer). */
 const oneLine = new LineBuilder();
 
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/** Writes all of `text` to `fd`, waiting while the descriptor is full (a non-blocking pipe). */
-export function writeAll(fd: number, text: string | Uint8Array): void {
-  const buffer = typeof text === 'string' ? Buffer.from(text) : text;
-  let offset = 0;
-  while (offset < buffer.length) {
-    try {
-      offset += writeSync(fd, buffer, offset, buffer.length - offset);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-      Atomics.wait(pause, 0, 0, 1);
-    }
-  }
-}
+export { writeAll } from '../fdWrite.js';

@@ -3,8 +3,9 @@
 // whichever node runs list work. A plan stays here in memory until its list is done, so the single-node
 // service writes each part from it; a node writing a part of another node's plan is sent the part's stored
 // rows and text instead.
-import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
+import { writeAll } from '../../fdWrite.js';
 import { IdentityPass } from './identityPass.js';
 import { planList, type ListPlan } from './plan.js';
 import { applyOnlineVerdicts, partArena, writePart } from './partWriter.js';
@@ -53,11 +54,6 @@ function readPartText(path: string, byteStart: number, byteEnd: number) {
     closeSync(fd);
   }
   return source;
-}
-
-/** Writes all of `bytes` at the file's position. */
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 
 function handle(request: PipelineRequest): Promise<void> | void {
