@@ -7,7 +7,16 @@
 // call disposable is still `privacy`); the suffix rules come last because a free or disposable mail
 // domain under edu.pl is that, not a school. Other domains have no type offline (`biz` needs DNS).
 import type { DomainType } from '../../shared/api/verification.js';
-import { disposableDomains, disposableParentDomains, freeMailDomains, readDataList } from './lists.js';
+import { readFileSync } from 'node:fs';
+import { domainToASCII } from 'node:url';
+import { DomainTable, isAscii } from './domainTable.js';
+import {
+  DISPOSABLE_DOMAINS,
+  FREE_MAIL_DOMAINS,
+  disposableParentDomains,
+  readDataList,
+  readDomainArray,
+} from './lists.js';
 
 const CURATED_DOMAINS = new Map<string, DomainType>();
 for (const type of ['paidisp', 'wireless', 'privacy'] as const) {
@@ -80,17 +89,48 @@ function parentOf(domain: string, has: (d: string) => boolean): string | undefin
 const isCurated = (d: string): boolean => CURATED_DOMAINS.has(d);
 const isDisposableParent = (d: string): boolean => disposableParentDomains().has(d);
 
+/** The types a domain's own entry gives: the table's values are their index + 1. */
+const OWN_TYPES: readonly DomainType[] = ['freeisp', 'disposable', 'paidisp', 'wireless', 'privacy'];
+const typeValue = (type: DomainType): number => OWN_TYPES.indexOf(type) + 1;
+
+/** The file build/build.js writes the table of own entries to, beside the compiled engine. */
+export const OWN_TYPES_FILE = new URL('./data/domain-types.bin', import.meta.url);
+
+/** A list's domains in ASCII: its few Unicode entries in the A-label form every lookup uses. */
+const inAscii = (domains: readonly string[]): string[] =>
+  domains.map((domain) => (isAscii(domain) ? domain : domainToASCII(domain)));
+
 /**
- * A domain's own entry in the curated lists (its type) or in the disposable wildcard list ('disposable'), in
- * one map, so that a domain's own entries cost one lookup; a curated entry wins. Made on first use, as the
- * wildcard list is read on first use.
+ * Every domain's own entry in the lists, in one table (domainTable.ts), later lists winning: 'freeisp'
+ * (free-email-domains), then 'disposable' (disposable-email-domains, its list and its wildcard list), then the
+ * curated types. build/build.js writes it to OWN_TYPES_FILE.
  */
-let ownTypes: Map<string, DomainType> | undefined;
-function ownTypeMap(): Map<string, DomainType> {
+export function buildOwnTypeTable(): DomainTable {
+  return DomainTable.of([
+    { domains: inAscii(readDomainArray(FREE_MAIL_DOMAINS)), value: typeValue('freeisp') },
+    { domains: inAscii(readDomainArray(DISPOSABLE_DOMAINS)), value: typeValue('disposable') },
+    { domains: inAscii([...disposableParentDomains()]), value: typeValue('disposable') },
+    ...(['paidisp', 'wireless', 'privacy'] as const).map((type) => ({
+      domains: [...CURATED_DOMAINS].filter(([, of]) => of === type).map(([domain]) => domain),
+      value: typeValue(type),
+    })),
+  ]);
+}
+
+/**
+ * The table of own entries, so that a domain's own type costs one lookup: read from OWN_TYPES_FILE (made at
+ * build time), or made from the lists where there is none (the engine run from its sources: tests).
+ */
+let ownTypes: DomainTable | undefined;
+function ownTypeTable(): DomainTable {
   if (!ownTypes) {
-    ownTypes = new Map();
-    for (const domain of disposableParentDomains()) ownTypes.set(domain, 'disposable');
-    for (const [domain, type] of CURATED_DOMAINS) ownTypes.set(domain, type);
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = readFileSync(OWN_TYPES_FILE);
+    } catch {
+      // not built: made from the lists below
+    }
+    ownTypes = bytes ? DomainTable.fromBytes(bytes) : buildOwnTypeTable();
   }
   return ownTypes;
 }
@@ -100,8 +140,9 @@ function ownTypeMap(): Map<string, DomainType> {
  * `domain`: lower-case, in ASCII (A-label) form, as the syntax check gives it.
  */
 export function domainTypeOf(domain: string): DomainType | undefined {
-  const own = ownTypeMap().get(domain);
-  if (own !== undefined && own !== 'disposable') return own;
+  const value = ownTypeTable().get(domain);
+  const own = value === 0 ? undefined : OWN_TYPES[value - 1];
+  if (own !== undefined && own !== 'disposable' && own !== 'freeisp') return own;
   // Parent domains (other than the top-level domain) exist from three labels on: most domains have two.
   const dot = domain.indexOf('.');
   const hasParents = dot >= 0 && domain.indexOf('.', dot + 1) >= 0;
@@ -109,13 +150,9 @@ export function domainTypeOf(domain: string): DomainType | undefined {
     const curated = parentOf(domain, isCurated);
     if (curated !== undefined) return CURATED_DOMAINS.get(curated);
   }
-  if (
-    own === 'disposable' ||
-    disposableDomains().has(domain) ||
-    (hasParents && parentOf(domain, isDisposableParent) !== undefined)
-  )
+  if (own === 'disposable' || (hasParents && parentOf(domain, isDisposableParent) !== undefined))
     return 'disposable';
-  if (freeMailDomains().has(domain)) return 'freeisp';
+  if (own === 'freeisp') return own;
   return typeBySuffixRules(domain);
 }
 

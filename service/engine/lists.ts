@@ -1,15 +1,21 @@
 // The engine's word and domain lists: the curated text files in ./data (copied beside the compiled code by
 // build/build.js) and the third-party packages. The big third-party lists are read on first use and kept
-// only as Sets: a JSON module import would keep its parsed array alive beside the Set, in every thread that
-// loads the engine (the service's main thread, list workers), whether or not it verifies anything.
+// only in the tables that look them up (domainType.ts): a JSON module import would keep its parsed array alive
+// beside them, in every thread that loads the engine (the service's main thread, list workers), whether or
+// not it verifies anything.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
+/** A package's JSON array of domains (not kept here: the caller keeps what it needs of it). */
+export function readDomainArray(packagePath: string): readonly string[] {
+  return JSON.parse(readFileSync(require.resolve(packagePath), 'utf8')) as string[];
+}
+
 /** A package's JSON array of domains, as a Set; the parsed array is left to the collector. */
 function domainSet(packagePath: string): ReadonlySet<string> {
-  return new Set(JSON.parse(readFileSync(require.resolve(packagePath), 'utf8')) as string[]);
+  return new Set(readDomainArray(packagePath));
 }
 
 /** The entries of a data file: one a line, lower-cased; blank lines and `#` comments are skipped. */
@@ -24,19 +30,18 @@ export function readDataList(fileName: string): string[] {
   return entries;
 }
 
-let disposable: ReadonlySet<string> | undefined;
 let disposableParents: ReadonlySet<string> | undefined;
-let freeMail: ReadonlySet<string> | undefined;
 
 /** disposable-email-domains: domains whose own addresses are disposable. */
-export const disposableDomains = (): ReadonlySet<string> =>
-  (disposable ??= domainSet('disposable-email-domains/index.json'));
+export const DISPOSABLE_DOMAINS = 'disposable-email-domains/index.json';
 /** disposable-email-domains' wildcard list: the domain and every subdomain of it are disposable. */
-export const disposableParentDomains = (): ReadonlySet<string> =>
-  (disposableParents ??= domainSet('disposable-email-domains/wildcard.json'));
+const DISPOSABLE_PARENT_DOMAINS = 'disposable-email-domains/wildcard.json';
 /**
  * free-email-domains. It also names disposable domains and some typo domains of big providers (gmial.com),
  * so it is consulted after the disposable lists and never protects a domain from a typo correction.
  */
-export const freeMailDomains = (): ReadonlySet<string> =>
-  (freeMail ??= domainSet('free-email-domains/domains.json'));
+export const FREE_MAIL_DOMAINS = 'free-email-domains/domains.json';
+
+/** The wildcard list, as a Set (its entries' subdomains are looked up in it). */
+export const disposableParentDomains = (): ReadonlySet<string> =>
+  (disposableParents ??= domainSet(DISPOSABLE_PARENT_DOMAINS));
