@@ -9,6 +9,7 @@
 import { domainToASCII, domainToUnicode } from 'node:url';
 import { CODE, type SyntaxErrorCode } from './codes.js';
 import { breaksProviderRules } from './providerRules.js';
+import { knownDomain, type KnownDomain } from './knownDomains.js';
 import { isRootZoneTld } from './tld.js';
 
 export type SyntaxCheck =
@@ -20,6 +21,8 @@ export type SyntaxCheck =
       readonly domain: string;
       /** The domain in ASCII (A-label) form; the same string as `domain` for an ASCII domain. */
       readonly asciiDomain: string;
+      /** What was known of the domain before (knownDomains.ts), if anything. */
+      readonly known: KnownDomain | undefined;
     }
   | { readonly ok: false; readonly code: SyntaxErrorCode };
 
@@ -257,12 +260,16 @@ export function checkSyntax(address: string): SyntaxCheck {
   if (domain.charCodeAt(0) === OPEN_BRACKET) return fail(CODE.invalidDomain); // an IP literal
   if (found & FOUND_FORBIDDEN) return fail(CODE.invalidCharacter);
   if (!isDotAtom(local)) return fail(CODE.invalidUsername);
-  const asciiDomain = asciiDomainOf(domain, (found & FOUND_NON_ASCII_DOMAIN) === 0);
+  // A domain known to pass the checks of the domain alone (its form, its length, its top-level domain) is
+  // not checked again; the address's length still is.
+  const known = knownDomain(domain);
+  const asciiDomain = known ? known.ascii : asciiDomainOf(domain, (found & FOUND_NON_ASCII_DOMAIN) === 0);
   if (asciiDomain === undefined) return fail(CODE.invalidDomain);
   // Lengths as the DNS and SMTP see them: the domain in its ASCII form (IDNA can lengthen it).
   if (asciiDomain === DOMAIN_TOO_LONG || localOctets + 1 + asciiDomain.length > MAX_ADDRESS_OCTETS)
     return fail(CODE.tooLong);
-  if (!isRootZoneTld(asciiDomain.slice(asciiDomain.lastIndexOf('.') + 1))) return fail(CODE.invalidTld);
+  if (!known && !isRootZoneTld(asciiDomain.slice(asciiDomain.lastIndexOf('.') + 1)))
+    return fail(CODE.invalidTld);
   if (breaksProviderRules(local, asciiDomain)) return fail(CODE.invalidUsernameForDomain);
-  return { ok: true, local, domain, asciiDomain };
+  return { ok: true, local, domain, asciiDomain, known };
 }

@@ -6,6 +6,7 @@
 import { CODE } from './codes.js';
 import { correctDomain, correctionCandidate } from './corrections.js';
 import { domainTypeOf } from './domainType.js';
+import { rememberFreeMailDomain } from './knownDomains.js';
 import { isUnacceptedUsername, usernameKindOf } from './roles.js';
 import { checkSyntax, standardise } from './syntax.js';
 import type { Verdict, VerifyPolicy } from './types.js';
@@ -50,10 +51,13 @@ export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
   const syntax = checkSyntax(address);
   const verdict: MutableVerdict = { address, code: syntax.ok ? CODE.syntaxOk : syntax.code };
   if (syntax.ok) {
-    const { local, domain, asciiDomain } = syntax;
+    const { local, domain, asciiDomain, known } = syntax;
     const kind = usernameKindOf(local);
-    let domainType = domainTypeOf(asciiDomain);
-    if (domainType === 'freeisp' && isProviderTypo(asciiDomain)) domainType = undefined;
+    let domainType = known ? known.type : domainTypeOf(asciiDomain);
+    if (!known && domainType === 'freeisp') {
+      if (isProviderTypo(asciiDomain)) domainType = undefined;
+      else rememberFreeMailDomain(domain, asciiDomain);
+    }
     if (isListed(policy.suppress, local, domain, asciiDomain)) verdict.code = CODE.suppressed;
     else if (isListed(policy.allow, local, domain, asciiDomain)) verdict.code = CODE.allowed;
     else if (policy.isBounced && isKnownBouncer(policy.isBounced, local, domain, asciiDomain))
