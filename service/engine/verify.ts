@@ -50,6 +50,8 @@ export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
   const address = standardise(input);
   const syntax = checkSyntax(address);
   const verdict: MutableVerdict = { address, code: syntax.ok ? CODE.syntaxOk : syntax.code };
+  /** A free-mail provider's own domain, written in ASCII: no correction of it exists (isProviderTypo). */
+  let isProviderDomain = false;
   if (syntax.ok) {
     const { local, domain, asciiDomain, known } = syntax;
     const kind = usernameKindOf(local);
@@ -66,13 +68,15 @@ export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
     else if (domainType === 'disposable') verdict.code = CODE.disposable;
     if (domainType) verdict.domainType = domainType;
     if (kind) verdict.roleAccount = true;
+    isProviderDomain = domainType === 'freeisp' && asciiDomain === domain;
   }
   // Corrections are for errors of syntax or spelling: not for a client's own list decisions (255, 55), an
   // address the client's own mail bounced from (520) or a username of the wrong kind (500). A disposable
   // domain may be a squatted typo (gmai.com).
+  // An address without a syntax error at a provider's own domain has none to offer (half a list's rows).
   if (
     policy.corrections &&
-    (!syntax.ok || verdict.code === CODE.syntaxOk || verdict.code === CODE.disposable)
+    (!syntax.ok || (verdict.code === CODE.syntaxOk && !isProviderDomain) || verdict.code === CODE.disposable)
   ) {
     const candidate = correctionCandidate(address, verdict.code);
     if (candidate !== undefined) {
