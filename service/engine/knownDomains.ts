@@ -5,6 +5,8 @@
 // are kept, so the memory is bounded by that list (14,000 domains), and a list of companies' domains, each met
 // once or twice, adds nothing to keep (keeping every domain cost more than it saved: corrections.ts).
 
+import { ownCopy } from './strings.js';
+
 /** A domain that passed the syntax checks that look at it alone, and its domain type. */
 export interface KnownDomain {
   /** Its ASCII (A-label) form. */
@@ -25,5 +27,7 @@ export function knownDomain(domain: string): KnownDomain | undefined {
  * ASCII form `ascii`, whose type verifyOffline found free-mail.
  */
 export function rememberFreeMailDomain(domain: string, ascii: string): void {
-  known.set(domain, { ascii, type: 'freeisp' });
+  // Strings of their own: the domain as cut from its address would keep its whole verify batch alive.
+  const key = ownCopy(domain);
+  known.set(key, { ascii: ascii === domain ? key : ownCopy(ascii), type: 'freeisp' });
 }
