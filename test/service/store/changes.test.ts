@@ -42,4 +42,16 @@ describe('ChangeWatch', () => {
     db.prepare("INSERT INTO ref_sources (name) VALUES ('here')").run();
     expect(watch.generation()).toBe(first);
   });
+
+  it('asks the database again once recheckMs have passed', async () => {
+    const { db, file } = open();
+    const watch = new ChangeWatch(db, 50);
+    const first = watch.generation();
+    const other = new Database(file);
+    other.prepare("INSERT INTO ref_sources (name) VALUES ('elsewhere')").run();
+    other.close();
+    expect(watch.generation()).toBe(first);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(watch.generation()).not.toBe(first);
+  });
 });
