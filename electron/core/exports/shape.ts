@@ -87,7 +87,7 @@ export class RowShaper {
   readonly header: readonly string[];
   /** Fields of a results row: the header's, without `Original Email`. */
   readonly width: number;
-  private readonly seen = new HashSet64();
+  private readonly seen: HashSet64;
   private readonly hash = new Uint32Array(2);
   private counts = { duplicates: 0, role: 0, disposable: 0 };
   written = 0;
@@ -96,9 +96,12 @@ export class RowShaper {
     header: readonly string[],
     private readonly layout: ResultsLayout,
     private readonly choices: Pick<ExportChoices, 'dedupe' | 'dropRole' | 'dropDisposable'>,
+    /** The rows of the results, when known: the set of addresses written is made with room for them. */
+    rows?: number,
   ) {
     this.header = [...header, ORIGINAL_EMAIL_COLUMN];
     this.width = header.length;
+    this.seen = new HashSet64(choices.dedupe ? rows : 0);
   }
 
   get leftOut(): LeftOut {

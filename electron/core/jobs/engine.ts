@@ -223,16 +223,24 @@ export function resultsFileName(list: ListResource, given: string | undefined): 
 // Files
 
 /**
- * The buffers a file stream reads into, in turn. A new 1 MiB buffer a chunk made an upload's garbage: freed
+ * The buffers a file stream reads into, in turn. A new buffer a chunk made an upload's garbage: freed
  * only when V8 next collected (after some 64 MB of them), and the C allocator's heap kept the pages after:
  * 70–90 MB of the 1,000,000-row clean's peak memory (docs/lists.md). A buffer comes round again only
  * FILE_STREAM_RING pulls later, and a stream's consumer pulls a chunk only when it has room for one: fetch
  * writes each to its socket, and waits for the socket to drain, before it reads the next. Three are in flight
  * in an upload (the one being written, one queued in this stream and one in the client's): a ring of 3 loses
- * bytes, of 4 does not (test/electron/core/fileStream.test.ts sends 40 MiB through the client's upload to a
+ * bytes, of 4 does not (test/electron/core/fileStream.test.ts sends 40 chunks through the client's upload to a
  * slow reader and compares what arrived); 16 leaves room for a consumer that queues more.
  */
 export const FILE_STREAM_RING = 16;
+
+/**
+ * The bytes of a file stream's chunk. The ring stays alive as long as its stream, which V8 collects late (the
+ * main thread allocates little after an upload), and its buffers come from the main C heap, which keeps its
+ * pages: 16 chunks of 1 MiB were 16 MB of the 1,000,000-row clean's memory through its processing, at the
+ * peak (issue 38). A chunk of 256 KiB is still written to the socket in one call.
+ */
+export const FILE_STREAM_CHUNK = 256 * 1024;
 
 /**
  * A file as a web stream that reads a chunk only when the consumer pulls one. (Readable.toWeb would take the
@@ -240,7 +248,7 @@ export const FILE_STREAM_RING = 16;
  * chunks are views of FILE_STREAM_RING buffers used in turn, each made when first needed (a small file
  * takes one).
  */
-export function fileStream(path: string, chunkBytes = 1 << 20): ReadableStream<Uint8Array> {
+export function fileStream(path: string, chunkBytes = FILE_STREAM_CHUNK): ReadableStream<Uint8Array> {
   let handle: FileHandle | undefined;
   const ring: Buffer[] = [];
   let turn = 0;
@@ -671,7 +679,14 @@ async function saveResults(
   const isZip = listFileExtension(resultsName) === '.zip';
   // Without validation there is no status to sort rows by: the results are saved as they come, no exports.
   const isExportable = hasValidation(list);
-  const wanted = (extension: string) => (isExportable ? (spec.exports?.(extension) ?? []) : []);
+  // The list's records size the exports' sets of addresses (ExportSpec.rows).
+  const wanted = (extension: string): readonly ExportRequest[] =>
+    isExportable
+      ? (spec.exports?.(extension) ?? []).map((request) => ({
+          ...request,
+          spec: { ...request.spec, rows: list.records },
+        }))
+      : [];
   const exportsSkipped =
     !isExportable && (spec.exports?.('.csv').length ?? 0) > 0 ? NO_VALIDATION_EXPORTS : undefined;
   let sink: ResultsSink | undefined;

@@ -179,12 +179,24 @@ function finishHash(h1: number, h2: number, out: Uint32Array, at: number): void 
   out[at + 1] = (h1 === 0 && h2 === 0 ? 1 : h2) >>> 0;
 }
 
-/** A set of 64-bit hashes (see hashInto) that grows as it fills. */
+/**
+ * A set of 64-bit hashes (see hashInto) that grows as it fills. Made for `expected` hashes, it has room for
+ * them from the start: growing by doubling copies the set each time and leaves the old tables as garbage until
+ * the thread's next full collection (for 1,000,000 addresses, ten copies and ~18 MB of old tables).
+ */
 export class HashSet64 {
-  private keys = new Uint32Array(2048 * 2);
-  private used = new Uint8Array(2048);
-  private mask = 2047;
+  private keys: Uint32Array;
+  private used: Uint8Array;
+  private mask: number;
   private size = 0;
+
+  constructor(expected = 0) {
+    let capacity = 2048;
+    while (capacity < expected * 2) capacity *= 2;
+    this.keys = new Uint32Array(capacity * 2);
+    this.used = new Uint8Array(capacity);
+    this.mask = capacity - 1;
+  }
 
   /** Adds (h1, h2); answers whether it was in the set already. */
   add(h1: number, h2: number): boolean {

@@ -9,10 +9,10 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../../shared/api/client.js';
-import { FILE_STREAM_RING, fileStream } from '../../../electron/core/jobs/engine.js';
+import { FILE_STREAM_CHUNK, FILE_STREAM_RING, fileStream } from '../../../electron/core/jobs/engine.js';
 import { tempDir } from '../../helpers/service.js';
 
-const CHUNK = 1 << 20;
+const CHUNK = FILE_STREAM_CHUNK;
 
 let server: Server | undefined;
 const dirs: { remove(): void }[] = [];
