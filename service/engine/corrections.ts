@@ -6,6 +6,7 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 import { isSyntaxError } from './codes.js';
 import { isCuratedDomain } from './domainType.js';
 import { readDataList } from './lists.js';
+import { ownCopy } from './strings.js';
 import { isRootZoneTld } from './tld.js';
 
 interface Provider {
@@ -159,16 +160,6 @@ export function correctDomain(domain: string): string | undefined {
   }
   return known ?? undefined;
 }
-
-/**
- * The characters of `s` in a string of their own. V8 makes a substring of 13 characters or more a view of the
- * string it was cut from, which keeps that string alive: a domain is cut from an address, itself cut from the
- * whole text of a list's verify batch (verifyWorker.ts splits it), so each domain kept in the memo below kept
- * a batch's text (up to 128 KiB) in memory. On the 1,000,000-row benchmark that was ~20 MB more live heap in
- * each list worker at the end of pass 1, the peak of a run's memory (docs/lists.md, issue 38). Joined to a
- * character, `s` is copied when the join is read (flattened), and the slice is taken from that copy.
- */
-const ownCopy = (s: string): string => ` ${s}`.slice(1);
 
 /** A bounded memo of {@link correctDomain}: null for "no correction". Its keys are {@link ownCopy}s. */
 const correctedDomains = new Map<string, string | null>();
