@@ -6,7 +6,7 @@
 // (connection, files, jobs, history, verify, lookup), registered over that context.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { redact } from '../../shared/api/client.js';
+import { LOCAL_POLL_MIN_INTERVAL_MS, redact } from '../../shared/api/client.js';
 import {
   CHANNELS,
   isChannel,
@@ -92,7 +92,10 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
       const client = await connection.clientFor(job.connectionKind, job.connectionUrl);
       return {
         client,
-        pollIntervalMs: job.connectionKind === 'embedded' ? (options.localPollIntervalMs ?? 250) : 5000,
+        pollIntervalMs:
+          job.connectionKind === 'embedded'
+            ? (options.localPollIntervalMs ?? LOCAL_POLL_MIN_INTERVAL_MS)
+            : 5000,
       };
     },
     onProgress: (progress) => emit('job:progress', progress),
@@ -116,7 +119,7 @@ export function createDesktopCore(options: DesktopCoreOptions): DesktopCore {
   const rechecks = new JobRechecks({
     db,
     connection,
-    localPollIntervalMs: options.localPollIntervalMs ?? 250,
+    localPollIntervalMs: options.localPollIntervalMs ?? LOCAL_POLL_MIN_INTERVAL_MS,
     onProgress: (progress) => emit('job:progress', progress),
     onChange: (jobId) => emit('jobs:changed', { jobIds: [jobId] }),
   });

@@ -1,6 +1,7 @@
 // The desktop path of `npm run bench -- list`, as a process of its own: the list added to the desktop core
 // (electron/core/desktop.ts, as browser mode and Electron run it, on the embedded service in `home`), its
-// mapping as inspected, the job run to its results, then one export (clean) — what a user does in the app.
+// mapping as inspected, the job run to its results, then one export (clean) — what a user does in the app, with
+// the app's own settings (its embedded service polled as often as `mailsieve clean` polls it).
 // Usage: node listDesktop.js LIST HOME
 import { createDesktopCore } from '../../electron/core/desktop.js';
 import { FileSecretStore } from '../../electron/core/secrets.js';
@@ -21,7 +22,6 @@ const core = createDesktopCore({
   mode: 'browser',
   hasNativeDialogs: false,
   version: 'bench',
-  localPollIntervalMs: 100,
 });
 try {
   const { fileId } = await value<{ fileId: string }>(core.handle('files:add-path', { path }));
