@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Builds what runs from dist/: the Node project (electron/, service/, shared/, test/bench) compiled by tsc,
-// the data files the engine reads at run time (and the table of its domain lists), a type check of the web project (renderer/ + shared/), the
-// renderer bundled by Vite into dist/renderer, the Electron preload bundled into one CommonJS script, and the
-// command line bundled into dist/cli.
+// the data files the engine reads at run time (and the table of its domain lists), a type check of the web
+// project (renderer/ + shared/), the renderer bundled by Vite into dist/renderer, the Electron preload bundled
+// into one CommonJS script, and the command line bundled into dist/cli.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';

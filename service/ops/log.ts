@@ -20,8 +20,8 @@ import {
   RingWriter,
   routeMember,
   ringBuffers,
-  writeAll,
 } from './logRing.js';
+import { writeAll } from '../fdWrite.js';
 
 export type LogFormat = 'json' | 'text';
 export const LOG_FORMATS: readonly LogFormat[] = ['json', 'text'];

@@ -435,5 +435,3 @@ export function jsonRequestLine(
 }
 /** jsonRequestLine's builder, reused (each holds a 64 KiB buffer). */
 const oneLine = new LineBuilder();
-
-export { writeAll } from '../fdWrite.js';

@@ -10,9 +10,9 @@ import {
   RingReader,
   SIGNAL,
   THREAD,
-  writeAll,
   type RingBuffers,
 } from './logRing.js';
+import { writeAll } from '../fdWrite.js';
 
 const { buffers, fd } = workerData as { buffers: RingBuffers; fd: number };
 const control = new Int32Array(buffers.control);
