@@ -25,7 +25,7 @@ import {
 import { rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { openRowWriter, type RowWriter } from '../exports/formats.js';
 import { keyHashOf, RowShaper, resultsLayout, type ShapeRow } from '../exports/shape.js';
-import { hashAsciiLowerInto } from '../../../service/lists/read/dupTable.js';
+import { hashAsciiLowerInto, hashTupleInto } from '../../../service/lists/read/dupTable.js';
 import { openListSource } from '../files/source.js';
 import { BufferedFile, temporaryPathOf } from './outputs.js';
 import {
@@ -71,6 +71,11 @@ export interface ResultRow extends ShapeRow {
   field(index: number): string;
   /** How many fields the row has. */
   readonly fieldCount: number;
+  /**
+   * Writes a 64-bit key of the row's status, the bytes of fields `indices` as the file has them (-1: none)
+   * and `tag` to `out[0]`, `out[1]`: rows of one key read alike. Absent for a row read as strings.
+   */
+  tupleKeyHash?(indices: readonly number[], tag: number, out: Uint32Array): void;
 }
 
 /** The row as it was, followed by these fields. */
@@ -276,6 +281,9 @@ export interface ResultsSummary {
   readonly counts?: ResultsCounts;
 }
 
+/** The byte ranges of RowView.tupleKeyHash's fields. */
+let tupleBounds = new Int32Array(8);
+
 /** The row handed to rules: its bytes, and its fields (found by the framer) decoded on demand. */
 class RowView implements ResultRow {
   status = '';
@@ -347,6 +355,18 @@ class RowView implements ResultRow {
         return true;
     }
     return keyHashOf(this.field(index), out);
+  }
+
+  tupleKeyHash(indices: readonly number[], tag: number, out: Uint32Array): void {
+    if (tupleBounds.length < 2 * indices.length) tupleBounds = new Int32Array(2 * indices.length);
+    const bounds = tupleBounds;
+    for (let k = 0; k < indices.length; k++) {
+      const index = indices[k];
+      const isField = index >= 0 && index < this.count;
+      bounds[2 * k] = isField ? this.starts[this.base + index] : 0;
+      bounds[2 * k + 1] = isField ? this.ends[this.base + index] : 0;
+    }
+    hashTupleInto(this.status, this.buf, bounds, indices.length, tag, out, 0);
   }
 
   fields(): readonly string[] {

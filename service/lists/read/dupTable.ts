@@ -169,6 +169,41 @@ export function hashAsciiLowerInto(
   return true;
 }
 
+/**
+ * hashInto's two hashes of a tuple: the characters of `text`, then the byte ranges `bytes[bounds[2k],
+ * bounds[2k + 1])` for k < `ranges`, each behind its length (so that no two tuples run together alike),
+ * then `tag`. Two tuples of the same key hold the same text, bytes and tag (the Results counter's tallies,
+ * electron/core/jobs/counts.ts).
+ */
+export function hashTupleInto(
+  text: string,
+  bytes: Uint8Array,
+  bounds: Int32Array,
+  ranges: number,
+  tag: number,
+  out: Uint32Array,
+  at: number,
+): void {
+  let h1 = FIRST_SEED;
+  let h2 = secondSeed(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = firstStep(h1, c);
+    h2 = secondStep(h2, c);
+  }
+  for (let k = 0; k < ranges; k++) {
+    const start = bounds[2 * k];
+    const end = bounds[2 * k + 1];
+    h1 = firstStep(h1, end - start);
+    h2 = secondStep(h2, end - start);
+    for (let i = start; i < end; i++) {
+      h1 = firstStep(h1, bytes[i]);
+      h2 = secondStep(h2, bytes[i]);
+    }
+  }
+  finishHash(firstStep(h1, tag), secondStep(h2, tag), out, at);
+}
+
 function finishHash(h1: number, h2: number, out: Uint32Array, at: number): void {
   h1 ^= h1 >>> 16;
   h1 = Math.imul(h1, 0x85ebca6b);
