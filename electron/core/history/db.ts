@@ -289,6 +289,11 @@ export function setJobFilePath(db: HistoryDb, id: number, path: string): void {
   stmt(db, 'UPDATE jobs SET file_path = ? WHERE id = ?').run(path, id);
 }
 
+/** The file's SHA-256, once hashed (jobs:start does not wait for it). */
+export function setJobSha256(db: HistoryDb, id: number, sha256: string): void {
+  stmt(db, 'UPDATE jobs SET file_sha256 = ? WHERE id = ?').run(sha256, id);
+}
+
 export function setJobFileFacts(
   db: HistoryDb,
   id: number,
