@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { isLoopbackHost } from '../shared/api/loopback.js';
 import { buildService, type OnlineServiceOptions, type Service } from './http/app.js';
 import type { RequestTimeouts } from './http/bodies.js';
 import type { ListServiceOptions } from './lists/node/processor.js';
@@ -76,12 +77,6 @@ export class UnsafeBindError extends Error {}
 /** How long closing waits for requests in flight before it closes their connections. */
 export const CLOSE_GRACE_MS = 2000;
 
-export function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1' || host === '[::1]';
-}
-
 async function selfSignedFor(host: string): Promise<{ key: string; cert: string }> {
   const altNames: { type: 2 | 7; value?: string; ip?: string }[] = [
     { type: 2, value: 'localhost' },
@@ -107,7 +102,7 @@ async function selfSignedFor(host: string): Promise<{ key: string; cert: string 
 export async function startService(options: StartOptions): Promise<RunningService> {
   const host = options.host ?? '127.0.0.1';
   const tlsOption = options.tls ?? { kind: 'none' };
-  if (tlsOption.kind === 'none' && !isLoopback(host))
+  if (tlsOption.kind === 'none' && !isLoopbackHost(host))
     throw new UnsafeBindError(
       `Refusing to serve plain HTTP on ${host}: the API requires HTTPS off this machine. ` +
         'Use --tls-self-signed or --tls-cert/--tls-key, or bind to 127.0.0.1.',
@@ -134,7 +129,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
   // A service that other machines reach checks no mailbox at this machine's or its network's addresses, unless
   // told to (`serve --allow-private-mx`); on loopback it serves this machine's user, whose office server may be
   // one. A team node or a service behind a proxy (`--trust-proxy`) serves others even on loopback: nginx in front.
-  const isLocalOnly = isLoopback(host) && !options.team && !options.trustProxy;
+  const isLocalOnly = isLoopbackHost(host) && !options.team && !options.trustProxy;
   const online = { ...options.online, allowPrivateMx: options.online?.allowPrivateMx ?? isLocalOnly };
   const service = buildService({
     db,

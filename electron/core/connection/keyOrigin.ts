@@ -3,7 +3,7 @@
 // address on another machine needs the user's explicit "allow plain HTTP on my network" setting, or the key
 // would cross the network in clear text. The connection handlers of the desktop core call these before any
 // request leaves.
-import { isLoopback } from '../../../service/server.js';
+import { isLoopbackHost } from '../../../shared/api/loopback.js';
 
 /** The setting holding the origin the stored provider key was saved with. */
 export const KEY_ORIGIN_SETTING = 'providerKeyOrigin';
@@ -29,7 +29,7 @@ export function originOf(baseUrl: string): string {
 export function checkProviderAddress(baseUrl: string, allowPlainHttp: boolean): void {
   const url = new URL(baseUrl);
   if (url.protocol === 'https:' || allowPlainHttp) return;
-  if (url.protocol === 'http:' && isLoopback(url.hostname)) return;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return;
   throw new ConnectionRuleError(
     'insecure-address',
     `${url.host} is on another machine and its address starts with http://: the API key would cross the network in clear text. ` +
