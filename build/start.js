@@ -62,7 +62,7 @@ function run(command, commandArgs, env = process.env) {
 /** Browser mode runs in this process (one Node start fewer before the window is usable). */
 async function browserMode(reason) {
   process.env.MAILSIEVE_MODE_REASON = reason;
-  await import(pathToFileURL(join(root, 'dist', 'electron', 'web', 'main.js')).href);
+  await import(pathToFileURL(join(root, 'dist', 'desktop', 'web.js')).href);
 }
 
 if (args.includes('--browser') || args.includes('--no-open') || process.env.MAILSIEVE_MODE === 'browser') {

@@ -42,6 +42,9 @@ import { setOutputLockBinding } from './jobs/outputFolder.js';
 import { PROXY_PASSWORD_SECRET } from './checks/setting.js';
 
 export { PROVIDER_KEY, ReplyFailure, type DesktopCoreOptions };
+// The secret store a host without safeStorage (browser mode, the desktop bench) hands the core, from the core's
+// own bundle (dist/desktop/core.js).
+export { FileSecretStore } from './secrets.js';
 
 export interface DesktopCore {
   /** Runs one channel on untrusted input; always answers a reply. */

@@ -6,7 +6,7 @@
 // which every local user can see); a printed address opens the app once, within 60 s. Each line read on
 // standard input (Enter, in a terminal) prints a new one: `MAILSIEVE_URL=…`.
 //
-//   node dist/electron/web/main.js [--no-open] [--port N]
+//   node dist/desktop/web.js [--no-open] [--port N]   (this file bundled by build/build.js)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,14 +1,19 @@
 // The desktop path of `npm run bench -- list`, as a process of its own: the list added to the desktop core
 // (electron/core/desktop.ts, as browser mode and Electron run it, on the embedded service in `home`), its
 // mapping as inspected, the job run to its results, then one export (clean) — what a user does in the app, with
-// the app's own settings (its embedded service polled as often as `mailsieve clean` polls it).
+// the app's own settings (its embedded service polled as often as `mailsieve clean` polls it). The core is
+// the bundle the app loads (dist/desktop/core.js, made by build/build.js with main.js and web.js), so the
+// figure includes the app's start-up as it is, not that of the 150 compiled modules under dist/electron/.
 // Usage: node listDesktop.js LIST HOME
-import { createDesktopCore } from '../../electron/core/desktop.js';
-import { FileSecretStore } from '../../electron/core/secrets.js';
+import type * as Core from '../../electron/core/desktop.js';
 import type { Inspection, JobDetail } from '../../shared/desktop/contract.js';
 
 const [path, home] = process.argv.slice(2);
 if (!path || !home) throw new Error('usage: listDesktop.js LIST HOME');
+// This file runs as dist/test/bench/listDesktop.js.
+const { createDesktopCore, FileSecretStore } = (await import(
+  new URL('../../desktop/core.js', import.meta.url).href
+)) as typeof Core;
 
 async function value<T>(reply: Promise<{ ok: boolean; value?: unknown; error?: { message: string } }>) {
   const answer = await reply;

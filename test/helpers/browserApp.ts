@@ -49,15 +49,15 @@ export function freshHome(): { path: string; remove(): void } {
 
 /**
  * Starts the built app in browser mode on `home` and waits for the launch address it prints: by default
- * `dist/electron/web/main.js`, or `build/start.js` (what `npm start` runs after building) when asked.
+ * `dist/desktop/web.js` (electron/web/main.ts, bundled), or `build/start.js` (what `npm start` runs after
+ * building) when asked.
  */
 export function startApp(
   home: string,
   env: NodeJS.ProcessEnv = {},
   entry: 'web' | 'start' = 'web',
 ): Promise<RunningApp> {
-  const script =
-    entry === 'web' ? join(ROOT, 'dist', 'electron', 'web', 'main.js') : join(ROOT, 'build', 'start.js');
+  const script = entry === 'web' ? join(ROOT, 'dist', 'desktop', 'web.js') : join(ROOT, 'build', 'start.js');
   const child = spawn(process.execPath, [script, '--no-open'], {
     env: { ...process.env, ...env, MAILSIEVE_HOME: home, MAILSIEVE_NO_BROWSER: '1' },
     stdio: ['pipe', 'pipe', 'pipe'],

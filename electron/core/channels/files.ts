@@ -8,7 +8,6 @@ import { createFileChecks, type FileChecks } from '../files/analysis.js';
 import { notAListFile } from '../../../shared/fileName.js';
 import { inspectFile } from '../files/inspect.js';
 import { formatOf } from '../files/source.js';
-import { sheetNames, SheetProblem } from '../files/xlsx.js';
 import { getPreset, recentFiles, touchRecentFile } from '../history/db.js';
 import { ReplyFailure, type CoreBase, type CoreContext, type Handlers } from './context.js';
 
@@ -96,6 +95,8 @@ export function createStaging({ db, stagingDir, emit }: CoreBase): Staging {
 
 /** The sheets of a staged workbook, or a failure in words for one that cannot be read. */
 async function workbookSheets(file: StagedList): Promise<readonly string[]> {
+  // The workbook reader (yauzl, exceljs) is loaded by the first workbook, not with the app.
+  const { sheetNames, SheetProblem } = await import('../files/xlsx.js');
   try {
     return await sheetNames(file.path, file.name);
   } catch (error) {

@@ -7,9 +7,14 @@ import { openServiceDb } from '../../../service/store/db.js';
 import { serviceDataDir } from '../home.js';
 import { OutcomesError, importJobOutcomes, type OutcomesFile } from '../outcomes/outcomes.js';
 import { storedOutcomes } from '../outcomes/store.js';
-import { exportJobChanges, jobChanges } from '../outcomes/compare.js';
 import { jobLookup } from './history.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
+
+/**
+ * What changed since the last run (outcomes/compare.ts, with the address rules' domain parser, tldts), loaded
+ * when first asked for rather than with the app.
+ */
+const compare = () => import('../outcomes/compare.js');
 
 export type OutcomesChannel = 'outcomes:import' | 'outcomes:get' | 'jobs:changes' | 'jobs:export-changes';
 
@@ -56,7 +61,13 @@ export function outcomesHandlers(ctx: CoreContext): Handlers<OutcomesChannel> {
   return {
     'outcomes:import': importOutcomes,
     'outcomes:get': (input) => storedOutcomes(ctx.db, jobOrFail(input.jobId).id),
-    'jobs:changes': (input) => jobChanges(ctx, jobOrFail(input.jobId), input.offset, input.limit),
-    'jobs:export-changes': (input) => exportJobChanges(ctx, jobOrFail(input.jobId)),
+    'jobs:changes': async (input) => {
+      const job = jobOrFail(input.jobId);
+      return (await compare()).jobChanges(ctx, job, input.offset, input.limit);
+    },
+    'jobs:export-changes': async (input) => {
+      const job = jobOrFail(input.jobId);
+      return (await compare()).exportJobChanges(ctx, job);
+    },
   };
 }

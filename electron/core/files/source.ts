@@ -4,10 +4,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { inspectZip, openZipEntry, ZipProblem, type ZipEntryInfo } from '../../../service/lists/read/zip.js';
+import type { ZipEntryInfo } from '../../../service/lists/read/zip.js';
 import { notAListFile } from '../../../shared/fileName.js';
 import type { ENCODINGS } from '../../../shared/desktop/contract.js';
-import { sheetCsvStream } from './xlsx.js';
 
 export type Encoding = (typeof ENCODINGS)[number];
 export type FileFormat = 'csv' | 'txt' | 'zip' | 'xlsx';
@@ -52,7 +51,8 @@ function sheetCopyPath(dir: string, path: string, sheet: string | undefined): st
 
 /**
  * The text inside a list file; a zip must hold exactly one .csv or .txt file; an .xlsx workbook reads as the
- * CSV of its first visible sheet, or of `options.sheet`.
+ * CSV of its first visible sheet, or of `options.sheet`. The workbook reader (yauzl, exceljs) and the zip
+ * reader (fflate) are loaded by the first such file, not with the app.
  */
 export async function openListSource(
   path: string,
@@ -70,16 +70,17 @@ export async function openListSource(
       textName: name.replace(/\.xlsx$/i, '.csv'),
       // Unknown until converted; the compressed size is a floor.
       textSize: copy && existsSync(copy) ? statSync(copy).size : size,
-      open: () =>
-        Promise.resolve(
-          copy && existsSync(copy) ? createReadStream(copy) : sheetCsvStream(path, sheet, name, copy),
-        ),
+      open: async () =>
+        copy && existsSync(copy)
+          ? createReadStream(copy)
+          : (await import('./xlsx.js')).sheetCsvStream(path, sheet, name, copy),
     };
   }
   if (format !== 'zip')
     return { format, textName: name, textSize: size, open: () => Promise.resolve(createReadStream(path)) };
   // The one zip rule of the service (service/lists/read/zip.ts): one .csv/.txt beside archiver noise, no
   // unsafe path, no zip bomb; its message is the service's own.
+  const { inspectZip, openZipEntry, ZipProblem } = await import('../../../service/lists/read/zip.js');
   let entry: ZipEntryInfo;
   try {
     entry = await inspectZip(path);

@@ -13,7 +13,6 @@ import {
 import type { ExportChoice } from '../../../shared/exports.js';
 import { isEveryRow, type RowFilter } from '../../../shared/rowFilter.js';
 import type { JobRecord } from '../history/db.js';
-import { writeStatusZip } from '../exports/statusZip.js';
 import type { BudgetOutcome } from '../../../shared/outcomes.js';
 import { exportWithBudget, type MeasuredRisks } from './budget.js';
 import { exportFileName, exportResultsFile, type ExportSpec } from './exports.js';
@@ -165,6 +164,8 @@ async function exportStatusZip(
   const path = join(folder, fileName);
   // The files inside are named after the list, as `clean --export zip` names them (the same bytes).
   const upload = outputNameFor(job.uploadName);
+  // The zip writer (fflate) is loaded by the first zip export, not with the app.
+  const { writeStatusZip } = await import('../exports/statusZip.js');
   const zip = await writeStatusZip(
     { path: results.path, name: results.name, delimiter: job.mapping.delimiter },
     {

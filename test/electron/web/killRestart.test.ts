@@ -1,4 +1,4 @@
-// Issue 23, point 3, on the desktop: the app (browser mode, the built dist/electron/web/main.js, in a process
+// Issue 23, point 3, on the desktop: the app (browser mode, the built dist/desktop/web.js, in a process
 // group of its own) killed with SIGKILL while a job downloads its results, and started again at once. The job
 // resumes on the same engine as `mailsieve clean`; while the killed app's process id still answers (held
 // unreaped, test/helpers/killable.ts) its temporaries are told stale by its lock on the job's results folder.
@@ -15,7 +15,7 @@ import { startTestService, tempDir, type TestService } from '../../helpers/servi
 
 const ROWS = 15_000;
 const E10 = /^\/v5\/list\/\d+\/results\/?$/;
-const APP = join(ROOT, 'dist', 'electron', 'web', 'main.js');
+const APP = join(ROOT, 'dist', 'desktop', 'web.js');
 /** The files in `dir` and below, by relative path. */
 const filesIn = (dir: string) =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
