@@ -84,19 +84,28 @@ const asciiLower = (c: number): number => (c >= 0x80 ? -1 : c >= 0x41 && c <= 0x
  * about a one-in-thirty-million chance. (0, 0) is reserved for "no address".
  */
 export function hashInto(text: string, out: Uint32Array, at: number): void {
-  let h1 = FIRST_SEED;
-  let h2 = secondSeed(text.length);
+  runningH1 = FIRST_SEED;
+  runningH2 = secondSeed(text.length);
+  stepText(text);
+  finishHash(runningH1, runningH2, out, at);
+}
+
+/** The running hashes of the steps below (module state: a thread has one hash under way at a time). */
+let runningH1 = 0;
+let runningH2 = 0;
+
+/** Steps the running hashes over the characters of `text`. */
+function stepText(text: string): void {
+  let h1 = runningH1;
+  let h2 = runningH2;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     h1 = firstStep(h1, c);
     h2 = secondStep(h2, c);
   }
-  finishHash(h1, h2, out, at);
+  runningH1 = h1;
+  runningH2 = h2;
 }
-
-/** The running hashes of stepAsciiLower (module state: a thread has one hash under way at a time). */
-let runningH1 = 0;
-let runningH2 = 0;
 
 /** Steps the running hashes over `text` lower-cased; false at the first character that is not ASCII. */
 function stepAsciiLower(text: string): boolean {
@@ -184,13 +193,11 @@ export function hashTupleInto(
   out: Uint32Array,
   at: number,
 ): void {
-  let h1 = FIRST_SEED;
-  let h2 = secondSeed(text.length);
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = firstStep(h1, c);
-    h2 = secondStep(h2, c);
-  }
+  runningH1 = FIRST_SEED;
+  runningH2 = secondSeed(text.length);
+  stepText(text);
+  let h1 = runningH1;
+  let h2 = runningH2;
   for (let k = 0; k < ranges; k++) {
     const start = bounds[2 * k];
     const end = bounds[2 * k + 1];
