@@ -44,11 +44,6 @@ export interface CountsRequest {
   readonly isOffline: boolean;
 }
 
-/**
- * Counts rows as they pass: `header` once with the results' column names, `row` for each data row (its
- * `status` lower case, `isDuplicate` from its `Duplicate`), then `result`. `rule` is the default export's
- * (exports.ts `ruleOf`), run alongside to count what it writes.
- */
 /** What the counter reads of a row; rows that read alike are counted as one tally (ResultsCounter). */
 interface RowReading {
   readonly status: string;
@@ -68,6 +63,11 @@ interface RowReading {
  */
 const MAX_TALLIES = 4096;
 
+/**
+ * Counts rows as they pass: `header` once with the results' column names, `row` for each data row (its
+ * `status` lower case, `isDuplicate` from its `Duplicate`), then `result`. `rule` is the default export's
+ * (exports.ts `ruleOf`), run alongside to count what it writes.
+ */
 export class ResultsCounter {
   private at = { code: -1, domainType: -1, role: -1 };
   private readonly statuses: Record<string, number> = {};
