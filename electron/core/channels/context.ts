@@ -40,7 +40,10 @@ export interface DesktopCoreOptions {
   readonly nativeBinding?: string;
   /** Starts the embedded service (default: the real one in `<home>/service`). Tests may point elsewhere. */
   readonly startEmbedded?: () => Promise<EmbeddedHandle>;
-  /** How often the embedded service is polled (default: as often as `mailsieve clean` does, LOCAL_POLL_MIN_INTERVAL_MS; it is on loopback; the provider always gets 5 s). */
+  /**
+   * How often the embedded service is polled (default: as often as `mailsieve clean` does,
+   * LOCAL_POLL_MIN_INTERVAL_MS; it is on loopback; the provider always gets 5 s).
+   */
   readonly localPollIntervalMs?: number;
   /** Don't take up unfinished jobs at start (tests that look at them first). */
   readonly isResumeDeferred?: boolean;
