@@ -1,7 +1,8 @@
 // The results writer of the job engine, in two worker threads that the thread running the HTTP client (and,
 // for the embedded service, the service sending the file) only hands buffers to:
 // - the framer (`role: 'frame'`) finds the rows of the downloaded bytes and their fields (rowFramer.ts) and
-//   passes them on in batches;
+//   passes them on in batches; beside the default export, it counts the Results numbers too, but Ready to
+//   mail (exports.ts FramedCounts);
 // - the exporter (`role: 'export'`) writes each batch's bytes to the results file and its rows to the exports
 //   (exports.ts).
 // On two cores, finding the rows of one window overlaps writing the exports of the one before, while the
@@ -10,7 +11,7 @@
 // comes back once the batch is written.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { BufferedFile } from './outputs.js';
-import type { CountsRequest } from './counts.js';
+import type { CountsRequest, ResultsCounts } from './counts.js';
 import {
   BatchPool,
   ResultsFormatError,
@@ -18,7 +19,13 @@ import {
   type BatchBuffers,
   type FramedBatch,
 } from './rowFramer.js';
-import { openExporter, type ResultsExporter, type ExportRequest, type ResultsSummary } from './exports.js';
+import {
+  FramedCounts,
+  openExporter,
+  type ResultsExporter,
+  type ExportRequest,
+  type ResultsSummary,
+} from './exports.js';
 
 /** What a worker is given at its start: its role, and its end of the channel between the two. */
 export interface ExportWorkerData {
@@ -28,7 +35,8 @@ export interface ExportWorkerData {
 
 /** What the downloading thread sends the framer. */
 export type FrameWorkerRequest =
-  | { readonly type: 'start'; readonly delimiter: string }
+  /** `counts`: count the Results screen's numbers here, but Ready to mail (exports.ts FramedCounts). */
+  | { readonly type: 'start'; readonly delimiter: string; readonly counts?: CountsRequest }
   /** `length` bytes of `buffer`; the buffer is sent back (`free`) once copied. */
   | { readonly type: 'chunk'; readonly buffer: ArrayBuffer; readonly length: number }
   | { readonly type: 'end' };
@@ -43,6 +51,8 @@ export type ExportWorkerRequest =
       readonly exports: readonly ExportRequest[];
       /** Count the Results screen's numbers too (the desktop's jobs). */
       readonly counts?: CountsRequest;
+      /** The framer counts them, but Ready to mail: its counts come with its end. */
+      readonly isCountedByFramer?: boolean;
     }
   | { readonly type: 'abort' };
 
@@ -61,7 +71,8 @@ type BatchMessage =
       readonly batch: Omit<FramedBatch, 'set'> & { readonly id: number };
       readonly set?: BatchBuffers;
     }
-  | { readonly type: 'end' }
+  /** `counts`: the framer's (FramedCounts), when it counted. */
+  | { readonly type: 'end'; readonly counts?: ResultsCounts }
   | { readonly type: 'free'; readonly id: number };
 
 const parent = parentPort;
@@ -99,13 +110,17 @@ if (role === 'frame') {
   const lent = new Map<number, BatchBuffers>();
   const known = new Map<number, number>();
   let framer: RowFramer | undefined;
+  let counts: FramedCounts | undefined;
   port.on('message', (message: BatchMessage) => {
     if (message.type !== 'free') return;
     const set = lent.get(message.id)!;
     lent.delete(message.id);
     pool.give(set);
   });
-  const emit = ({ set, ...batch }: FramedBatch) => {
+  const emit = (framed: FramedBatch) => {
+    // Counted before it is handed on: the framer has time to spare while the exporter writes.
+    counts?.add(framed);
+    const { set, ...batch } = framed;
     lent.set(set.id, set);
     const isKnown = known.get(set.id) === set.version;
     known.set(set.id, set.version);
@@ -123,6 +138,7 @@ if (role === 'frame') {
     inTurn(async () => {
       switch (request.type) {
         case 'start':
+          if (request.counts) counts = new FramedCounts(request.counts);
           framer = new RowFramer(request.delimiter, {
             take: (minBytes) => pool.take(minBytes),
             give: (set) => pool.give(set),
@@ -138,7 +154,7 @@ if (role === 'frame') {
           return;
         case 'end':
           await framer!.finish();
-          port.postMessage({ type: 'end' } satisfies BatchMessage);
+          port.postMessage({ type: 'end', counts: counts?.result() } satisfies BatchMessage);
           return;
       }
     });
@@ -156,7 +172,7 @@ if (role === 'frame') {
       inTurn(async () => {
         if (message.type === 'end') {
           await file?.close();
-          const summary = await exporter!.finish(true);
+          const summary = await exporter!.finish(true, message.counts);
           reply({ type: 'done', summary });
           return;
         }
@@ -185,7 +201,12 @@ if (role === 'frame') {
     }
     inTurn(async () => {
       if (request.partPath !== undefined) file = await BufferedFile.create(request.partPath);
-      exporter = await openExporter(request.delimiter, request.exports, request.counts);
+      exporter = await openExporter(
+        request.delimiter,
+        request.exports,
+        request.counts,
+        request.isCountedByFramer,
+      );
     });
     started();
   });

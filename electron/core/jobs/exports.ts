@@ -253,7 +253,7 @@ export function targetsAndCounter(
   const targets = exports.map(targetOf);
   if (!counts) return { targets, isCounterShared: false };
   const first = targets[0];
-  if (first && JSON.stringify(exports[0].spec) === JSON.stringify(counts.spec))
+  if (first && isCountShared(exports, counts))
     return {
       targets,
       counter: new ResultsCounter(first.rule, counts.spec.kind, counts.isOffline, true),
@@ -261,6 +261,10 @@ export function targetsAndCounter(
     };
   return { targets, counter: counterOf(counts), isCounterShared: false };
 }
+
+/** Whether the first export is the default export of `counts`: its written rows are then Ready to mail. */
+export const isCountShared = (exports: readonly ExportRequest[], counts: CountsRequest): boolean =>
+  exports.length > 0 && JSON.stringify(exports[0].spec) === JSON.stringify(counts.spec);
 
 export const targetOf = (request: ExportRequest): ExportTarget => ({
   name: request.name,
@@ -394,6 +398,59 @@ interface ExportState {
   runEnd: number;
 }
 
+/** The status of a row's record: its STATUS_WORDS id, or the next of `others` (STATUS_OTHER), or none. */
+function statusOf(id: number, others: readonly string[] | undefined, other: { at: number }): string {
+  if (id === STATUS_OTHER) return others![other.at++];
+  return id === STATUS_NONE ? '' : STATUS_WORDS[id];
+}
+
+/** Each column's index by its name (a name given twice: its last column). */
+function columnsOf(names: readonly string[]): Map<string, number> {
+  const columns = new Map<string, number>();
+  names.forEach((name, i) => columns.set(name, i));
+  return columns;
+}
+
+/**
+ * The Results screen's numbers of framed batches, but Ready to mail and the duplicates left out, counted
+ * where the batches are framed: for a download in two threads (exportWorker.ts), on the framer's, which waits
+ * for the exporter's (the stage's bottleneck: the counter's keys and tallies cost it about 0.2 s a million
+ * rows). Only when the first export is the default export (isCountShared): the exporter then adds those two
+ * numbers, its own first export's (`ResultsExporter.finish`). `add` each batch before it is handed on.
+ */
+export class FramedCounts {
+  private view: RowView | undefined;
+  private readonly counter: ResultsCounter;
+  private isCounting = true;
+  private readonly other = { at: 0 };
+
+  constructor(request: CountsRequest) {
+    // The default export's decision is not known here: every row counts as not written (`row(view, false)`).
+    this.counter = new ResultsCounter(ruleOf(request.spec), request.spec.kind, request.isOffline, true);
+  }
+
+  add(batch: FramedBatch): void {
+    if (batch.header) {
+      this.isCounting = this.counter.header(batch.header.names);
+      this.view = new RowView(columnsOf(batch.header.names));
+    }
+    const view = this.view;
+    if (!view || !this.isCounting) return;
+    const rows = batch.set.rows;
+    const other = this.other;
+    other.at = 0;
+    for (let r = 0, at = 0; r < batch.rowCount; r++, at += ROW_STRIDE) {
+      view.set(batch, at, statusOf(rows[at + R_STATUS], batch.otherStatuses, other));
+      this.counter.row(view, false);
+    }
+  }
+
+  /** The counts but `ready` and `duplicatesLeftOut` (0 here); none when the results have no status column. */
+  result(): ResultsCounts | undefined {
+    return this.view && this.isCounting ? this.counter.result() : undefined;
+  }
+}
+
 /**
  * Writes the exports of a results file. `delimiter`: the results' delimiter (the list's). Either push the
  * file chunk by chunk (`push`, then `finish`): the rows are found in this thread; or hand it batches of rows
@@ -414,6 +471,8 @@ export class ResultsExporter {
   private counter: ResultsCounter | undefined;
   /** The counter's rule is the first export's (targetsAndCounter): it is told that export's decision. */
   private isCounterShared = false;
+  /** The rows are counted by the framer (FramedCounts), and `finish` is given its counts. */
+  private isCountedByFramer = false;
   /** Whether the first export wrote the row `takeFrom` decided last. */
   private isFirstWritten = false;
 
@@ -428,10 +487,12 @@ export class ResultsExporter {
     targets: readonly ExportTarget[],
     counter?: ResultsCounter,
     isCounterShared = false,
+    isCountedByFramer = false,
   ): Promise<ResultsExporter> {
     const exporter = new ResultsExporter(delimiter);
-    exporter.counter = counter;
-    exporter.isCounterShared = counter !== undefined && isCounterShared && targets.length > 0;
+    exporter.isCountedByFramer = isCountedByFramer && targets.length > 0;
+    exporter.counter = exporter.isCountedByFramer ? undefined : counter;
+    exporter.isCounterShared = exporter.counter !== undefined && isCounterShared && targets.length > 0;
     try {
       for (const target of targets) {
         const temporary = temporaryPathOf(target.path);
@@ -494,13 +555,9 @@ export class ResultsExporter {
     others: readonly string[] | undefined,
   ): Promise<void> {
     const buf = batch.set.window;
-    let other = 0;
+    const other = { at: 0 };
     for (let r = 0, at = 0; r < batch.rowCount; r++, at += ROW_STRIDE) {
-      const id = rows[at + R_STATUS];
-      let status = '';
-      if (id === STATUS_OTHER) status = others![other++];
-      else if (id !== STATUS_NONE) status = STATUS_WORDS[id]!;
-      view.set(batch, at, status);
+      view.set(batch, at, statusOf(rows[at + R_STATUS], others, other));
       this.rows++;
       if (view.isDuplicate) this.duplicates++;
       if (!this.isCounterShared) this.counter?.row(view);
@@ -515,9 +572,10 @@ export class ResultsExporter {
 
   /**
    * Every byte is in: completes the exports and gives them their final names. `isFramed`: the batches came
-   * from a framer elsewhere (`consume`), which saw the whole file.
+   * from a framer elsewhere (`consume`), which saw the whole file; `framed`: its counts (FramedCounts), when
+   * it counted them.
    */
-  async finish(isFramed = false): Promise<ResultsSummary> {
+  async finish(isFramed = false, framed?: ResultsCounts): Promise<ResultsSummary> {
     try {
       if (!isFramed) {
         if (!this.framer) await this.push(EMPTY);
@@ -549,6 +607,17 @@ export class ResultsExporter {
       exported,
       ...(Object.keys(leftOut).length > 0 ? { leftOut } : {}),
       ...(this.counter ? { counts: this.counter.result() } : {}),
+      ...(this.isCountedByFramer && framed ? { counts: this.withReady(framed) } : {}),
+    };
+  }
+
+  /** The framer's counts with Ready to mail: the rows the first export (the default export) wrote. */
+  private withReady(framed: ResultsCounts): ResultsCounts {
+    const first = this.files[0];
+    return {
+      ...framed,
+      ready: first.rows,
+      duplicatesLeftOut: first.target.rule.leftOut?.().duplicates ?? 0,
     };
   }
 
@@ -692,10 +761,8 @@ export class ResultsExporter {
       throw new ResultsFormatError(
         `The results file has no “${STATUS_COLUMN}” column (the list ran no validation): export all rows.`,
       );
-    const columns = new Map<string, number>();
-    names.forEach((name, i) => columns.set(name, i));
     if (this.counter && !this.counter.header(names)) this.counter = undefined;
-    this.view = new RowView(columns);
+    this.view = new RowView(columnsOf(names));
     for (const state of this.files) {
       const written = state.target.rule.header?.(names);
       if (state.writer) {
@@ -758,9 +825,10 @@ export function openExporter(
   delimiter: string,
   exports: readonly ExportRequest[],
   counts: CountsRequest | undefined,
+  isCountedByFramer = false,
 ): Promise<ResultsExporter> {
   const { targets, counter, isCounterShared } = targetsAndCounter(exports, counts);
-  return ResultsExporter.open(delimiter, targets, counter, isCounterShared);
+  return ResultsExporter.open(delimiter, targets, counter, isCounterShared, isCountedByFramer);
 }
 
 /**

@@ -4,7 +4,7 @@
 // the framer is every buffer behind.
 import type { CountsRequest } from './counts.js';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { ExportRequest, ResultsSummary } from './exports.js';
+import { isCountShared, type ExportRequest, type ResultsSummary } from './exports.js';
 import type {
   ExportWorkerData,
   ExportWorkerReply,
@@ -97,14 +97,18 @@ export class ResultsSink {
     exports: readonly ExportRequest[],
     counts?: CountsRequest,
   ): this {
+    // With the default export written in this pass, the framer counts the Results numbers but Ready to mail
+    // (the exporter's first export's rows): the exporter is the stage's bottleneck (exports.ts FramedCounts).
+    const isCountedByFramer = counts !== undefined && isCountShared(exports, counts);
     this.toExporter({
       type: 'start',
       ...(partPath !== undefined ? { partPath } : {}),
       delimiter,
       exports,
       ...(counts ? { counts } : {}),
+      ...(isCountedByFramer ? { isCountedByFramer } : {}),
     });
-    this.toFramer({ type: 'start', delimiter });
+    this.toFramer({ type: 'start', delimiter, ...(isCountedByFramer ? { counts } : {}) });
     return this;
   }
 

@@ -195,6 +195,18 @@ describe('results files', () => {
       );
       expect(alongside.counts).toEqual(expected);
       expect((await exportResultsFile(path, 'offline.csv', ',', [], request)).counts).toEqual(expected);
+      // In the two worker threads of a download: beside the default export, the framer counts all but
+      // Ready to mail, which is the exporter's first export's.
+      const threaded = await exportResultsFile(
+        path,
+        'offline.csv',
+        ',',
+        [{ name: 'clean', path: join(dir.path, 'threaded.csv'), spec: request.spec }],
+        request,
+        0,
+      );
+      expect(threaded.counts).toEqual(expected);
+      expect((await exportResultsFile(path, 'offline.csv', ',', [], request, 0)).counts).toEqual(expected);
     }
   });
 
@@ -230,10 +242,24 @@ describe('results files', () => {
       const read = await countResults(path, 'many.csv', ',', spec, isOffline);
       const tallied = (await exportResultsFile(path, 'many.csv', ',', [], { spec, isOffline })).counts;
       expect(tallied).toEqual(read);
+      // Counted on the framer's thread beside the default export (FramedCounts).
+      const framed = await exportResultsFile(
+        path,
+        'many.csv',
+        ',',
+        [{ name: kind, path: join(dir.path, `many-${kind}.csv`), spec }],
+        { spec, isOffline },
+        0,
+      );
+      expect(framed.counts).toEqual(read);
       expect(read.rows).toBe(6000);
       expect(read.domainTypes).toEqual({ biz: 2000, freeisp: 2000, disposable: 1000 });
       expect(read.roleAccounts).toBe(3600);
-      expect(read.codes.find((line) => line.code === 3001)).toEqual({ code: 3001, status: 'invalid', rows: 1 });
+      expect(read.codes.find((line) => line.code === 3001)).toEqual({
+        code: 3001,
+        status: 'invalid',
+        rows: 1,
+      });
     }
   });
 
