@@ -118,8 +118,6 @@ if (role === 'frame') {
     pool.give(set);
   });
   const emit = (framed: FramedBatch) => {
-    // Counted before it is handed on: the framer has time to spare while the exporter writes.
-    counts?.add(framed);
     const { set, ...batch } = framed;
     lent.set(set.id, set);
     const isKnown = known.get(set.id) === set.version;
@@ -129,6 +127,9 @@ if (role === 'frame') {
       batch: { ...batch, id: set.id },
       ...(isKnown ? {} : { set }),
     } satisfies BatchMessage);
+    // Counted once handed on, while the exporter writes it: neither side changes a lent set, and the set
+    // comes back (`free`) only after this returns.
+    counts?.add(framed);
   };
   parent.on('message', (request: FrameWorkerRequest) => {
     if (request.type === 'chunk' && failed) {

@@ -490,9 +490,9 @@ export class ResultsExporter {
     isCountedByFramer = false,
   ): Promise<ResultsExporter> {
     const exporter = new ResultsExporter(delimiter);
+    exporter.counter = counter;
+    exporter.isCounterShared = counter !== undefined && isCounterShared && targets.length > 0;
     exporter.isCountedByFramer = isCountedByFramer && targets.length > 0;
-    exporter.counter = exporter.isCountedByFramer ? undefined : counter;
-    exporter.isCounterShared = exporter.counter !== undefined && isCounterShared && targets.length > 0;
     try {
       for (const target of targets) {
         const temporary = temporaryPathOf(target.path);
@@ -827,7 +827,11 @@ export function openExporter(
   counts: CountsRequest | undefined,
   isCountedByFramer = false,
 ): Promise<ResultsExporter> {
-  const { targets, counter, isCounterShared } = targetsAndCounter(exports, counts);
+  // Counted by the framer: no counter here, only the first export's rows at the end (`finish`).
+  const { targets, counter, isCounterShared } = targetsAndCounter(
+    exports,
+    isCountedByFramer ? undefined : counts,
+  );
   return ResultsExporter.open(delimiter, targets, counter, isCounterShared, isCountedByFramer);
 }
 
