@@ -1,13 +1,12 @@
 // Words and numbers for people.
 
-const number = new Intl.NumberFormat('en-US');
-export function formatCount(value: number): string {
-  return number.format(value);
-}
+import { formatCount } from '../shared/count.js';
+
+export { formatCount };
 
 /** `1 row`, `2 rows`, `1,000 rows`: a count with its noun, singular or plural. */
 export function countOf(value: number, singular: string, plural = `${singular}s`): string {
-  return `${number.format(value)} ${value === 1 ? singular : plural}`;
+  return `${formatCount(value)} ${value === 1 ? singular : plural}`;
 }
 
 export function formatBytes(bytes: number): string {

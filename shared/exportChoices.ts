@@ -1,5 +1,6 @@
 // What an export may leave out and how it is written: the choices the desktop Export dialog and
 // `mailsieve clean --export` share (issue #12: "exports for import"). Pure data, for the renderer too.
+import { formatCount } from './count.js';
 
 export const EXPORT_FORMATS = ['csv', 'csv-excel', 'tsv', 'xlsx'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -57,12 +58,14 @@ export interface LeftOut {
 
 /** The choices in words, for the dialog's summary and `clean`'s output: "duplicates removed, role …". */
 export function describeLeftOut(leftOut: LeftOut): string {
-  const n = (value: number) => value.toLocaleString('en-US');
   const parts: string[] = [];
   if (leftOut.duplicates > 0)
-    parts.push(`${n(leftOut.duplicates)} duplicate${leftOut.duplicates === 1 ? '' : 's'}`);
-  if (leftOut.role > 0) parts.push(`${n(leftOut.role)} role address${leftOut.role === 1 ? '' : 'es'}`);
+    parts.push(`${formatCount(leftOut.duplicates)} duplicate${leftOut.duplicates === 1 ? '' : 's'}`);
+  if (leftOut.role > 0)
+    parts.push(`${formatCount(leftOut.role)} role address${leftOut.role === 1 ? '' : 'es'}`);
   if (leftOut.disposable > 0)
-    parts.push(`${n(leftOut.disposable)} disposable address${leftOut.disposable === 1 ? '' : 'es'}`);
+    parts.push(
+      `${formatCount(leftOut.disposable)} disposable address${leftOut.disposable === 1 ? '' : 'es'}`,
+    );
   return parts.length === 0 ? 'nothing left out' : `left out ${parts.join(', ')}`;
 }

@@ -4,6 +4,7 @@
 // `clean --max-bounce-rate`) and the app (History → a job → Campaign results), so all three say the same
 // numbers. Pure: no node:*, no DOM.
 import { z } from 'zod';
+import { formatCount } from './count.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Evidence: why a row got its code (the deciding check, the host and its reply, the source, and when)
@@ -318,7 +319,7 @@ export function budgetWords(outcome: BudgetOutcome): string {
   const left =
     outcome.leftOut === 0
       ? 'no accept-all or unknown row left out'
-      : `${outcome.leftOut.toLocaleString('en-US')} accept-all and unknown row${outcome.leftOut === 1 ? '' : 's'} left out`;
+      : `${formatCount(outcome.leftOut)} accept-all and unknown row${outcome.leftOut === 1 ? '' : 's'} left out`;
   return `Expected bounce rate ${outcome.expectedRatePercent.toFixed(2)}%${over} — ${left}.`;
 }
 
@@ -347,7 +348,7 @@ export function outcomesHeadline(report: OutcomesReport): string {
   const mailed =
     report.basis === 'sent-list' ? `the sent list (${report.sentFile})` : 'the Ready to mail export';
   return (
-    `Of ${report.sent.toLocaleString('en-US')} rows mailed (${mailed}), ${report.hardBounced.toLocaleString('en-US')} ` +
+    `Of ${formatCount(report.sent)} rows mailed (${mailed}), ${formatCount(report.hardBounced)} ` +
     `hard-bounced: ${percentWords(report.measuredRate)} measured against ${percentWords(report.predictedRate)} ` +
     `the verdicts predicted.`
   );

@@ -4,6 +4,7 @@
 // a list counts its unknown rows by cause, largest first (E8's `online.unknown_causes`), and each front end
 // says the setting in its own words (a CLI flag, a field of the app's Connection screen). Pure: no I/O.
 import { z } from 'zod';
+import { formatCount } from './count.js';
 
 export const UNKNOWN_CAUSE_KINDS = [
   /** The mail server refused the HELO/EHLO name this machine gave. */
@@ -115,7 +116,7 @@ export const APP_OPTION_WORDS: Record<CauseOption, string> = {
 /** "412 unknown: mx.example.net refused this machine's HELO name — set --helo-name". */
 export function formatCauseLine(line: UnknownCauseCount, words: Record<CauseOption, string>): string {
   const option = line.cause.option ? ` — ${words[line.cause.option]}` : '';
-  return `${line.count.toLocaleString('en-US')} unknown: ${line.text}${option}`;
+  return `${formatCount(line.count)} unknown: ${line.text}${option}`;
 }
 
 const keyOf = (cause: UnknownCause) => `${cause.kind}\u0000${cause.host ?? ''}`;

@@ -6,6 +6,7 @@
 // answer gets one name: a single-address answer is first put in the list vocabulary by the same rule the
 // service applies to list rows (answerListStatus), so Verify and Results say the same of the same address.
 import { describeStatusCode, statusForCode, type VerificationMode } from './api/codes.js';
+import { formatCount } from './count.js';
 
 /** The statuses of list results (the legacy vocabulary; DESIGN.md). */
 export const LIST_STATUSES = ['valid', 'corrected', 'unknown', 'unverifiable', 'risky', 'invalid'] as const;
@@ -185,8 +186,7 @@ export function groupName(group: RowGroup, mode: VerificationMode): string {
  * every address that fails the syntax check; Results count a fixed one as corrected.
  */
 export function invalidExplained(invalid: number, corrected: number): string {
-  const n = (value: number) => value.toLocaleString('en-US');
   return corrected > 0
-    ? `${n(invalid)} invalid; ${n(corrected)} more were corrected`
-    : `${n(invalid)} invalid`;
+    ? `${formatCount(invalid)} invalid; ${formatCount(corrected)} more were corrected`
+    : `${formatCount(invalid)} invalid`;
 }

@@ -19,6 +19,7 @@ import { CLI_OPTION_WORDS } from '../../shared/unknownCauses.js';
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from '../core/embedded.js';
 import { CliError, intOption } from './errors.js';
 import { onlineOptionsFrom, type OnlineCliOptions } from './onlineOptions.js';
+import { formatCount } from '../../shared/count.js';
 
 export interface ChecksCliOptions extends OnlineCliOptions {
   smtpProxy?: string;
@@ -177,7 +178,7 @@ export function onlineNotes(say: (line: string) => void): (list: ListResource) =
     lastPace = pace;
     const line =
       online.retry_rows > 0 && online.retry_at
-        ? `${online.retry_rows.toLocaleString('en-US')} ${online.retry_rows === 1 ? 'row' : 'rows'} waiting for a retry at ${clock(online.retry_at)} (temporary failures: greylisting, timeouts); Ctrl+C stops here, the service keeps the list`
+        ? `${formatCount(online.retry_rows)} ${online.retry_rows === 1 ? 'row' : 'rows'} waiting for a retry at ${clock(online.retry_at)} (temporary failures: greylisting, timeouts); Ctrl+C stops here, the service keeps the list`
         : '';
     if (line !== last && line !== '') say(line);
     last = line;

@@ -65,6 +65,7 @@ import { CliError, intOption } from './errors.js';
 import { budgetRiskWords, budgetWords, isBudgetExportKind } from '../../shared/outcomes.js';
 import { compareWithOption, type ChangesJson } from './compareWith.js';
 import { temporaryPathOf } from '../core/jobs/outputs.js';
+import { formatCount } from '../../shared/count.js';
 
 export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
   /** Write what was checked and answered for each row beside the results (`<results>.explain.csv`). */
@@ -281,8 +282,7 @@ export class Progress {
 }
 
 const bytesOf = (done: number, total: number) => `${(done / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB`;
-const countOf = (done: number, total: number) =>
-  `${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} records`;
+const countOf = (done: number, total: number) => `${formatCount(done)} of ${formatCount(total)} records`;
 
 /**
  * The job's events as progress on stderr: uploading, processing, downloading, and a line saying what the job
@@ -361,7 +361,7 @@ const DOMAIN_WORDS: Record<string, string> = {
   Unknown: 'not known',
 };
 
-const n = (value: number | undefined) => (value ?? 0).toLocaleString('en-US');
+const n = (value: number | undefined) => formatCount(value ?? 0);
 
 const percentOf = (count: number, total: number) =>
   total > 0 ? `${((100 * count) / total).toFixed(1)}%` : '';

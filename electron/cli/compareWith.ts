@@ -22,6 +22,7 @@ import {
 import { temporaryPathOf } from '../core/jobs/outputs.js';
 import { CliError, intOption } from './errors.js';
 import { openHomeHistory } from './outcomes.js';
+import { formatCount } from '../../shared/count.js';
 
 /** Changed rows the CLI prints (all are in the CSV). */
 const ROWS_PRINTED = 10;
@@ -53,8 +54,6 @@ export interface CompareWith {
   /** Compares this run's results with the job's; answers the outcome and its lines in words. */
   run(results: CleanResults): Promise<{ json: ChangesJson; lines: string[] }>;
 }
-
-const n = (value: number) => value.toLocaleString('en-US');
 
 /**
  * `--compare-with`: the job of the history, checked now (before the clean): undefined when the option is not
@@ -96,14 +95,14 @@ export function compareWithOption(raw: string | undefined): CompareWith | undefi
         await writeChangesCsv(rowsPath, file);
         const first = readChangedRows(rowsPath, comparison.offsets, 0, ROWS_PRINTED);
         const lines = [
-          `${n(comparison.changed)} of ${n(comparison.compared)} addresses changed status since job ${jobId}` +
+          `${formatCount(comparison.changed)} of ${formatCount(comparison.compared)} addresses changed status since job ${jobId}` +
             (comparison.changed === 0 ? '.' : ':'),
           ...first.map(
             (row) =>
               `  row ${row.row}  ${row.email}  ${row.before.status} ${row.before.code} → ${row.after.status} ${row.after.code}: ${row.words}`,
           ),
           ...(comparison.changed > first.length
-            ? [`  … and ${n(comparison.changed - first.length)} more`]
+            ? [`  … and ${formatCount(comparison.changed - first.length)} more`]
             : []),
           `Changed rows: ${file}`,
         ];

@@ -18,6 +18,7 @@ import { openServiceDb, SERVICE_DB_FILE } from '../../service/store/db.js';
 import { DEFAULT_RETAIN_DAYS, listFilesUsage } from '../../service/lists/backend/retention.js';
 import type { Command, Option } from 'commander';
 import { CliError, intOption } from './errors.js';
+import { formatCount } from '../../shared/count.js';
 
 export interface ImportCommandOptions {
   dataDir: string;
@@ -25,18 +26,17 @@ export interface ImportCommandOptions {
   maxErrors?: string;
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
-const plural = (n: number, one: string, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** What an import added, in words. */
 function importedWhat(report: ImportReport): string {
   if (report.kind === 'people')
-    return `people: ${count(report.added)} added, ${count(report.updated)} updated`;
+    return `people: ${formatCount(report.added)} added, ${formatCount(report.updated)} updated`;
   if (report.kind === 'activity')
-    return `events: ${count(report.added)} added, ${count(report.updated)} already stored`;
+    return `events: ${formatCount(report.added)} added, ${formatCount(report.updated)} already stored`;
   const { soft = 0, other = 0 } = report.bounces ?? {};
   return (
-    `hard bounces: ${plural(report.added, 'address', 'addresses')} added, ${count(report.updated)} updated; ` +
+    `hard bounces: ${plural(report.added, 'address', 'addresses')} added, ${formatCount(report.updated)} updated; ` +
     `ignored: ${plural(soft, 'soft bounce')}, ${plural(other, 'row')} not a bounce`
   );
 }
@@ -45,13 +45,13 @@ function printReport(report: ImportReport): void {
   const name = basename(report.file);
   const what = importedWhat(report);
   const lines = [
-    `Imported ${count(report.imported)} of ${plural(report.rows, 'row')} from ${name} (${what}) in ${report.seconds.toFixed(1)} s.`,
+    `Imported ${formatCount(report.imported)} of ${plural(report.rows, 'row')} from ${name} (${what}) in ${report.seconds.toFixed(1)} s.`,
   ];
   if (report.rejected > 0) {
-    lines.push(`Rejected ${count(report.rejected)} row${report.rejected === 1 ? '' : 's'}:`);
+    lines.push(`Rejected ${formatCount(report.rejected)} row${report.rejected === 1 ? '' : 's'}:`);
     for (const error of report.errors) lines.push(`  line ${error.line}: ${error.message}`);
     const unlisted = report.rejected - report.errors.length;
-    if (unlisted > 0) lines.push(`  … and ${count(unlisted)} more (--max-errors N lists more)`);
+    if (unlisted > 0) lines.push(`  … and ${formatCount(unlisted)} more (--max-errors N lists more)`);
   }
   for (const warning of report.warnings) lines.push(`Note: ${warning}`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -83,7 +83,7 @@ function progress(): { onProgress?: (rows: number) => void; done(): void } {
   return {
     onProgress: (rows) => {
       shown = true;
-      process.stderr.write(`\r  ${count(rows)} rows…`);
+      process.stderr.write(`\r  ${formatCount(rows)} rows…`);
     },
     done: () => {
       if (shown) process.stderr.write('\r\x1b[K');
@@ -130,7 +130,7 @@ export async function importCommand(
     throw new CliError(
       report.rows === 0
         ? `Nothing imported: ${basename(file)} has a header but no data rows.`
-        : `Nothing imported: all ${count(report.rows)} rows of ${basename(file)} were rejected.`,
+        : `Nothing imported: all ${formatCount(report.rows)} rows of ${basename(file)} were rejected.`,
     );
 }
 
@@ -155,7 +155,7 @@ export async function demoCommand(options: DemoCommandOptions): Promise<void> {
     if (options.json) process.stdout.write(`${JSON.stringify({ people, files })}\n`);
     else
       process.stdout.write(
-        `Wrote synthetic demo data for ${count(people)} people: ${files.people} and ${files.activity}.\n` +
+        `Wrote synthetic demo data for ${formatCount(people)} people: ${files.people} and ${files.activity}.\n` +
           'Import them with `mailsieve data import people` and `mailsieve data import activity`.\n',
       );
     return;
@@ -166,8 +166,8 @@ export async function demoCommand(options: DemoCommandOptions): Promise<void> {
     if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else
       process.stdout.write(
-        `Loaded synthetic demo data (dataset mailsieve-demo): ${count(summary.people)} people, ` +
-          `${count(summary.emails)} addresses at demo.example.com/.org/.net, ${count(summary.events)} activity ` +
+        `Loaded synthetic demo data (dataset mailsieve-demo): ${formatCount(summary.people)} people, ` +
+          `${formatCount(summary.emails)} addresses at demo.example.com/.org/.net, ${formatCount(summary.events)} activity ` +
           `events from mailsieve-demo/… sources, in ${summary.seconds.toFixed(1)} s.\n`,
       );
   } finally {
@@ -201,30 +201,30 @@ export function statusCommand(options: { dataDir: string; json?: boolean }): voi
       return;
     }
     const lines = [
-      `People ${count(status.people)}, addresses ${count(status.emails)}, activity events ${count(status.events)} from ${count(status.sources)} sources.`,
+      `People ${formatCount(status.people)}, addresses ${formatCount(status.emails)}, activity events ${formatCount(status.events)} from ${formatCount(status.sources)} sources.`,
     ];
     for (const dataset of status.datasets)
       lines.push(
-        `  #${dataset.id}  ${dataset.kind.padEnd(8)} ${dataset.name}  ${count(dataset.rows_imported)} rows` +
-          `${dataset.rows_rejected ? ` (${count(dataset.rows_rejected)} rejected)` : ''}  ${dataset.started_at}`,
+        `  #${dataset.id}  ${dataset.kind.padEnd(8)} ${dataset.name}  ${formatCount(dataset.rows_imported)} rows` +
+          `${dataset.rows_rejected ? ` (${formatCount(dataset.rows_rejected)} rejected)` : ''}  ${dataset.started_at}`,
       );
     const { bounces } = status;
     lines.push(
       `Bounces: ${plural(bounces.addresses, 'address', 'addresses')} with a hard bounce, from ${plural(bounces.rows, 'row')} read ` +
-        `(${count(bounces.hard)} hard; ignored: ${plural(bounces.soft, 'soft bounce')}, ${plural(bounces.other, 'row')} not a bounce; ${count(bounces.rejected)} rejected).`,
+        `(${formatCount(bounces.hard)} hard; ignored: ${plural(bounces.soft, 'soft bounce')}, ${plural(bounces.other, 'row')} not a bounce; ${formatCount(bounces.rejected)} rejected).`,
     );
     for (const row of bounces.imports)
       lines.push(
-        `  #${row.id}  bounces  ${row.name}  ${count(row.rows_read)} rows: ${count(row.hard)} hard, ${count(row.soft)} soft, ` +
-          `${count(row.other)} other${row.rows_rejected ? `, ${count(row.rows_rejected)} rejected` : ''}  ${row.started_at}`,
+        `  #${row.id}  bounces  ${row.name}  ${formatCount(row.rows_read)} rows: ${formatCount(row.hard)} hard, ${formatCount(row.soft)} soft, ` +
+          `${formatCount(row.other)} other${row.rows_rejected ? `, ${formatCount(row.rows_rejected)} rejected` : ''}  ${row.started_at}`,
       );
     const { people, addresses } = status.waiting;
     if (people + addresses > 0)
       lines.push(
-        `Answers to prepare: ${count(people)} people, ${count(addresses)} addresses (the service prepares them in the background; E6 answers meanwhile, more slowly).`,
+        `Answers to prepare: ${formatCount(people)} people, ${formatCount(addresses)} addresses (the service prepares them in the background; E6 answers meanwhile, more slowly).`,
       );
     lines.push(
-      `Disk used in ${options.dataDir}: ${megabytes(disk.database_bytes)} database, ${megabytes(disk.list_bytes)} in ${count(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
+      `Disk used in ${options.dataDir}: ${megabytes(disk.database_bytes)} database, ${megabytes(disk.list_bytes)} in ${formatCount(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -31,6 +31,7 @@ import {
   BULK_INTELLIGENCE_LIMIT,
   BULK_INTELLIGENCE_LIMIT_EAM,
 } from '../../shared/api/limits.js';
+import { formatCount } from '../../shared/count.js';
 
 /** The keys of one service, and their usage: the single node's or a team server's. */
 interface KeyStore {
@@ -263,8 +264,8 @@ const describeQuota = (quota: KeyQuota | null) =>
   quota === null
     ? 'no quota'
     : quota.isTrial
-      ? `trial: ${quota.limit.toLocaleString('en-US')} queries`
-      : `quota ${quota.limit.toLocaleString('en-US')}${quota.period === 'total' ? '' : `/${quota.period}`}`;
+      ? `trial: ${formatCount(quota.limit)} queries`
+      : `quota ${formatCount(quota.limit)}${quota.period === 'total' ? '' : `/${quota.period}`}`;
 
 export async function listKeysCommand(
   options: { dataDir: string; json?: boolean } & DatabaseCliOptions,
@@ -332,15 +333,14 @@ export async function keysUsageCommand(
     process.stdout.write('No keys. Create one with `mailsieve keys create`.\n');
     return;
   }
-  const count = (n: number) => n.toLocaleString('en-US');
   for (const row of rows) {
     const period = row.period === 'total' ? 'in all' : `in ${row.period}`;
     const of =
       row.quota === null
         ? 'no quota'
-        : `of ${count(row.quota)}${row.trial ? ' (trial)' : ''}, ${count(row.left ?? 0)} left`;
+        : `of ${formatCount(row.quota)}${row.trial ? ' (trial)' : ''}, ${formatCount(row.left ?? 0)} left`;
     process.stdout.write(
-      `#${row.id}  ${row.key}  ${count(row.used)} used ${period}  ${of}${row.revoked ? '  revoked' : ''}` +
+      `#${row.id}  ${row.key}  ${formatCount(row.used)} used ${period}  ${of}${row.revoked ? '  revoked' : ''}` +
         `${row.label ? `  "${row.label}"` : ''}\n`,
     );
   }

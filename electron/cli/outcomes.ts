@@ -18,8 +18,7 @@ import { HISTORY_DB_FILE, getJob, openHistoryDb, type HistoryDb } from '../core/
 import { OutcomesError, importJobOutcomes, outcomesFile } from '../core/outcomes/outcomes.js';
 import { storedOutcomes } from '../core/outcomes/store.js';
 import { CliError, intOption, writeStdout } from './errors.js';
-
-const count = (n: number) => n.toLocaleString('en-US');
+import { formatCount } from '../../shared/count.js';
 
 /** The app home's history, which holds the jobs (the app's and the CLI's alike); undefined before any job. */
 export function homeHistory(): { db: HistoryDb; home: string } | undefined {
@@ -67,7 +66,7 @@ function groupLines(title: string, groups: readonly OutcomeGroup[]): string[] {
     `${title}:`,
     ...groups.map(
       (g) =>
-        `  ${g.label.padEnd(width)}  ${count(g.sent).padStart(9)} mailed  ${count(g.hardBounced).padStart(7)} hard  ` +
+        `  ${g.label.padEnd(width)}  ${formatCount(g.sent).padStart(9)} mailed  ${formatCount(g.hardBounced).padStart(7)} hard  ` +
         `${percentWords(g.measuredRate).padStart(7)} (predicted ${percentWords(g.predictedRate)})  ${bar(g.measuredRate, max)}`,
     ),
   ];
@@ -79,9 +78,9 @@ export function reportText(report: OutcomesReport): string {
     `Job ${report.jobId}: campaign results from ${report.bounceFile} (imported ${report.importedAt}).`,
     report.bounceLayout,
     outcomesHeadline(report),
-    `Soft bounces among them: ${count(report.softBounced)}. The export's rows: ${count(report.exportRows.hard)} hard, ` +
-      `${count(report.exportRows.soft)} soft, ${count(report.exportRows.other)} other, ${count(report.exportRows.rejected)} unreadable; ` +
-      `${count(report.exportRows.unmatched)} addresses match no row of the job.`,
+    `Soft bounces among them: ${formatCount(report.softBounced)}. The export's rows: ${formatCount(report.exportRows.hard)} hard, ` +
+      `${formatCount(report.exportRows.soft)} soft, ${formatCount(report.exportRows.other)} other, ${formatCount(report.exportRows.rejected)} unreadable; ` +
+      `${formatCount(report.exportRows.unmatched)} addresses match no row of the job.`,
     ...groupLines('By status code', report.byCode),
     ...groupLines('By mail provider', report.byProvider),
   ];
@@ -89,8 +88,10 @@ export function reportText(report: OutcomesReport): string {
     lines.push('Verdicts that missed: none (no row called valid or accept-all hard-bounced).');
   else {
     lines.push(
-      `Verdicts that missed: ${count(report.missedTotal)} rows called valid or accept-all hard-bounced` +
-        (report.missedTotal > report.missed.length ? ` (the first ${count(report.missed.length)}):` : ':'),
+      `Verdicts that missed: ${formatCount(report.missedTotal)} rows called valid or accept-all hard-bounced` +
+        (report.missedTotal > report.missed.length
+          ? ` (the first ${formatCount(report.missed.length)}):`
+          : ':'),
     );
     for (const row of report.missed)
       lines.push(
@@ -99,7 +100,7 @@ export function reportText(report: OutcomesReport): string {
       );
   }
   lines.push(
-    `Known bouncers: ${count(report.knownBouncers.added)} added, ${count(report.knownBouncers.updated)} updated (code 520 when they are cleaned again).`,
+    `Known bouncers: ${formatCount(report.knownBouncers.added)} added, ${formatCount(report.knownBouncers.updated)} updated (code 520 when they are cleaned again).`,
   );
   return `${lines.filter((line) => line !== '').join('\n')}\n`;
 }

@@ -16,6 +16,7 @@ import { exportShapeOf, statusZipOption, writeCleanStatusZip, writeReportCsvs } 
 import { exportKindsOption, formatBreakdown, pollIntervalFor, Progress, showProgress } from './clean.js';
 import { clientFor } from './connect.js';
 import { CliError } from './errors.js';
+import { formatCount } from '../../shared/count.js';
 
 export interface PurchaseOptions {
   /** E9's `fields`: intelligence fields, sections (`eam`, `postal_address`) or list service keys. */
@@ -137,9 +138,7 @@ export async function purchase(listIdText: string, options: PurchaseOptions): Pr
     info(formatBreakdown(outcome.list, outcome.summary, { isOffline, isLocal: isOffline }));
     info(`Results: ${outcome.resultsPath}`);
     for (const exported of exports)
-      info(
-        `Export ${exported.kind.padEnd(7)} ${exported.path} (${exported.rows.toLocaleString('en-US')} rows)`,
-      );
+      info(`Export ${exported.kind.padEnd(7)} ${exported.path} (${formatCount(exported.rows)} rows)`);
     for (const report of reports) info(`Report ${report.kind.padEnd(12)} ${report.path}`);
   } finally {
     await embedded?.close();

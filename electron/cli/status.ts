@@ -5,6 +5,7 @@ import { describeDatabase } from '../../service/pg/url.js';
 import type { TeamStatus } from '../../service/pg/status.js';
 import { CliError } from './errors.js';
 import { databaseUrlOf, type DatabaseCliOptions } from './teamOptions.js';
+import { formatCount } from '../../shared/count.js';
 
 export interface StatusOptions extends DatabaseCliOptions {
   json?: boolean;
@@ -24,8 +25,6 @@ function table(
       .trimEnd()}`;
   return [line(header), ...rows.map(line)];
 }
-
-const count = (n: number) => n.toLocaleString('en-US');
 
 function ago(then: string, now: string): string {
   const seconds = Math.max(0, Math.round((Date.parse(now) - Date.parse(then)) / 1000));
@@ -55,7 +54,7 @@ const pairs = (counts: Record<string, number>): string =>
   Object.entries(counts)
     .filter(([, n]) => n > 0)
     .sort((a, b) => b[1] - a[1])
-    .map(([name, n]) => `${name} ${count(n)}`)
+    .map(([name, n]) => `${name} ${formatCount(n)}`)
     .join(', ');
 
 export function formatStatus(status: TeamStatus, where: string): string {
@@ -88,9 +87,9 @@ export function formatStatus(status: TeamStatus, where: string): string {
       ['KIND', 'WAITING', 'ACTIVE', 'RETRY'],
       Object.entries(status.queue).map(([kind, states]) => [
         kind,
-        count(states.waiting),
-        count(states.active),
-        count(states.retry),
+        formatCount(states.waiting),
+        formatCount(states.active),
+        formatCount(states.retry),
       ]),
       new Set([1, 2, 3]),
     ),
@@ -104,9 +103,9 @@ export function formatStatus(status: TeamStatus, where: string): string {
         status.lists_in_flight.map((key) => [
           `#${key.key_id}`,
           key.label,
-          count(key.lists),
-          count(key.records),
-          count(key.completed),
+          formatCount(key.lists),
+          formatCount(key.records),
+          formatCount(key.completed),
         ]),
         new Set([2, 3, 4]),
       ),
@@ -118,7 +117,7 @@ export function formatStatus(status: TeamStatus, where: string): string {
     const refusals = pairs(hour.refusals);
     const unknown = pairs(hour.unknown);
     out.push(
-      `  ${hour.source_address || 'system'}: ${count(hour.conversations)} SMTP conversations; ` +
+      `  ${hour.source_address || 'system'}: ${formatCount(hour.conversations)} SMTP conversations; ` +
         `refusals: ${refusals || 'none'}; unknown answers: ${unknown || 'none'}`,
     );
   }

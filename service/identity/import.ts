@@ -18,6 +18,7 @@ import {
   type PersonRecord,
   type RowResult,
 } from './import.people.js';
+import { formatCount } from '../../shared/count.js';
 
 export { ImportFileError } from './import.people.js';
 
@@ -432,7 +433,7 @@ export async function importBouncesFile(
   const warnings = [description];
   if (counts.undated > 0)
     warnings.push(
-      `${counts.undated.toLocaleString('en-US')} hard bounce(s) give no date: they count from today, the day of this import.`,
+      `${formatCount(counts.undated)} hard bounce(s) give no date: they count from today, the day of this import.`,
     );
   return {
     kind: 'bounces',

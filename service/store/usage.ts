@@ -12,6 +12,7 @@
 import type { KeyQuotaInfo } from '../../shared/api/listServices.js';
 import type { ServiceDb } from './db.js';
 import type { KeyQuota, KeyRecord } from './keys.js';
+import { formatCount } from '../../shared/count.js';
 
 /** The usage period of a quota now: the UTC day, the UTC month, or all time. */
 export function periodOf(period: KeyQuota['period'], at: Date = new Date()): string {
@@ -46,7 +47,6 @@ export function quotaInfo(quota: KeyQuota, used: number, at: Date = new Date()):
   };
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
 
 /** The 403 message when a charge does not fit: what the quota is, what is left, when it renews. */
 export function quotaExceededMessage(quota: KeyQuota, used: number, asked: number, what = 'queries'): string {
@@ -56,11 +56,11 @@ export function quotaExceededMessage(quota: KeyQuota, used: number, asked: numbe
   const renews = renewal ? `; it renews on ${renewal}` : '';
   if (left === 0)
     return quota.isTrial
-      ? `Query limit exceeded: this trial key's ${count(quota.limit)} queries are used up${renews}.`
-      : `Query limit exceeded: this key's quota of ${count(quota.limit)} queries${per} is used up${renews}.`;
-  const of = quota.isTrial ? `of its ${count(quota.limit)} trial queries` : `of its quota of ${count(quota.limit)}${per}`;
+      ? `Query limit exceeded: this trial key's ${formatCount(quota.limit)} queries are used up${renews}.`
+      : `Query limit exceeded: this key's quota of ${formatCount(quota.limit)} queries${per} is used up${renews}.`;
+  const of = quota.isTrial ? `of its ${formatCount(quota.limit)} trial queries` : `of its quota of ${formatCount(quota.limit)}${per}`;
   return (
-    `Query limit exceeded: ${count(asked)} ${what} were asked, but this key has only ${count(left)} queries left ` +
+    `Query limit exceeded: ${formatCount(asked)} ${what} were asked, but this key has only ${formatCount(left)} queries left ` +
     `${of}${renews}.`
   );
 }

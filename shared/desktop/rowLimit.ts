@@ -1,8 +1,7 @@
 // The service's limit of rows per list, in words: said only from an exact count of a file's data rows (the
 // mapper's estimate from its first 256 KB is never the ground for it), by the inspection and the mapper alike.
+import { formatCount } from '../count.js';
 import { PART_LIMIT } from './constants.js';
-
-const number = new Intl.NumberFormat('en-US');
 
 export interface RowLimitWarning {
   readonly code: 'too-many-rows';
@@ -16,7 +15,7 @@ export function rowLimitWarning(rows: number, partLimit = PART_LIMIT): RowLimitW
   return {
     code: 'too-many-rows',
     message:
-      `${number.format(rows)} rows: the service takes at most ${number.format(partLimit)} rows per list. ` +
+      `${formatCount(rows)} rows: the service takes at most ${formatCount(partLimit)} rows per list. ` +
       `Split the file into ${parts} parts to send every row.`,
   };
 }

@@ -28,6 +28,7 @@ import {
   type ListSource,
   type SheetOptions,
 } from './source.js';
+import { formatCount } from '../../../shared/count.js';
 
 /** Bytes of the file read for the sample. */
 export const SAMPLE_BYTES = 256 * 1024;
@@ -247,7 +248,7 @@ export async function inspectFile(request: InspectRequest): Promise<Inspection> 
   if (ragged > 0 && data.length > 0)
     warnings.push({
       code: 'ragged-rows',
-      message: `${ragged.toLocaleString('en-US')} of the first ${data.length.toLocaleString('en-US')} rows have a different number of fields than the others. Check the delimiter.`,
+      message: `${formatCount(ragged)} of the first ${formatCount(data.length)} rows have a different number of fields than the others. Check the delimiter.`,
     });
   if (headerHow === 'detected' && !header && columnCount > 1)
     warnings.push({

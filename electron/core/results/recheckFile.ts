@@ -28,6 +28,7 @@ import { ReportCounter } from '../../../service/lists/report.js';
 import { FLAG_DOMAIN_SHIFT, FLAG_ROLE, STATUS_INDEX } from '../../../service/lists/rowFlags.js';
 import { temporaryPathOf } from '../jobs/outputs.js';
 import { runListJob, type JobEvent, type ListJobOptions } from '../jobs/runner.js';
+import { formatCount } from '../../../shared/count.js';
 
 /** Codes a re-check sends again: unknown (5), and syntax OK checked offline only (10). */
 export const RECHECK_CODES: ReadonlySet<string> = new Set(['5', '10']);
@@ -160,13 +161,12 @@ function countRow(counter: ReportCounter, layout: Layout, row: readonly string[]
 
 /** "412 unknown → 380 valid, 25 invalid, 7 still unknown" */
 export function describeRecheck(rechecked: number, after: Readonly<Record<string, number>>): string {
-  const n = (value: number) => value.toLocaleString('en-US');
   if (rechecked === 0) return 'no unknown rows: nothing to re-check';
   const parts = Object.entries(after)
     .filter(([, count]) => count > 0)
     .sort(([a, x], [b, y]) => (a === 'still unknown' ? 1 : b === 'still unknown' ? -1 : y - x))
-    .map(([status, count]) => `${n(count)} ${status}`);
-  return `${n(rechecked)} unknown → ${parts.join(', ')}`;
+    .map(([status, count]) => `${formatCount(count)} ${status}`);
+  return `${formatCount(rechecked)} unknown → ${parts.join(', ')}`;
 }
 
 /**

@@ -18,6 +18,7 @@ import { keepEvidence, recheckExplainPath } from './evidence.js';
 import { downloadExplanations } from '../jobs/listOnline.js';
 import { onlineProgressOf } from '../jobs/onlineProgress.js';
 import { RECHECK_CODES, recheckResults } from './recheckFile.js';
+import { formatCount } from '../../../shared/count.js';
 
 /** A re-check refused before it starts, in words; `code` is the reply's error code. */
 export class RecheckRefused extends Error {
@@ -47,8 +48,7 @@ interface Running {
   progress: JobProgress;
 }
 
-const n = (value: number) => value.toLocaleString('en-US');
-const rowsWord = (count: number) => `${n(count)} ${count === 1 ? 'row' : 'rows'}`;
+const rowsWord = (count: number) => `${formatCount(count)} ${count === 1 ? 'row' : 'rows'}`;
 
 /** Rows of a job's current results that a re-check would send: codes 5 and 10 of its reporting. */
 export function unknownRowsOf(job: Pick<JobRecord, 'reporting' | 'lastDocument' | 'options'>): number | null {
@@ -198,7 +198,7 @@ export class JobRechecks {
           this.say(
             entry,
             stage === 'checking'
-              ? `Sending ${rowsWord(facts.rechecked)} to check (${n(facts.addresses)} distinct ${facts.addresses === 1 ? 'address' : 'addresses'})…`
+              ? `Sending ${rowsWord(facts.rechecked)} to check (${formatCount(facts.addresses)} distinct ${facts.addresses === 1 ? 'address' : 'addresses'})…`
               : `Writing version ${version} of the results…`,
           );
         },
@@ -209,8 +209,8 @@ export class JobRechecks {
             const online = onlineProgressOf(event.list);
             const words =
               online && online.rowsToCheck > 0
-                ? `Checking ${n(online.rowsChecked)} of ${n(online.rowsToCheck)} addresses online (domains ${n(online.domainsDone)} of ${n(online.domainsTotal)})…`
-                : `Checking ${n(sent.addresses)} ${sent.addresses === 1 ? 'address' : 'addresses'}…`;
+                ? `Checking ${formatCount(online.rowsChecked)} of ${formatCount(online.rowsToCheck)} addresses online (domains ${formatCount(online.domainsDone)} of ${formatCount(online.domainsTotal)})…`
+                : `Checking ${formatCount(sent.addresses)} ${sent.addresses === 1 ? 'address' : 'addresses'}…`;
             this.say(entry, words, { listStatus: event.list.status, completed, total, online });
           } else if (event.phase === 'waiting') this.say(entry, event.message);
           else if (event.phase === 'downloading') this.say(entry, 'Downloading the new verdicts…');

@@ -5,6 +5,7 @@
 // bytes; both adapters of the list store check again, exactly, in the transaction that adds the list, so that
 // concurrent submissions never pass them.
 import type { KeyRecord } from '../../store/keys.js';
+import { formatCount } from '../../../shared/count.js';
 
 export type ListLimits = Pick<KeyRecord, 'maxLists' | 'maxBytesDay' | 'maxUploads'>;
 
@@ -36,8 +37,6 @@ const LISTS_RETRY_AFTER_S = 60;
 /** How long a client waits for one of its uploads to arrive before sending another. */
 const UPLOADS_RETRY_AFTER_S = 30;
 
-const count = (n: number) => n.toLocaleString('en-US');
-
 /** The start of the UTC day of `at`, as the lists' `created_at` text compares. */
 export function dayStartOf(at: Date = new Date()): string {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate())).toISOString();
@@ -46,7 +45,7 @@ export function dayStartOf(at: Date = new Date()): string {
 function bytesInWords(n: number): string {
   if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GiB`;
   if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  return `${count(n)} bytes`;
+  return `${formatCount(n)} bytes`;
 }
 
 /**
@@ -64,8 +63,8 @@ export function listLimitProblem(
   const lists = held.inFlight + uploads;
   if (limits.maxLists > 0 && lists >= limits.maxLists)
     return new ListLimitError(
-      `Too many lists in progress: this key may have ${count(limits.maxLists)} lists waiting or running at once, ` +
-        `and has ${count(lists)}${uploads > 0 ? ` (${count(uploads)} of them still being uploaded)` : ''}. ` +
+      `Too many lists in progress: this key may have ${formatCount(limits.maxLists)} lists waiting or running at once, ` +
+        `and has ${formatCount(lists)}${uploads > 0 ? ` (${formatCount(uploads)} of them still being uploaded)` : ''}. ` +
         'Submit this list when one of them has ended.',
       LISTS_RETRY_AFTER_S,
     );
@@ -123,8 +122,8 @@ export function uploadLimitProblem(
   const uploads = held.uploads ?? 0;
   if (limits.maxUploads > 0 && uploads >= limits.maxUploads)
     return new ListLimitError(
-      `Too many uploads at once: this key may send ${count(limits.maxUploads)} ` +
-        `${limits.maxUploads === 1 ? 'list' : 'lists'} at a time, and ${count(uploads)} ` +
+      `Too many uploads at once: this key may send ${formatCount(limits.maxUploads)} ` +
+        `${limits.maxUploads === 1 ? 'list' : 'lists'} at a time, and ${formatCount(uploads)} ` +
         `${uploads === 1 ? 'is' : 'are'} still arriving. Send this list when one of them has been received.`,
       UPLOADS_RETRY_AFTER_S,
     );

@@ -17,6 +17,7 @@ import type { ListPolicy, OnlineVerdicts, PartOnlineState } from '../types.js';
 import { packVerdict } from '../verdicts.js';
 import { UnknownCauseTally } from '../../../shared/unknownCauses.js';
 import TinyQueue from 'tinyqueue';
+import { formatCount } from '../../../shared/count.js';
 
 export const DEFAULT_RETRY_DELAY_MS = 5 * 60_000;
 export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
@@ -409,7 +410,7 @@ export async function runPartOnline(
           ? {
               paced_by: {
                 ...pace,
-                words: `${pace.host} ${pace.allowance}: ${pace.waiting.toLocaleString('en-US')} ${pace.waiting === 1 ? 'address waits' : 'addresses wait'} for it`,
+                words: `${pace.host} ${pace.allowance}: ${formatCount(pace.waiting)} ${pace.waiting === 1 ? 'address waits' : 'addresses wait'} for it`,
               },
             }
           : {}),

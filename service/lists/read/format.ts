@@ -12,6 +12,4 @@ export function formatBytes(bytes: number): string {
   return `${value >= 10 || Number.isInteger(value) ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
 }
 
-export function formatCount(count: number): string {
-  return count.toLocaleString('en-US');
-}
+export { formatCount } from '../../../shared/count.js';
