@@ -262,9 +262,16 @@ export function targetsAndCounter(
   return { targets, counter: counterOf(counts), isCounterShared: false };
 }
 
-/** Whether the first export is the default export of `counts`: its written rows are then Ready to mail. */
+/** What of a spec decides its rows: all of it but `rows` (JSON leaves an undefined member out). */
+const decisionsOf = (spec: ExportSpec): string => JSON.stringify({ ...spec, rows: undefined });
+
+/**
+ * Whether the first export is the default export of `counts`: its written rows are then Ready to mail. The
+ * rows an export's set of addresses is sized for (`rows`, which a job's download adds: engine.ts) decide no
+ * row, and are not compared.
+ */
 export const isCountShared = (exports: readonly ExportRequest[], counts: CountsRequest): boolean =>
-  exports.length > 0 && JSON.stringify(exports[0].spec) === JSON.stringify(counts.spec);
+  exports.length > 0 && decisionsOf(exports[0].spec) === decisionsOf(counts.spec);
 
 export const targetOf = (request: ExportRequest): ExportTarget => ({
   name: request.name,

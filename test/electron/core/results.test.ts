@@ -14,7 +14,7 @@ import {
   readIndexedRows,
   readWhys,
 } from '../../../electron/core/results/resultsFile.js';
-import { exportResultsFile, ResultsFormatError } from '../../../electron/core/jobs/exports.js';
+import { exportResultsFile, isCountShared, ResultsFormatError } from '../../../electron/core/jobs/exports.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
 import { isEveryRow, rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { tempDir } from '../../helpers/service.js';
@@ -196,15 +196,15 @@ describe('results files', () => {
       expect(alongside.counts).toEqual(expected);
       expect((await exportResultsFile(path, 'offline.csv', ',', [], request)).counts).toEqual(expected);
       // In the two worker threads of a download: beside the default export, the framer counts all but
-      // Ready to mail, which is the exporter's first export's.
-      const threaded = await exportResultsFile(
-        path,
-        'offline.csv',
-        ',',
-        [{ name: 'clean', path: join(dir.path, 'threaded.csv'), spec: request.spec }],
-        request,
-        0,
-      );
+      // Ready to mail, which is the exporter's first export's. A job's download sizes the export's set of
+      // addresses for the list's records (engine.ts): that export is the default export all the same.
+      const beside = [
+        { name: 'clean', path: join(dir.path, 'threaded.csv'), spec: { ...request.spec, rows: 10 } },
+      ];
+      expect(isCountShared(beside, request)).toBe(true);
+      const other = { ...(request.spec === spec ? safe : spec), rows: 10 };
+      expect(isCountShared([{ ...beside[0], spec: other }], request)).toBe(false);
+      const threaded = await exportResultsFile(path, 'offline.csv', ',', beside, request, 0);
       expect(threaded.counts).toEqual(expected);
       expect((await exportResultsFile(path, 'offline.csv', ',', [], request, 0)).counts).toEqual(expected);
     }
