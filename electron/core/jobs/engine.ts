@@ -679,13 +679,10 @@ async function saveResults(
   const isZip = listFileExtension(resultsName) === '.zip';
   // Without validation there is no status to sort rows by: the results are saved as they come, no exports.
   const isExportable = hasValidation(list);
-  // The list's records size the exports' sets of addresses (ExportSpec.rows).
+  // The list's records size the exports' sets of addresses (ExportRequest.rows).
   const wanted = (extension: string): readonly ExportRequest[] =>
     isExportable
-      ? (spec.exports?.(extension) ?? []).map((request) => ({
-          ...request,
-          spec: { ...request.spec, rows: list.records },
-        }))
+      ? (spec.exports?.(extension) ?? []).map((request) => ({ ...request, rows: list.records }))
       : [];
   const exportsSkipped =
     !isExportable && (spec.exports?.('.csv').length ?? 0) > 0 ? NO_VALIDATION_EXPORTS : undefined;

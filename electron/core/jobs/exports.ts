@@ -138,12 +138,6 @@ export interface ExportSpec {
    * accept-all and unknown rows as many of each code as the plan takes (budgetGate.ts).
    */
   readonly budget?: BudgetTake;
-  /**
-   * The rows of the results, when known (the list's records): an export that removes duplicates makes its
-   * set of addresses with room for them at once (HashSet64), where growing it as it filled copied it and left
-   * the old tables as garbage (issue 38: ~18 MB of the 1,000,000-row clean's export stage).
-   */
-  readonly rows?: number;
 }
 
 /** An export to write: its name in the summary, its final path, and what it holds. */
@@ -151,11 +145,21 @@ export interface ExportRequest {
   readonly name: string;
   readonly path: string;
   readonly spec: ExportSpec;
+  /**
+   * The rows of the results, when known (the list's records): an export that removes duplicates makes its
+   * set of addresses with room for them at once (HashSet64), where growing it as it filled copied it and left
+   * the old tables as garbage (issue 38: ~18 MB of the 1,000,000-row clean's export stage). A size, not part
+   * of what the export is (its spec): two exports of one spec write the same rows whatever it says.
+   */
+  readonly rows?: number;
 }
 
-/** The rule of an export: rows kept by their status, copied as they were; a filter narrows the rows first. */
-export function ruleOf(spec: ExportSpec): ExportRule {
-  const rule = kindRuleOf(spec);
+/**
+ * The rule of an export: rows kept by their status, copied as they were; a filter narrows the rows first.
+ * `rows`: the rows of the results, when known (ExportRequest.rows).
+ */
+export function ruleOf(spec: ExportSpec, rows?: number): ExportRule {
+  const rule = kindRuleOf(spec, rows);
   const { filter } = spec;
   if (!filter) return rule;
   const matches = (row: ResultRow) => rowMatches(filter, (name) => row.column(name));
@@ -185,11 +189,11 @@ export function ruleOf(spec: ExportSpec): ExportRule {
   };
 }
 
-function kindRuleOf(spec: ExportSpec): ExportRule {
+function kindRuleOf(spec: ExportSpec, rows?: number): ExportRule {
   const { kind } = spec;
   const statuses = spec.statuses ?? [];
   const names = spec.columnNames;
-  if (spec.choices) return shapedRule(spec, spec.choices);
+  if (spec.choices) return shapedRule(spec, spec.choices, rows);
   if (spec.budget) {
     const gate = new BudgetGate(kind, spec.budget);
     return {
@@ -207,7 +211,7 @@ function kindRuleOf(spec: ExportSpec): ExportRule {
 }
 
 /** The rule of an export for import: rows kept by status, then shaped (../exports/shape.ts). */
-function shapedRule(spec: ExportSpec, choices: ExportChoices): ExportRule {
+function shapedRule(spec: ExportSpec, choices: ExportChoices, rows?: number): ExportRule {
   const statuses = spec.statuses ?? [];
   let shaper: RowShaper | undefined;
   const gate = spec.budget ? new BudgetGate(spec.kind, spec.budget) : undefined;
@@ -216,7 +220,7 @@ function shapedRule(spec: ExportSpec, choices: ExportChoices): ExportRule {
     format: choices.format,
     header(columns) {
       const own = spec.columnNames ? columns.map((column, i) => spec.columnNames![i] ?? column) : columns;
-      shaper = new RowShaper(own, resultsLayout(columns, spec.emailIndex ?? -1), choices, spec.rows);
+      shaper = new RowShaper(own, resultsLayout(columns, spec.emailIndex ?? -1), choices, rows);
       return shaper.header;
     },
     row(row) {
@@ -262,21 +266,14 @@ export function targetsAndCounter(
   return { targets, counter: counterOf(counts), isCounterShared: false };
 }
 
-/** What of a spec decides its rows: all of it but `rows` (JSON leaves an undefined member out). */
-const decisionsOf = (spec: ExportSpec): string => JSON.stringify({ ...spec, rows: undefined });
-
-/**
- * Whether the first export is the default export of `counts`: its written rows are then Ready to mail. The
- * rows an export's set of addresses is sized for (`rows`, which a job's download adds: engine.ts) decide no
- * row, and are not compared.
- */
+/** Whether the first export is the default export of `counts`: its written rows are then Ready to mail. */
 export const isCountShared = (exports: readonly ExportRequest[], counts: CountsRequest): boolean =>
-  exports.length > 0 && decisionsOf(exports[0].spec) === decisionsOf(counts.spec);
+  exports.length > 0 && JSON.stringify(exports[0].spec) === JSON.stringify(counts.spec);
 
 export const targetOf = (request: ExportRequest): ExportTarget => ({
   name: request.name,
   path: request.path,
-  rule: ruleOf(request.spec),
+  rule: ruleOf(request.spec, request.rows),
 });
 
 export interface ResultsSummary {

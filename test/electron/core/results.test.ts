@@ -198,11 +198,9 @@ describe('results files', () => {
       // In the two worker threads of a download: beside the default export, the framer counts all but
       // Ready to mail, which is the exporter's first export's. A job's download sizes the export's set of
       // addresses for the list's records (engine.ts): that export is the default export all the same.
-      const beside = [
-        { name: 'clean', path: join(dir.path, 'threaded.csv'), spec: { ...request.spec, rows: 10 } },
-      ];
+      const beside = [{ name: 'clean', path: join(dir.path, 'threaded.csv'), spec: request.spec, rows: 10 }];
       expect(isCountShared(beside, request)).toBe(true);
-      const other = { ...(request.spec === spec ? safe : spec), rows: 10 };
+      const other = request.spec === spec ? safe : spec;
       expect(isCountShared([{ ...beside[0], spec: other }], request)).toBe(false);
       const threaded = await exportResultsFile(path, 'offline.csv', ',', beside, request, 0);
       expect(threaded.counts).toEqual(expected);
