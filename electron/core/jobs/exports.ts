@@ -408,8 +408,8 @@ function statusOf(id: number, others: readonly string[] | undefined, other: { at
   return id === STATUS_NONE ? '' : STATUS_WORDS[id];
 }
 
-/** Each column's index by its name (a name given twice: its last column). */
-function columnsOf(names: readonly string[]): Map<string, number> {
+/** Each column's index by its name: a name given twice, its last column (the appended columns come last). */
+export function columnIndex(names: readonly string[]): Map<string, number> {
   const columns = new Map<string, number>();
   names.forEach((name, i) => columns.set(name, i));
   return columns;
@@ -436,7 +436,7 @@ export class FramedCounts {
   add(batch: FramedBatch): void {
     if (batch.header) {
       this.isCounting = this.counter.header(batch.header.names);
-      this.view = new RowView(columnsOf(batch.header.names));
+      this.view = new RowView(columnIndex(batch.header.names));
     }
     const view = this.view;
     if (!view || !this.isCounting) return;
@@ -766,7 +766,7 @@ export class ResultsExporter {
         `The results file has no “${STATUS_COLUMN}” column (the list ran no validation): export all rows.`,
       );
     if (this.counter && !this.counter.header(names)) this.counter = undefined;
-    this.view = new RowView(columnsOf(names));
+    this.view = new RowView(columnIndex(names));
     for (const state of this.files) {
       const written = state.target.rule.header?.(names);
       if (state.writer) {

@@ -21,6 +21,7 @@ import {
 import {
   DUPLICATE_COLUMN,
   STATUS_COLUMN,
+  columnIndex,
   counterOf,
   ruleOf,
   type ExportSpec,
@@ -220,13 +221,6 @@ export async function scanResults(
   const source = await openListSource(path, name, statSync(path).size);
   const stream = (await source.open()) as AsyncIterable<Buffer> & { destroy?: () => void };
   await scanText(stream, delimiter, onHeader, visit);
-}
-
-/** Index of a column by header name: the last one of that name (the appended columns come last). */
-function columnIndex(header: readonly string[]): Map<string, number> {
-  const columns = new Map<string, number>();
-  header.forEach((name, i) => columns.set(name, i));
-  return columns;
 }
 
 // ---------------------------------------------------------------------------------------------------------
