@@ -287,15 +287,7 @@ export class PgListBackend implements ListBackend {
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [KEY_UPLOADS_LOCK, claim.keyId]);
       // The rows of a node that died stop counting when their lease runs out; they go here.
       await client.query('DELETE FROM list_uploads WHERE key_id = $1 AND lease_until < now()', [claim.keyId]);
-      const { rows } = await client.query<{ uploads: number; bytes: number }>(
-        'SELECT count(*)::int AS uploads, coalesce(sum(bytes), 0)::bigint AS bytes FROM list_uploads WHERE key_id = $1',
-        [claim.keyId],
-      );
-      const held = {
-        ...(await pgKeyHoldings(client, claim.keyId)),
-        uploads: rows[0]?.uploads ?? 0,
-        uploadBytes: rows[0]?.bytes ?? 0,
-      };
+      const held = await pgKeyHoldings(client, claim.keyId, { withUploads: true });
       const problem = uploadLimitProblem(claim.limits, held, claim.leastBytes, claim.isExact);
       if (problem) throw problem;
       const { rows: made } = await client.query<{ id: number }>(
@@ -1126,16 +1118,34 @@ async function dropInput(db: Queryable, listId: number, keepInput: boolean): Pro
 
 /**
  * What a key holds, as its limits count it: its lists waiting or running, and the bytes of its lists submitted
- * today (their text's; a list from before text_bytes, its upload's).
+ * today (their text's; a list from before text_bytes, its upload's); `withUploads`, its uploads arriving too.
+ *
+ * One statement, so one snapshot: an upload becoming a list (tryCreateList adds the list and drops the
+ * upload's row in one commit) is counted once, as the one or the other, never as both.
  */
-async function pgKeyHoldings(db: Queryable, keyId: number): Promise<KeyHoldings> {
-  const { rows } = await db.query<{ in_flight: number; bytes_today: number }>(
+async function pgKeyHoldings(
+  db: Queryable,
+  keyId: number,
+  { withUploads = false }: { readonly withUploads?: boolean } = {},
+): Promise<KeyHoldings> {
+  const { rows } = await db.query<{
+    in_flight: number;
+    bytes_today: number;
+    uploads: number;
+    upload_bytes: number;
+  }>(
     `SELECT count(*) FILTER (WHERE status IN ('Pending', 'Processing'))::int AS in_flight,
-            coalesce(sum(coalesce(text_bytes, size_bytes)) FILTER (WHERE created_at >= $2), 0)::bigint AS bytes_today
+            coalesce(sum(coalesce(text_bytes, size_bytes)) FILTER (WHERE created_at >= $2), 0)::bigint AS bytes_today,
+            ${withUploads ? '(SELECT count(*) FROM list_uploads u WHERE u.key_id = $1)::int' : '0'} AS uploads,
+            ${withUploads ? '(SELECT coalesce(sum(u.bytes), 0) FROM list_uploads u WHERE u.key_id = $1)::bigint' : '0'}
+              AS upload_bytes
      FROM lists WHERE key_id = $1`,
     [keyId, dayStartOf()],
   );
-  return { inFlight: rows[0]?.in_flight ?? 0, bytesToday: rows[0]?.bytes_today ?? 0 };
+  const held = { inFlight: rows[0]?.in_flight ?? 0, bytesToday: rows[0]?.bytes_today ?? 0 };
+  return withUploads
+    ? { ...held, uploads: rows[0]?.uploads ?? 0, uploadBytes: rows[0]?.upload_bytes ?? 0 }
+    : held;
 }
 
 /** The part jobs waiting or running of the key of list `listId` (its work in hand, in parts). */
