@@ -1,24 +1,13 @@
 // Words and numbers for people.
 
+import { formatBytes } from '../shared/bytes.js';
 import { formatCount } from '../shared/count.js';
 
-export { formatCount };
+export { formatBytes, formatCount };
 
 /** `1 row`, `2 rows`, `1,000 rows`: a count with its noun, singular or plural. */
 export function countOf(value: number, singular: string, plural = `${singular}s`): string {
   return `${formatCount(value)} ${value === 1 ? singular : plural}`;
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
 export function formatPercent(part: number, whole: number): string {

@@ -65,6 +65,7 @@ import { CliError, intOption } from './errors.js';
 import { budgetRiskWords, budgetWords, isBudgetExportKind } from '../../shared/outcomes.js';
 import { compareWithOption, type ChangesJson } from './compareWith.js';
 import { temporaryPathOf } from '../core/jobs/outputs.js';
+import { formatBytesOf } from '../../shared/bytes.js';
 import { formatCount } from '../../shared/count.js';
 
 export interface CleanOptions extends ChecksCliOptions, ExportCliOptions {
@@ -228,8 +229,6 @@ function describeLayout(layout: DetectedLayout): string {
 // ---------------------------------------------------------------------------------------------------------
 // Progress
 
-const MB = 1024 * 1024;
-
 /** A progress bar on stderr when it is a terminal; otherwise a plain line at every quarter. */
 export class Progress {
   private lastDraw = 0;
@@ -281,7 +280,6 @@ export class Progress {
   }
 }
 
-const bytesOf = (done: number, total: number) => `${(done / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB`;
 const countOf = (done: number, total: number) => `${formatCount(done)} of ${formatCount(total)} records`;
 
 /**
@@ -300,12 +298,13 @@ export function showProgress(progress: Progress): (event: JobEvent) => void {
       return;
     }
     waitingFor = undefined;
-    if (event.phase === 'uploading') progress.update('uploading', event.sentBytes, event.totalBytes, bytesOf);
+    if (event.phase === 'uploading')
+      progress.update('uploading', event.sentBytes, event.totalBytes, formatBytesOf);
     else if (event.phase === 'processing') {
       const { completed, total } = listProgress(event.list);
       progress.update('processing', completed, Math.max(total, event.list.records), countOf);
     } else if (event.phase === 'downloading' && event.totalBytes)
-      progress.update('downloading', event.receivedBytes, event.totalBytes, bytesOf);
+      progress.update('downloading', event.receivedBytes, event.totalBytes, formatBytesOf);
   };
 }
 

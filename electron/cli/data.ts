@@ -18,6 +18,7 @@ import { openServiceDb, SERVICE_DB_FILE } from '../../service/store/db.js';
 import { DEFAULT_RETAIN_DAYS, listFilesUsage } from '../../service/lists/backend/retention.js';
 import type { Command, Option } from 'commander';
 import { CliError, intOption } from './errors.js';
+import { formatBytes } from '../../shared/bytes.js';
 import { formatCount } from '../../shared/count.js';
 
 export interface ImportCommandOptions {
@@ -175,8 +176,6 @@ export async function demoCommand(options: DemoCommandOptions): Promise<void> {
   }
 }
 
-const megabytes = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
-
 /** The service data folder's disk use: the database (with its WAL) and the stored lists' files. */
 function diskUsage(dataDir: string): { database_bytes: number; list_bytes: number; lists: number } {
   let database = 0;
@@ -224,7 +223,7 @@ export function statusCommand(options: { dataDir: string; json?: boolean }): voi
         `Answers to prepare: ${formatCount(people)} people, ${formatCount(addresses)} addresses (the service prepares them in the background; E6 answers meanwhile, more slowly).`,
       );
     lines.push(
-      `Disk used in ${options.dataDir}: ${megabytes(disk.database_bytes)} database, ${megabytes(disk.list_bytes)} in ${formatCount(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
+      `Disk used in ${options.dataDir}: ${formatBytes(disk.database_bytes)} database, ${formatBytes(disk.list_bytes)} in ${formatCount(disk.lists)} stored list${disk.lists === 1 ? '' : 's'} (input and results, deleted ${DEFAULT_RETAIN_DAYS} days after a list completes unless serve --retain-days says otherwise).`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

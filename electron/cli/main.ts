@@ -1,4 +1,5 @@
 // The `mailsieve` command line: the service, its keys, and list work, on the same core as the desktop app.
+import { formatBytes } from '../../shared/bytes.js';
 import { Command, CommanderError, Option } from 'commander';
 import { serviceDataDir } from '../core/home.js';
 import { CliError } from './errors.js';
@@ -165,7 +166,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--max-bytes-day <n>',
-      `bytes of lists the key may submit a UTC day (E7 answers 429 past it); 0 for no limit (default: ${DEFAULT_MAX_BYTES_DAY}, 5 GiB)`,
+      `bytes of lists the key may submit a UTC day (E7 answers 429 past it); 0 for no limit (default: ${DEFAULT_MAX_BYTES_DAY}, ${formatBytes(DEFAULT_MAX_BYTES_DAY)})`,
     )
     .option(
       '--max-uploads <n>',

@@ -123,7 +123,7 @@ describe('mailsieve data', () => {
     expect(text.stdout).toMatch(
       /^People 120, addresses \d+, activity events \d+ from \d+ sources\.\n {2}#1 {2}demo {5}mailsieve-demo/,
     );
-    expect(text.stdout).toMatch(/\nDisk used in .+: \d+\.\d MB database, 0\.0 MB in 0 stored lists /);
+    expect(text.stdout).toMatch(/\nDisk used in .+: [\d.]+ (?:bytes|KB|MB) database, 0 bytes in 0 stored lists /);
     expect((await runCli(['data', 'clear', '--yes', '--data-dir', svc])).stdout).toBe(
       'Reference data cleared.\n',
     );

@@ -63,7 +63,7 @@ describe('a list of one endless line on a team server', { timeout: 300_000 }, ()
         }).toEqual({
           kind,
           status: 422,
-          words: 'Line 1 is longer than 1 MiB: is this a list file?',
+          words: 'Line 1 is longer than 1 MB: is this a list file?',
         });
       }
       // (The median of five: one list's cost, without the odd one another program's work on the machine slowed.)

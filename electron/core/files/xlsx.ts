@@ -1,6 +1,7 @@
 // .xlsx lists: one sheet read with exceljs's streaming sheet reader and turned into CSV text (UTF-8, comma, \n)
 // on the user's machine, so the column mapper, the pre-check and the upload read it as any CSV list.
 // The first visible sheet unless one is named (`--sheet NAME`, or the mapper's sheet picker).
+import { formatBytes } from '../../../shared/bytes.js';
 import { randomUUID } from 'node:crypto';
 import {
   closeSync,
@@ -141,7 +142,7 @@ async function openWorkbook(path: string): Promise<OpenWorkbook> {
       const entry = parts.get(part);
       if (!entry) return undefined;
       if (entry.uncompressedSize > MAX_PART_BYTES)
-        throw new Error(`its part ${part} expands to more than ${MAX_PART_BYTES / 2 ** 30} GiB`);
+        throw new Error(`its part ${part} expands to more than ${formatBytes(MAX_PART_BYTES)}`);
       const stream = await zip.openReadStreamPromise(entry);
       opened.push(stream);
       // Text, decoded across chunk boundaries: exceljs decodes each chunk alone, which turns a character

@@ -6,6 +6,7 @@
 // run one after the other in the calling thread (exportResultsFile).
 //
 // A batch's bytes are the file's bytes in order: the bytes of consecutive batches, joined, are the file.
+import { formatBytes } from '../../../shared/bytes.js';
 import {
   CR,
   LF,
@@ -260,7 +261,7 @@ export class RowFramer {
     await this.frameRows(isLast);
     if (isLast) return;
     if (this.end - this.pos >= MAX_ROW_BYTES)
-      throw new ResultsFormatError('The results file has a row longer than 4 MiB.');
+      throw new ResultsFormatError(`The results file has a row longer than ${formatBytes(MAX_ROW_BYTES)}.`);
     if (this.end < WINDOW_BYTES) return;
     if (this.pos > 0) await this.cut();
     else if (this.end === this.set!.window.length) await this.grow();
@@ -385,7 +386,8 @@ export class RowFramer {
               this.nextCr = cr >= 0 && cr < this.end ? cr : this.end;
             }
             const hasCr = this.nextCr < contentEnd;
-            if (this.isLineQuoteFree) this.addPlainRow(buf, start, contentEnd, next, status, isDuplicate, hasCr);
+            if (this.isLineQuoteFree)
+              this.addPlainRow(buf, start, contentEnd, next, status, isDuplicate, hasCr);
             else if (!this.addQuotedRow(buf, start, contentEnd, next, status, isDuplicate, hasCr))
               this.addRowByScanner(buf, start, contentEnd, next, status, isDuplicate);
             continue;

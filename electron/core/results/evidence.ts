@@ -9,6 +9,7 @@
 //
 // Readers stream the file once in row order (scanEvidence) or fetch a few rows (readEvidence): the outcomes
 // report, the changed rows of a new run and the Results screen all read the evidence here.
+import { formatBytes } from '../../../shared/bytes.js';
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describeStatusCode } from '../../../shared/api/codes.js';
@@ -96,7 +97,7 @@ export async function keepEvidence(
       const text = rest.length === 0 ? bytes : Buffer.concat([rest, bytes]);
       rest = text.subarray(await take(text, false));
       if (rest.length > MAX_ROW_BYTES)
-        throw new ResultsProblem('The explanations have a row longer than 4 MiB.');
+        throw new ResultsProblem(`The explanations have a row longer than ${formatBytes(MAX_ROW_BYTES)}.`);
     }
     await take(rest, true);
     if (rowAt < 0) throw new ResultsProblem('The explanations came empty: no header row.');

@@ -7,6 +7,7 @@
 // stream of the results' text, so a 1,000,000-row file is read with bounded memory. A drill-down keeps an
 // index of the matching rows' byte offsets (8 bytes a row) and reads a page by seeking to them; a zipped
 // results file cannot seek, so its pages are read by scanning again.
+import { formatBytes } from '../../../shared/bytes.js';
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -185,7 +186,7 @@ export async function scanText(
       const used = scan.take(buf, false);
       if (scan.isStopped) return;
       if (buf.length - used > MAX_ROW_BYTES)
-        throw new ResultsProblem('The results file has a row longer than 4 MiB.');
+        throw new ResultsProblem(`The results file has a row longer than ${formatBytes(MAX_ROW_BYTES)}.`);
       rest = buf.subarray(used);
       scan.base += used;
     }

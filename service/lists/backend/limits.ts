@@ -5,6 +5,7 @@
 // bytes; both adapters of the list store check again, exactly, in the transaction that adds the list, so that
 // concurrent submissions never pass them.
 import type { KeyRecord } from '../../store/keys.js';
+import { formatBytes } from '../../../shared/bytes.js';
 import { formatCount } from '../../../shared/count.js';
 
 export type ListLimits = Pick<KeyRecord, 'maxLists' | 'maxBytesDay' | 'maxUploads'>;
@@ -42,12 +43,6 @@ export function dayStartOf(at: Date = new Date()): string {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate())).toISOString();
 }
 
-function bytesInWords(n: number): string {
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GiB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  return `${formatCount(n)} bytes`;
-}
-
 /**
  * The error of a list the key may not add now, or undefined when it fits. `sizeBytes` is the bytes of the
  * list's text, or (`isLeast`, before the body) the least its upload will count.
@@ -71,10 +66,10 @@ export function listLimitProblem(
   const bytes = held.bytesToday + uploadBytes;
   if (limits.maxBytesDay > 0 && bytes + sizeBytes > limits.maxBytesDay) {
     return new ListLimitError(
-      `Daily upload limit reached: this key may submit ${bytesInWords(limits.maxBytesDay)} of lists a day (UTC), ` +
-        `has submitted ${bytesInWords(bytes)} today` +
-        `${uploadBytes > 0 ? ` (${bytesInWords(uploadBytes)} of it still being uploaded)` : ''}, ` +
-        `and this list is ${isLeast ? 'at least ' : ''}${bytesInWords(sizeBytes)}. ` +
+      `Daily upload limit reached: this key may submit ${formatBytes(limits.maxBytesDay)} of lists a day (UTC), ` +
+        `has submitted ${formatBytes(bytes)} today` +
+        `${uploadBytes > 0 ? ` (${formatBytes(uploadBytes)} of it still being uploaded)` : ''}, ` +
+        `and this list is ${isLeast ? 'at least ' : ''}${formatBytes(sizeBytes)}. ` +
         'Submit it after midnight UTC.',
       secondsToMidnight(at),
     );
@@ -100,8 +95,8 @@ export function oversizedUploadProblem(
 ): ListLimitError | undefined {
   if (limits.maxBytesDay <= 0 || leastBytes <= limits.maxBytesDay) return undefined;
   return new ListLimitError(
-    `Daily upload limit: this key may submit ${bytesInWords(limits.maxBytesDay)} of lists a day (UTC), and this ` +
-      `list is ${isExact ? '' : 'at least '}${bytesInWords(leastBytes)}, more than a whole day allows. ` +
+    `Daily upload limit: this key may submit ${formatBytes(limits.maxBytesDay)} of lists a day (UTC), and this ` +
+      `list is ${isExact ? '' : 'at least '}${formatBytes(leastBytes)}, more than a whole day allows. ` +
       'Split it into smaller lists.',
     secondsToMidnight(at),
   );

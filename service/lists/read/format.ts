@@ -1,15 +1,4 @@
-// Numbers in messages for people.
+// Numbers in messages for people: the one rule of each, shared with the app and the CLI.
 
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value >= 10 || Number.isInteger(value) ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
-}
-
+export { formatBytes } from '../../../shared/bytes.js';
 export { formatCount } from '../../../shared/count.js';

@@ -177,7 +177,7 @@ describe('list files', () => {
     const mapping: Mapping = { delimiter: ',', header: true, roles: ['email', 'ignore'] };
     const refused = {
       code: 'file-unreadable',
-      message: 'Line 2 is longer than 1 MiB, the most a row may hold.',
+      message: 'Line 2 is longer than 1 MB, the most a row may hold.',
     };
     await expect(precheck(file, mapping, false)).rejects.toMatchObject(refused);
     // (The mapper's exact count.)

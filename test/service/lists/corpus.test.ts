@@ -214,7 +214,7 @@ const CASES: readonly Case[] = [
     kind: 'a 10 MB field',
     body: () => `email,notes\njane@example.com,${'n'.repeat(10 * 1024 * 1024)}\n`,
     options: header,
-    expect: { invalid: /^Line 2 is longer than 1 MiB/ },
+    expect: { invalid: /^Line 2 is longer than 1 MB/ },
   },
   {
     kind: '1,000,001 records',
@@ -292,7 +292,7 @@ describe('the broken-file corpus', () => {
       for (const as of ['text', 'multipart'] as const) {
         const answer = await submit(small.url, smallKey, body, { as, query: { header: 'true' } });
         expect(answer.status).toBe(413);
-        expect(answer.json<{ error_msg: string }>().error_msg).toMatch(/larger than 1 MiB/);
+        expect(answer.json<{ error_msg: string }>().error_msg).toMatch(/larger than 1 MB/);
       }
       expect(await isHealthy(small.url, smallKey)).toBe(true);
       // Within the cap, the same service takes a list.

@@ -15,7 +15,7 @@ import { runList, startListService, submit, waitForList, type ListService } from
 let svc: ListService;
 const zip = oneLineZip();
 const MIB = 1024 * 1024;
-const FIRST_LINE = 'Line 1 is longer than 1 MiB: is this a list file?';
+const FIRST_LINE = 'Line 1 is longer than 1 MB: is this a list file?';
 const trialKey = () => svc.key({ quota: { limit: 100, period: 'total', isTrial: true } });
 const listCount = () => svc.db.prepare('SELECT count(*) FROM lists').pluck().get() as number;
 
@@ -96,7 +96,7 @@ describe('a list of one endless line on a single node', { timeout: 300_000 }, ()
       Buffer.alloc(8 * MIB, 'a'),
       Buffer.from('\n'),
     ]);
-    const words = 'Line 3 is longer than 1 MiB, the most a row may hold.';
+    const words = 'Line 3 is longer than 1 MB, the most a row may hold.';
     const options = { fileName: 'list.csv', query: { header: 'true' } };
     for (const [key, fate] of [
       [trialKey(), { status: 422, words }],

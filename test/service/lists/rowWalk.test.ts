@@ -121,7 +121,7 @@ describe('walking rows', () => {
       (w) => (work = w),
     );
     await expect(walked).rejects.toThrow(
-      new RowTooLongError(1, 'Line 1 is longer than 1 MiB: is this a list file?'),
+      new RowTooLongError(1, 'Line 1 is longer than 1 MB: is this a list file?'),
     );
     expect(seen.pulled).toBeLessThanOrEqual(MIB + 2 * CHUNK);
     expect(seen.isClosed).toBe(true);
@@ -144,11 +144,11 @@ describe('walking rows', () => {
     for (const size of [1000, CHUNK, 3 * MIB]) {
       for (const { text, line, hint } of cases)
         await expect(rowsOf(Buffer.from(text), {}, size)).rejects.toThrow(
-          `Line ${line.toLocaleString('en-US')} is longer than 1 MiB, the most a row may hold${hint}`,
+          `Line ${line.toLocaleString('en-US')} is longer than 1 MB, the most a row may hold${hint}`,
         );
       // A first line that long: most likely no list at all.
       await expect(rowsOf(Buffer.from(`"${'a'.repeat(MIB + 1)}\n`), {}, size)).rejects.toThrow(
-        /^Line 1 is longer than 1 MiB: is this a list file\?$/,
+        /^Line 1 is longer than 1 MB: is this a list file\?$/,
       );
     }
   });
@@ -169,7 +169,7 @@ describe('walking rows', () => {
           [row(max + 1), 1],
         ] as const)
           await expect(rowsOf(Buffer.from(text), { maxRowBytes: max }, size)).rejects.toThrow(
-            `Line ${line} is longer than 1000 bytes`,
+            `Line ${line} is longer than 1,000 bytes`,
           );
       }
   });
@@ -191,7 +191,7 @@ describe('a zip of one endless line', () => {
 
   it('is counted no further than the limit: E7’s count stops, and the zip is inflated no further', async () => {
     await expect(countRecords(zipPath, 'list.zip', {}, DEFAULT_LIST_LIMITS)).rejects.toThrow(
-      'Line 1 is longer than 1 MiB: is this a list file?',
+      'Line 1 is longer than 1 MB: is this a list file?',
     );
     const entry = await openZipEntry(zipPath, 'list.csv');
     let inflated = 0;

@@ -61,7 +61,7 @@ describe('uploads on the single-node service, before their body', () => {
     expect(answer, 'no answer before the body').toBeDefined();
     expect(answer!.status).toBe(429);
     expect(errorOf(answer!)).toMatch(
-      /^Daily upload limit: this key may submit 10\.0 MiB of lists a day \(UTC\), and this list is at least 49\.9 MiB, more than a whole day allows\. Split it into smaller lists\.$/,
+      /^Daily upload limit: this key may submit 10 MB of lists a day \(UTC\), and this list is at least 50 MB, more than a whole day allows\. Split it into smaller lists\.$/,
     );
   });
 
@@ -129,8 +129,8 @@ describe("the single node's stored input", () => {
     const second = await sendZip();
     expect(second.status).toBe(429);
     expect(second.json<{ error_msg: string }>().error_msg).toBe(
-      'Daily upload limit reached: this key may submit 3.0 MiB of lists a day (UTC), has submitted 2.1 MiB today, ' +
-        'and this list is 2.1 MiB. Submit it after midnight UTC.',
+      'Daily upload limit reached: this key may submit 3 MB of lists a day (UTC), has submitted 2.1 MB today, ' +
+        'and this list is 2.1 MB. Submit it after midnight UTC.',
     );
     await waitForList(svc.url, key, first.json<{ list_id: number }>().list_id);
   });
