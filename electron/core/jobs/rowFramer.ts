@@ -29,7 +29,8 @@ export class ResultsFormatError extends Error {
 
 /** The framer emits a batch once this many bytes are in its window. */
 const WINDOW_BYTES = 1024 * 1024;
-const MAX_ROW_BYTES = 4 * 1024 * 1024;
+/** The longest row a results file may hold (the framer's and resultsFile.ts's reads of one). */
+export const MAX_ROW_BYTES = 4 * 1024 * 1024;
 /** Capacity of a batch's row and field arrays (a batch ends early when they are full). */
 const BATCH_ROWS = 16 * 1024;
 const BATCH_FIELDS = 256 * 1024;

@@ -29,6 +29,7 @@ import {
   type ResultRow,
 } from '../jobs/exports.js';
 import type { ResultsCounts } from '../jobs/counts.js';
+import { MAX_ROW_BYTES } from '../jobs/rowFramer.js';
 import { formatOf, openListSource } from '../files/source.js';
 import { keyHashOf } from '../exports/shape.js';
 import {
@@ -44,8 +45,6 @@ import {
 export class ResultsProblem extends Error {
   readonly code = 'results-unreadable';
 }
-
-const MAX_ROW_BYTES = 4 * 1024 * 1024;
 
 /** A data row as the scan hands it: valid only during the visit. */
 export interface ScannedRow {
