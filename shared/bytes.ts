@@ -11,7 +11,7 @@ function unitOf(bytes: number): { readonly unit: number; readonly value: number 
   if (bytes < 1024) return { unit: -1, value: bytes };
   let unit = 0;
   let value = bytes / 1024;
-  // (A value that rounds to 1,024 of a unit is written as 1.0 of the next.)
+  // (A value that rounds to 1,024 of a unit is written as 1 of the next.)
   while (unit < UNITS.length - 1 && value >= 1023.5) {
     value /= 1024;
     unit++;
@@ -19,9 +19,10 @@ function unitOf(bytes: number): { readonly unit: number; readonly value: number 
   return { unit, value };
 }
 
-/** One decimal below 10 of a unit (none when it is 0), whole above. */
+/** One decimal below 10 of a unit (none when it is 0), whole above (grouped as counts are: 2,000 TB). */
 function digits(value: number): string {
-  const fixed = value.toFixed(value < 9.95 ? 1 : 0);
+  if (value >= 9.95) return formatCount(Math.round(value));
+  const fixed = value.toFixed(1);
   return fixed.endsWith('.0') ? fixed.slice(0, -2) : fixed;
 }
 

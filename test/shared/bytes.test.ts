@@ -19,7 +19,7 @@ describe('formatBytes', () => {
       [3 * 1024 ** 4, '3 TB'],
       [2.04 * 1024, '2 KB'],
       [2.06 * 1024, '2.1 KB'],
-      [2000 * 1024 ** 4, '2000 TB'],
+      [2000 * 1024 ** 4, '2,000 TB'],
     ];
     for (const [bytes, words] of cases) expect(formatBytes(bytes), String(bytes)).toBe(words);
   });
@@ -29,7 +29,7 @@ describe('formatBytes', () => {
     expect(formatBytes(1048575)).toBe('1 MB');
     expect(formatBytes(1023.97 * 1024 ** 2)).toBe('1 GB');
     expect(formatBytes(1023.6 * 1024 ** 2)).toBe('1 GB');
-    expect(formatBytes(1023.4 * 1024 ** 2)).toBe('1023 MB');
+    expect(formatBytes(1023.4 * 1024 ** 2)).toBe('1,023 MB');
   });
 });
 
