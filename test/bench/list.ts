@@ -19,6 +19,7 @@ import { ensureListData } from './listData.js';
 import { ensureBounceData } from './listBounces.js';
 import { fmt } from './util.js';
 import { SERVICE_DB_FILE } from '../../service/store/db.js';
+import { formatBytes } from '../../shared/bytes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..', '..');
@@ -93,7 +94,7 @@ export async function benchList(options: {
   bounceEvery: number;
 }): Promise<Record<string, number>> {
   const data = await ensureListData(join(root, 'test', 'bench', 'out'));
-  console.log(`\nList pipeline: ${fmt(data.rows)} rows, ${fmt(data.bytes / 1e6, 1)} MB (${data.path})`);
+  console.log(`\nList pipeline: ${fmt(data.rows)} rows, ${formatBytes(data.bytes)} (${data.path})`);
   const scratch = mkdtempSync(join(tmpdir(), 'mailsieve-bench-list-'));
   try {
     const bounced = await ensureBounceData(data.path, join(scratch, 'bounces'), cli, options.bounceEvery);
