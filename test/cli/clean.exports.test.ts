@@ -10,7 +10,7 @@ import { strToU8, zipSync } from 'fflate';
 import {
   EXPORT_KINDS,
   ResultsExporter,
-  ResultsFormatError,
+  ResultsProblem,
   exportResultsFile,
   targetOf,
   type ExportTarget,
@@ -123,7 +123,7 @@ describe('ResultsExporter', () => {
       targetOf({ name: 'safe', path, spec: { kind: 'safe' } }),
     ]);
     await exporter.push(Buffer.from('email,note\na@example.com,x\n'));
-    await expect(exporter.finish()).rejects.toBeInstanceOf(ResultsFormatError);
+    await expect(exporter.finish()).rejects.toBeInstanceOf(ResultsProblem);
     expect(readdirSync(dir.path)).toEqual(['safe.csv']);
     expect(readFileSync(path, 'utf8')).toBe('the export of an earlier run\n');
   });

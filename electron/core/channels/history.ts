@@ -17,8 +17,7 @@ import { deleteJobFiles } from '../jobs/deletion.js';
 import { exportJobResults } from '../jobs/desktopExport.js';
 import { isBudgetExportKind } from '../../../shared/outcomes.js';
 import { measuredRisks } from '../outcomes/store.js';
-import { ResultsProblem } from '../results/resultsFile.js';
-import { ResultsFormatError } from '../jobs/exports.js';
+import { ResultsProblem } from '../jobs/rowFramer.js';
 import { ReplyFailure, type CoreContext, type Handlers } from './context.js';
 
 /** Finding a job (or failing in words) and describing it: shared with the jobs domain. */
@@ -111,8 +110,7 @@ export function historyHandlers(ctx: CoreContext): Handlers<HistoryChannel> {
     try {
       return await read();
     } catch (error) {
-      if (error instanceof ResultsProblem || error instanceof ResultsFormatError)
-        throw new ReplyFailure('results-unreadable', error.message);
+      if (error instanceof ResultsProblem) throw new ReplyFailure('results-unreadable', error.message);
       throw error;
     }
   }

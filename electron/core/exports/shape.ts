@@ -11,10 +11,7 @@ import {
   type LeftOut,
 } from '../../../shared/exportChoices.js';
 import { HashSet64, hashInto } from '../../../service/lists/read/dupTable.js';
-
-export class ShapeProblem extends Error {
-  readonly code = 'results-unreadable';
-}
+import { ResultsProblem } from '../jobs/rowFramer.js';
 
 /** Where the columns a shaper reads are, in a results header. */
 export interface ResultsLayout {
@@ -44,9 +41,11 @@ export function resultsLayout(header: readonly string[], emailIndex: number): Re
     validEmail: at('Valid Email'),
   };
   if (layout.status < 0)
-    throw new ShapeProblem('The results file has no “Validation Status” column (the job ran no validation).');
+    throw new ResultsProblem(
+      'The results file has no “Validation Status” column (the job ran no validation).',
+    );
   if (emailIndex < 0 || emailIndex >= layout.status)
-    throw new ShapeProblem('The results file has no email column before its appended columns.');
+    throw new ResultsProblem('The results file has no email column before its appended columns.');
   return layout;
 }
 

@@ -13,7 +13,7 @@ import { riskOf, type BudgetOutcome } from '../../../shared/outcomes.js';
 import { scanResultRows } from '../results/resultsFile.js';
 import type { BudgetTake, BudgetTally } from './budgetGate.js';
 import {
-  ResultsFormatError,
+  ResultsProblem,
   STATUS_COLUMN,
   exportResultsFile,
   ruleOf,
@@ -122,7 +122,7 @@ export async function countBudgetRows(results: BudgetResults, spec: ExportSpec):
     results.delimiter,
     (columns, header) => {
       if (!columns.has(STATUS_COLUMN))
-        throw new ResultsFormatError(
+        throw new ResultsProblem(
           `The results file has no “${STATUS_COLUMN}” column (the list ran no validation): a bounce budget needs the rows' verdicts.`,
         );
       rule.header?.(header);

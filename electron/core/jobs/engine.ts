@@ -41,7 +41,7 @@ import {
   type SubmitListParams,
 } from '../../../shared/api/list.js';
 import type { CountsRequest } from './counts.js';
-import { ResultsFormatError, exportResultsFile, type ExportRequest, type ResultsSummary } from './exports.js';
+import { ResultsProblem, exportResultsFile, type ExportRequest, type ResultsSummary } from './exports.js';
 import { openListSource } from '../files/source.js';
 import { holdOutputFolder } from './outputFolder.js';
 import { BufferedFile, temporaryPathOf } from './outputs.js';
@@ -760,7 +760,7 @@ async function saveResults(
     if (signal?.aborted) throw new JobFailure('cancelled', 'Cancelled while downloading the results.', list);
     const message = error instanceof Error ? error.message : String(error);
     throw new JobFailure(
-      error instanceof ResultsFormatError ? 'export-failed' : 'download-failed',
+      error instanceof ResultsProblem ? 'export-failed' : 'download-failed',
       `Could not save the results: ${message}`,
       list,
     );

@@ -12,13 +12,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { BufferedFile } from './outputs.js';
 import type { CountsRequest, ResultsCounts } from './counts.js';
-import {
-  BatchPool,
-  ResultsFormatError,
-  RowFramer,
-  type BatchBuffers,
-  type FramedBatch,
-} from './rowFramer.js';
+import { BatchPool, ResultsProblem, RowFramer, type BatchBuffers, type FramedBatch } from './rowFramer.js';
 import {
   FramedCounts,
   openExporter,
@@ -97,7 +91,7 @@ const inTurn = (handle: () => Promise<void>, always = false) => {
       reply({
         type: 'error',
         message: error instanceof Error ? error.message : String(error),
-        isFormat: error instanceof ResultsFormatError,
+        isFormat: error instanceof ResultsProblem,
       });
     }
   });

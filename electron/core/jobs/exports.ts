@@ -45,7 +45,7 @@ import {
   STATUS_NONE,
   STATUS_OTHER,
   STATUS_WORDS,
-  ResultsFormatError,
+  ResultsProblem,
   type FrameHeader,
   type FramedBatch,
 } from './rowFramer.js';
@@ -55,7 +55,7 @@ import { BudgetGate, type BudgetTake, type BudgetTally } from './budgetGate.js';
 
 export { EXPORT_KINDS, isExportKind, type ExportKind } from '../../../shared/exports.js';
 
-export { DUPLICATE_COLUMN, ResultsFormatError, STATUS_COLUMN } from './rowFramer.js';
+export { DUPLICATE_COLUMN, ResultsProblem, STATUS_COLUMN } from './rowFramer.js';
 
 /** A row of the results, as a rule sees it. Valid only during the rule's call. */
 export interface ResultRow extends ShapeRow {
@@ -585,7 +585,7 @@ export class ResultsExporter {
         if (!this.framer) await this.push(EMPTY);
         await this.framer!.finish();
       }
-      if (!this.isHeaderDone) throw new ResultsFormatError('The results file is empty.');
+      if (!this.isHeaderDone) throw new ResultsProblem('The results file is empty.');
       for (const { file, writer, temporary } of this.files) {
         await file.close();
         if (writer) {
@@ -762,7 +762,7 @@ export class ResultsExporter {
     const { names, contentEnd, bom } = header;
     this.newline = Buffer.from(header.newline);
     if (names.lastIndexOf(STATUS_COLUMN) < 0 && this.files.some(({ target }) => target.rule.needsStatus))
-      throw new ResultsFormatError(
+      throw new ResultsProblem(
         `The results file has no “${STATUS_COLUMN}” column (the list ran no validation): export all rows.`,
       );
     if (this.counter && !this.counter.header(names)) this.counter = undefined;

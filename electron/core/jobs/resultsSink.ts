@@ -12,7 +12,7 @@ import type {
   FrameWorkerRequest,
 } from './exportWorker.js';
 import { workerScriptUrl } from '../../../service/workerUrl.js';
-import { ResultsFormatError } from './rowFramer.js';
+import { ResultsProblem } from './rowFramer.js';
 
 const BUFFER_BYTES = 1024 * 1024;
 const BUFFERS = 6;
@@ -52,7 +52,7 @@ export class ResultsSink {
       } else if (reply.type === 'aborted') {
         this.onAborted?.();
       } else {
-        this.fail(reply.isFormat ? new ResultsFormatError(reply.message) : new Error(reply.message));
+        this.fail(reply.isFormat ? new ResultsProblem(reply.message) : new Error(reply.message));
       }
     };
     for (const worker of [framer, exporter]) {

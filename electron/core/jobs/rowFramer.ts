@@ -23,7 +23,8 @@ import {
 export const STATUS_COLUMN = 'Validation Status';
 export const DUPLICATE_COLUMN = 'Duplicate';
 
-export class ResultsFormatError extends Error {
+/** A results file that cannot be read (every reader's: the job's download, a stored file, an export's shape). */
+export class ResultsProblem extends Error {
   readonly code = 'results-unreadable';
 }
 
@@ -253,7 +254,7 @@ export class RowFramer {
   async finish(): Promise<void> {
     this.set ??= await this.out.take(0);
     await this.frame(true);
-    if (!this.isHeaderDone) throw new ResultsFormatError('The results file is empty.');
+    if (!this.isHeaderDone) throw new ResultsProblem('The results file is empty.');
     await this.cut();
   }
 
@@ -262,7 +263,7 @@ export class RowFramer {
     await this.frameRows(isLast);
     if (isLast) return;
     if (this.end - this.pos >= MAX_ROW_BYTES)
-      throw new ResultsFormatError(`The results file has a row longer than ${formatBytes(MAX_ROW_BYTES)}.`);
+      throw new ResultsProblem(`The results file has a row longer than ${formatBytes(MAX_ROW_BYTES)}.`);
     if (this.end < WINDOW_BYTES) return;
     if (this.pos > 0) await this.cut();
     else if (this.end === this.set!.window.length) await this.grow();
@@ -398,7 +399,7 @@ export class RowFramer {
       const result = scanner.scan(buf, pos, this.end, isLast);
       if (result === SCAN_END || result === SCAN_NEED_MORE) break;
       if (result === SCAN_ERROR)
-        throw new ResultsFormatError('The results file is not well-formed delimited text.');
+        throw new ResultsProblem('The results file is not well-formed delimited text.');
       const start = scanner.start;
       const contentEnd = scanner.contentEnd;
       pos = scanner.next;

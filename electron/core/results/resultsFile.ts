@@ -29,7 +29,9 @@ import {
   type ResultRow,
 } from '../jobs/exports.js';
 import type { ResultsCounts } from '../jobs/counts.js';
-import { MAX_ROW_BYTES } from '../jobs/rowFramer.js';
+import { MAX_ROW_BYTES, ResultsProblem } from '../jobs/rowFramer.js';
+
+export { ResultsProblem };
 import { formatOf, openListSource } from '../files/source.js';
 import { keyHashOf } from '../exports/shape.js';
 import {
@@ -41,10 +43,6 @@ import {
   RowSplitter,
   type EvidenceBlocks,
 } from './evidenceFile.js';
-
-export class ResultsProblem extends Error {
-  readonly code = 'results-unreadable';
-}
 
 /** A data row as the scan hands it: valid only during the visit. */
 export interface ScannedRow {

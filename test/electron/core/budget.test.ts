@@ -311,4 +311,21 @@ describe('jobs:export with a bounce budget', () => {
       },
     });
   });
+
+  it('says in words that a results file changed on disk cannot be read', async () => {
+    // Its status column gone (the file edited by hand): the export finds it, and the reply says so.
+    const results = join(home.path, 'job-results.csv');
+    const rows = Papa.parse<string[]>(readFileSync(results, 'utf8').trim()).data;
+    const status = rows[0].indexOf('Validation Status');
+    writeFileSync(results, Papa.unparse(rows.map((row) => row.filter((_, i) => i !== status))));
+    for (const kind of ['safe', 'clean'] as const)
+      expect(await core.handle('jobs:export', { jobId, kind })).toMatchObject({
+        ok: false,
+        error: {
+          code: 'results-unreadable',
+          message:
+            'The results file has no “Validation Status” column (the list ran no validation): export all rows.',
+        },
+      });
+  });
 });

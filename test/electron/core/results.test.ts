@@ -14,7 +14,7 @@ import {
   readIndexedRows,
   readWhys,
 } from '../../../electron/core/results/resultsFile.js';
-import { exportResultsFile, isCountShared, ResultsFormatError } from '../../../electron/core/jobs/exports.js';
+import { exportResultsFile, isCountShared } from '../../../electron/core/jobs/exports.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
 import { isEveryRow, rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { tempDir } from '../../helpers/service.js';
@@ -102,7 +102,7 @@ describe('results files', () => {
       exportResultsFile(path, 'append.csv', ',', [
         { name: 'safe', path: join(dir.path, 'x.csv'), spec: { kind: 'safe' } },
       ]),
-    ).rejects.toBeInstanceOf(ResultsFormatError);
+    ).rejects.toBeInstanceOf(ResultsProblem);
   });
 
   // A list as the offline service gives it: corrected typos keep their code (525 for a typo of a disposable

@@ -26,7 +26,7 @@ import {
   type FramedBatch,
 } from '../../../../electron/core/jobs/rowFramer.js';
 import {
-  ResultsFormatError,
+  ResultsProblem,
   exportResultsFile,
   type ExportRequest,
 } from '../../../../electron/core/jobs/exports.js';
@@ -261,7 +261,7 @@ describe('exportResultsFile in two worker threads', () => {
         undefined,
         0,
       ),
-    ).rejects.toBeInstanceOf(ResultsFormatError);
+    ).rejects.toBeInstanceOf(ResultsProblem);
     expect(readdirSync(dir.path)).toEqual(['list-2-Validation.csv']);
   });
 });
