@@ -17,7 +17,8 @@ import { offlineStepOf, type Evidence, type EvidenceStep } from '../../../shared
 import type { HistoryDb, JobRecord } from '../history/db.js';
 import { jobVersions } from '../history/jobVersions.js';
 import { EvidenceWriter, leadingNumber, RowSplitter } from './evidenceFile.js';
-import { ResultsProblem, scanExplain, scanResults, scanRowsOf } from './resultsFile.js';
+import { ResultsProblem } from '../jobs/rowFramer.js';
+import { scanExplain, scanResults, scanRowsOf } from './resultsFile.js';
 
 /** The explain file of a job saved before the evidence was kept compact (plain CSV). */
 export const EVIDENCE_FILE = 'explain.csv';

@@ -30,8 +30,6 @@ import {
 } from '../jobs/exports.js';
 import type { ResultsCounts } from '../jobs/counts.js';
 import { MAX_ROW_BYTES, ResultsProblem } from '../jobs/rowFramer.js';
-
-export { ResultsProblem };
 import { formatOf, openListSource } from '../files/source.js';
 import { keyHashOf } from '../exports/shape.js';
 import {

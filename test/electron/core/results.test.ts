@@ -7,14 +7,13 @@ import Papa from 'papaparse';
 import { zipSync, strToU8 } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  ResultsProblem,
   countResults,
   indexExplain,
   indexRows,
   readIndexedRows,
   readWhys,
 } from '../../../electron/core/results/resultsFile.js';
-import { exportResultsFile, isCountShared } from '../../../electron/core/jobs/exports.js';
+import { ResultsProblem, exportResultsFile, isCountShared } from '../../../electron/core/jobs/exports.js';
 import { desktopExportSpec } from '../../../electron/core/jobs/desktopExport.js';
 import { isEveryRow, rowMatches, type RowFilter } from '../../../shared/rowFilter.js';
 import { tempDir } from '../../helpers/service.js';
