@@ -369,8 +369,10 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// No top-level await: the build bundles this as a CommonJS script (bundleLoader.ts says why).
 const argv = process.argv.slice(2);
-const exitCode = await main(argv);
-// `serve` and `worker` keep running until a signal stops them; every other command ends here, even if an idle keep-alive
-// socket of the HTTP client would hold the event loop open a while longer.
-if (exitCode !== 0 || (argv[0] !== 'serve' && argv[0] !== 'worker')) process.exit(exitCode);
+void main(argv).then((exitCode) => {
+  // `serve` and `worker` keep running until a signal stops them; every other command ends here, even if an idle
+  // keep-alive socket of the HTTP client would hold the event loop open a while longer.
+  if (exitCode !== 0 || (argv[0] !== 'serve' && argv[0] !== 'worker')) process.exit(exitCode);
+});
