@@ -44,13 +44,12 @@ if (existsSync(domainType)) {
   writeFileSync(OWN_TYPES_FILE, buildOwnTypeTable().toBytes());
 }
 
-// The command line as one bundle (dist/cli/mailsieve.cjs, which bin/mailsieve.js runs), and the worker threads
-// of a list's run (the pipeline, verification, the results writer) as bundles in dist/workers/, by rolldown:
-// Node starts the CLI in 0.2 s instead of 0.35 s (fewer files to find and load), and each worker sooner. They
+// The command line as one bundle (dist/cli/mailsieve.cjs and its chunks, which bin/mailsieve.js runs), and the
+// worker threads of a list's run (the pipeline, verification, the results writer) as bundles in dist/workers/,
+// by rolldown: Node starts the CLI in 0.2 s instead of 0.35 s (fewer files to find and load), and each worker sooner. They
 // are the compiled code above, bundled: an `import.meta.url` keeps pointing at its module's own place in
 // dist/, so data files are found where they were (service/workerUrl.ts takes a worker's bundle when
-// there is one). Lazily imported modules (exceljs, undici) stay in chunks of their own; in the CLI's one
-// CommonJS script they are inlined and still evaluated only when first imported.
+// there is one). Lazily imported modules (exceljs, undici) stay in chunks of their own.
 const { rolldown } = await import('rolldown');
 async function bundle(input, outDir, entryFileNames, external = [], format = 'esm') {
   rmSync(outDir, { recursive: true, force: true });
@@ -89,7 +88,8 @@ async function bundle(input, outDir, entryFileNames, external = [], format = 'es
   await build.close();
 }
 const dist = join(root, 'dist');
-// The CLI is one CommonJS script with a V8 code cache beside it (made at the end of the build, below).
+// The CLI and the list workers are CommonJS chunks, each with a V8 code cache beside it (made at the end of the
+// build, below).
 const cliBundle = join(dist, 'cli', 'mailsieve.cjs');
 await bundle(join(dist, 'electron', 'cli', 'main.js'), join(dist, 'cli'), 'mailsieve.cjs', [], 'cjs');
 const workers = {

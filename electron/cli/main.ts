@@ -369,7 +369,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-// No top-level await: the build bundles this as a CommonJS script (bundleLoader.ts says why).
+// No top-level await: the build bundles this as a CommonJS script (service/bundleLoader.ts says why).
 const argv = process.argv.slice(2);
 void main(argv).then((exitCode) => {
   // `serve` and `worker` keep running until a signal stops them; every other command ends here, even if an idle
