@@ -6,7 +6,7 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 import { isSyntaxError } from './codes.js';
 import { isCuratedDomain } from './domainType.js';
 import { readDataList } from './lists.js';
-import { ownCopy } from './strings.js';
+import { lastIndexOfCode, ownCopy } from './strings.js';
 import { isRootZoneTld } from './tld.js';
 
 interface Provider {
@@ -168,20 +168,24 @@ const CORRECTED_DOMAINS_MAX = 50_000;
 /** correctDomain for a domain that is no provider's nor curated; `dot`: its first dot's index (-1: none). */
 function findCorrectDomain(domain: string, dot: number): string | undefined {
   if (dot < 0) return DOTLESS.get(domain);
-  const name = domain.slice(0, dot);
-  const suffix = domain.slice(dot + 1);
-  const lastDot = domain.lastIndexOf('.');
+  const lastDot = lastIndexOfCode(domain, 46 /* . */);
   const tld = domain.slice(lastDot + 1);
   const isRealTld = isRootZoneTld(tld);
-  const provider = closest(PROVIDERS_BY_NAME_LENGTH.get(name.length) ?? [], 2, (p) => {
-    const suffixEdits = suffixDistance(suffix, p.suffix, isRealTld);
-    if (suffixEdits > 1) return Infinity;
-    const tolerance = nameTolerance(p.name);
-    const nameEdits = editDistance(name, p.name, tolerance);
-    if (nameEdits > tolerance || (nameEdits === 2 && !isTwoSlipsOf(name, p.name))) return Infinity;
-    return nameEdits + suffixEdits;
-  });
-  if (provider) return provider.domain;
+  // (A name of a length no provider's is within edits of: only its top-level domain may be a slip.)
+  const providers = PROVIDERS_BY_NAME_LENGTH.get(dot);
+  if (providers) {
+    const name = domain.slice(0, dot);
+    const suffix = domain.slice(dot + 1);
+    const provider = closest(providers, 2, (p) => {
+      const suffixEdits = suffixDistance(suffix, p.suffix, isRealTld);
+      if (suffixEdits > 1) return Infinity;
+      const tolerance = nameTolerance(p.name);
+      const nameEdits = editDistance(name, p.name, tolerance);
+      if (nameEdits > tolerance || (nameEdits === 2 && !isTwoSlipsOf(name, p.name))) return Infinity;
+      return nameEdits + suffixEdits;
+    });
+    if (provider) return provider.domain;
+  }
   if (isRealTld) return undefined;
   const common = closest(COMMON_TLDS, 1, (t) => (isCutShort(tld, t) ? 1 : editDistance(tld, t, 1)));
   return common && domain.slice(0, lastDot + 1) + common;
@@ -269,8 +273,19 @@ export function repairSyntax(address: string): string | undefined {
 export function correctionCandidate(address: string, code: number): string | undefined {
   const repaired = isSyntaxError(code) ? repairSyntax(address) : address;
   if (repaired === undefined) return undefined;
-  const at = repaired.lastIndexOf('@');
+  const at = lastIndexOfCode(repaired, 64 /* @ */);
   const domain = correctDomain(repaired.slice(at + 1));
   const candidate = domain === undefined ? repaired : repaired.slice(0, at + 1) + domain;
+  return candidate === address ? undefined : candidate;
+}
+
+/**
+ * correctionCandidate of an address that passed the syntax checks, whose domain (after its one @) checkSyntax
+ * cut as `domain`: the same string, so its lookups reuse the hash the syntax check's computed.
+ */
+export function domainCorrectionCandidate(address: string, domain: string): string | undefined {
+  const corrected = correctDomain(domain);
+  if (corrected === undefined) return undefined;
+  const candidate = address.slice(0, address.length - domain.length) + corrected;
   return candidate === address ? undefined : candidate;
 }

@@ -10,6 +10,7 @@ import type { DomainType } from '../../shared/api/verification.js';
 import { readFileSync } from 'node:fs';
 import { domainToASCII } from 'node:url';
 import { DomainTable, isAscii } from './domainTable.js';
+import { lastIndexOfCode } from './strings.js';
 import {
   DISPOSABLE_DOMAINS,
   FREE_MAIL_DOMAINS,
@@ -17,6 +18,8 @@ import {
   readDataList,
   readDomainArray,
 } from './lists.js';
+
+const DOT = 46;
 
 const CURATED_DOMAINS = new Map<string, DomainType>();
 for (const type of ['paidisp', 'wireless', 'privacy'] as const) {
@@ -53,7 +56,7 @@ function matches(rule: SuffixRule, domain: string): boolean {
   let end = domain.length;
   for (const label of rule.labels) {
     if (end < 0) return false; // the domain has fewer labels than the rule
-    const start = domain.lastIndexOf('.', end - 1) + 1;
+    const start = lastIndexOfCode(domain, DOT, end - 1) + 1;
     if (label !== '*' && (end - start !== label.length || !domain.startsWith(label, start))) return false;
     end = start - 1;
   }
@@ -62,14 +65,14 @@ function matches(rule: SuffixRule, domain: string): boolean {
 
 /** The type the edu/gov/org suffix rules give a domain: the most specific rule that matches. */
 function typeBySuffixRules(domain: string): DomainType | undefined {
-  const tldStart = domain.lastIndexOf('.') + 1;
+  const tldStart = lastIndexOfCode(domain, DOT) + 1;
   const tld = domain.slice(tldStart);
   const rules = rulesByTld.get(tld);
   if (rules) {
     for (const rule of rules) if (matches(rule, domain)) return rule.type;
   }
   if (tld.length === 2 && typeBySecondLevelOfCcTld.size > 0) {
-    const secondLevel = domain.slice(domain.lastIndexOf('.', tldStart - 2) + 1, tldStart - 1);
+    const secondLevel = domain.slice(lastIndexOfCode(domain, DOT, tldStart - 2) + 1, tldStart - 1);
     const type = typeBySecondLevelOfCcTld.get(secondLevel);
     if (type) return type;
   }

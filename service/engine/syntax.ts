@@ -11,6 +11,7 @@ import { CODE, type SyntaxErrorCode } from './codes.js';
 import { breaksProviderRules } from './providerRules.js';
 import { knownDomain, type KnownDomain } from './knownDomains.js';
 import { isRootZoneTld } from './tld.js';
+import { lastIndexOfCode } from './strings.js';
 
 export type SyntaxCheck =
   | {
@@ -108,8 +109,16 @@ export function standardise(input: string): string {
   ) {
     s = s.slice(MAILTO.length);
   }
-  const at = s.lastIndexOf('@');
-  if (at < 0) return s;
+  // Back to the last @, noting whether the domain holds anything that lower-casing could change (nearly no
+  // domain does: then no slice and no call of toLowerCase).
+  let at = s.length - 1;
+  let mayChange = false;
+  for (; at >= 0; at--) {
+    const c = s.charCodeAt(at);
+    if (c === 64 /* @ */) break;
+    if ((c >= 65 && c <= 90) || c >= 128) mayChange = true;
+  }
+  if (at < 0 || !mayChange) return s;
   const domain = s.slice(at + 1);
   const lowered = domain.toLowerCase();
   return lowered === domain ? s : s.slice(0, at + 1) + lowered;
@@ -211,6 +220,7 @@ function asciiDomainOf(domain: string, isAscii: boolean): string | undefined {
   }
   if (ascii.length > MAX_DOMAIN_LENGTH) return DOMAIN_TOO_LONG;
   let labelStart = 0;
+  let lastLabelStart = 0;
   let labels = 0;
   for (let i = 0; i <= ascii.length; i++) {
     const c = i < ascii.length ? ascii.charCodeAt(i) : DOT;
@@ -222,10 +232,11 @@ function asciiDomainOf(domain: string, isAscii: boolean): string | undefined {
     if (length === 0 || length > MAX_LABEL_LENGTH) return undefined;
     if (ascii.charCodeAt(labelStart) === HYPHEN || ascii.charCodeAt(i - 1) === HYPHEN) return undefined;
     labels++;
+    lastLabelStart = labelStart;
     labelStart = i + 1;
   }
   if (labels < 2) return undefined;
-  return isAllDigits(ascii, ascii.lastIndexOf('.') + 1) ? undefined : ascii;
+  return isAllDigits(ascii, lastLabelStart) ? undefined : ascii;
 }
 
 function isAllDigits(s: string, from: number): boolean {
@@ -268,7 +279,7 @@ export function checkSyntax(address: string): SyntaxCheck {
   // Lengths as the DNS and SMTP see them: the domain in its ASCII form (IDNA can lengthen it).
   if (asciiDomain === DOMAIN_TOO_LONG || localOctets + 1 + asciiDomain.length > MAX_ADDRESS_OCTETS)
     return fail(CODE.tooLong);
-  if (!known && !isRootZoneTld(asciiDomain.slice(asciiDomain.lastIndexOf('.') + 1)))
+  if (!known && !isRootZoneTld(asciiDomain.slice(lastIndexOfCode(asciiDomain, DOT) + 1)))
     return fail(CODE.invalidTld);
   if (breaksProviderRules(local, asciiDomain)) return fail(CODE.invalidUsernameForDomain);
   return { ok: true, local, domain, asciiDomain, known };

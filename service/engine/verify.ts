@@ -4,7 +4,7 @@
 // (525); what remains is syntax OK (10).
 // Role account and domain type are reported on every address that parses, whatever its code.
 import { CODE } from './codes.js';
-import { correctDomain, correctionCandidate } from './corrections.js';
+import { correctDomain, correctionCandidate, domainCorrectionCandidate } from './corrections.js';
 import { domainTypeOf } from './domainType.js';
 import { rememberFreeMailDomain } from './knownDomains.js';
 import { isUnacceptedUsername, usernameKindOf } from './roles.js';
@@ -78,7 +78,9 @@ export function verifyOffline(input: string, policy: VerifyPolicy): Verdict {
     policy.corrections &&
     (!syntax.ok || (verdict.code === CODE.syntaxOk && !isProviderDomain) || verdict.code === CODE.disposable)
   ) {
-    const candidate = correctionCandidate(address, verdict.code);
+    const candidate = syntax.ok
+      ? domainCorrectionCandidate(address, syntax.domain)
+      : correctionCandidate(address, verdict.code);
     if (candidate !== undefined) {
       const checked = verifyOffline(candidate, { ...policy, corrections: false });
       if (isAcceptedCorrection(checked)) verdict.corrections = [checked.address];
