@@ -11,7 +11,7 @@
 //      column names). Rows left undecided offline (code 10) are checked online per part, by whichever node
 //      takes the part; pass 2 writes each part knowing every duplicate.
 //
-// Per row, pass 1 keeps 20 bytes in typed arrays (offset, length, code, flags, duplicate slot) and nothing else
+// Per row, pass 1 keeps 17 bytes in typed arrays (offset, length, code, flags, duplicate) and nothing else
 // but the `Valid Email` of valid and corrected rows, so a 1,000,000-row list needs ~25 MB here, whatever its width.
 import { closeSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -127,15 +127,16 @@ export async function planList(
 }
 
 /**
- * What pass 1 keeps of each row, 20 bytes of typed arrays: where its bytes are, its code and packed flags,
- * and its slot in the duplicate table. Grows by doubling (NOTE: read the arrays again after a push).
+ * What pass 1 keeps of each row, 17 bytes of typed arrays: where its bytes are, its code and packed flags,
+ * and whether it is a duplicate. Grows by doubling (NOTE: read the arrays again after a push).
  */
 class RowStore {
   start: Float64Array;
   length: Uint32Array;
   codes: Uint16Array;
   flags: Uint16Array;
-  slots: Uint32Array;
+  /** 1 for a row whose address is met elsewhere in the list (DuplicateTable.addRow marks them). */
+  dup: Uint8Array;
   count = 0;
 
   constructor(capacity: number) {
@@ -143,7 +144,7 @@ class RowStore {
     this.length = new Uint32Array(capacity);
     this.codes = new Uint16Array(capacity);
     this.flags = new Uint16Array(capacity);
-    this.slots = new Uint32Array(capacity);
+    this.dup = new Uint8Array(capacity);
   }
 
   push(start: number, length: number): void {
@@ -155,7 +156,7 @@ class RowStore {
 
   private grow(): void {
     const capacity = this.start.length * 2;
-    const grown = <T extends Float64Array | Uint32Array | Uint16Array>(
+    const grown = <T extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(
       a: T,
       make: (n: number) => T,
       n: number,
@@ -168,7 +169,7 @@ class RowStore {
     this.length = grown(this.length, (n) => new Uint32Array(n), capacity);
     this.codes = grown(this.codes, (n) => new Uint16Array(n), capacity);
     this.flags = grown(this.flags, (n) => new Uint16Array(n), capacity);
-    this.slots = grown(this.slots, (n) => new Uint32Array(n), capacity);
+    this.dup = grown(this.dup, (n) => new Uint8Array(n), capacity);
   }
 }
 
@@ -333,8 +334,8 @@ async function processList(
       rows.codes.set(result.codes, firstRow);
       rows.flags.set(result.flags, firstRow);
       const h = result.hashes;
-      const slots = rows.slots;
-      for (let k = 0; k < count; k++) slots[firstRow + k] = duplicates.add(h[2 * k], h[2 * k + 1]);
+      const dup = rows.dup;
+      for (let k = 0; k < count; k++) duplicates.addRow(h[2 * k], h[2 * k + 1], firstRow + k, dup);
       const v = result.validEmails;
       for (let j = 0; j < v.length; j += 2) validEmails.set(firstRow + (v[j] as number), v[j + 1] as string);
       if (isOnline) {
@@ -587,12 +588,10 @@ async function processList(
         const n = part.rowCount;
         const start = new Uint32Array(n);
         const length = new Uint32Array(n);
-        const dup = new Uint8Array(n);
         for (let k = 0; k < n; k++) {
           const i = from + k;
           start[k] = rows.start[i] - part.byteStart;
           length[k] = rows.length[i];
-          dup[k] = duplicates.isDuplicate(rows.slots[i]) ? 1 : 0;
         }
         return {
           count: n,
@@ -600,7 +599,7 @@ async function processList(
           length,
           codes: rows.codes.slice(from, from + n),
           flags: rows.flags.slice(from, from + n),
-          dup,
+          dup: rows.dup.slice(from, from + n),
           // A copy where online verdicts will go into it; a part decided offline reads the plan's own.
           validEmails: undecidedByPart[index].size > 0 ? new Map(validByPart[index]) : validByPart[index],
           undecided: undecidedByPart[index],

@@ -1,10 +1,13 @@
 // Counting addresses for the `Duplicate` column without a million strings in memory: an open-addressing hash
 // table keyed by the 64-bit hash of each address, with a count saturating at 2.
 //
-// Its capacity is fixed when it is made, from the most addresses the list can hold, so a slot never moves:
-// the pipeline keeps each row's slot (4 bytes a row) and reads its count back in pass 2 without hashing or
-// probing again. Keys sit interleaved (two Uint32 words a slot) so that a probe touches one cache line.
-// ~18 bytes per slot at a load of at most one half, against ~100 bytes per address for a Set of strings.
+// Its capacity is fixed when it is made, from the most addresses the list can hold, so a slot never moves.
+// A slot is three Uint32 words side by side, so that a probe touches one cache line: the two hash words and
+// its state (empty, met once, met again). Met once, the state is the row that holds the address (addRow), so
+// that the pipeline marks each row's `Duplicate` as its address is counted in pass 1: the row met first once
+// a second comes, then every later one. Pass 2 then reads one byte a row in order, where it read each row's
+// count back from a slot somewhere in the table (a cache miss a row, on pass 2's one busy thread: issue 38).
+// 12 bytes per slot at a load of at most one half, against ~100 bytes per address for a Set of strings.
 //
 // HashSet64 is the same table for a stream whose length is not known ahead (the exports' Remove duplicates,
 // electron/core/exports/shape.ts): it doubles as it fills, since no one keeps its slots. SharedHashSet64 is a
@@ -17,9 +20,14 @@ export const NO_SLOT = 0xffffffff;
 /** Where the probe for (h1, h2) starts in a table of `mask + 1` slots. */
 const firstSlot = (h1: number, h2: number, mask: number): number => (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
 
+/** A slot's state: empty, met again (a duplicate), or met once (holding the row + 1, or ONCE without a row). */
+const EMPTY = 0;
+const AGAIN = 0xffffffff;
+const ONCE = 0xfffffffe;
+
 export class DuplicateTable {
-  private readonly keys: Uint32Array;
-  private readonly counts: Uint8Array;
+  /** Per slot: h1, h2, state. */
+  private readonly words: Uint32Array;
   private readonly mask: number;
   private size = 0;
 
@@ -27,8 +35,7 @@ export class DuplicateTable {
   constructor(maxEntries: number) {
     let capacity = 1024;
     while (capacity < maxEntries * 2) capacity *= 2;
-    this.keys = new Uint32Array(capacity * 2);
-    this.counts = new Uint8Array(capacity);
+    this.words = new Uint32Array(capacity * 3);
     this.mask = capacity - 1;
   }
 
@@ -38,29 +45,52 @@ export class DuplicateTable {
    */
   add(h1: number, h2: number): number {
     if (h1 === 0 && h2 === 0) return NO_SLOT;
-    const { keys, counts, mask } = this;
+    const slot = this.find(h1, h2);
+    const state = this.words[3 * slot + 2];
+    this.words[3 * slot + 2] = state === EMPTY ? ONCE : AGAIN;
+    return slot;
+  }
+
+  /**
+   * add() for the address of row `row` of a list (rows below 0xfffffffe), marking `duplicates` as it goes:
+   * the row, and the row met first, once the address is met a second time.
+   */
+  addRow(h1: number, h2: number, row: number, duplicates: Uint8Array): void {
+    if (h1 === 0 && h2 === 0) return;
+    const at = 3 * this.find(h1, h2) + 2;
+    const state = this.words[at];
+    if (state === EMPTY) {
+      this.words[at] = row + 1;
+      return;
+    }
+    if (state !== AGAIN) {
+      if (state !== ONCE) duplicates[state - 1] = 1;
+      this.words[at] = AGAIN;
+    }
+    duplicates[row] = 1;
+  }
+
+  /** The slot of (h1, h2): where it is, or the empty one where it is put (and counted). */
+  private find(h1: number, h2: number): number {
+    const { words, mask } = this;
     let i = firstSlot(h1, h2, mask);
     for (;;) {
-      const count = counts[i];
-      if (count === 0) {
+      const at = 3 * i;
+      if (words[at + 2] === EMPTY) {
         if ((this.size + 1) * 2 > mask + 1) throw new RangeError('duplicate table full');
-        keys[2 * i] = h1;
-        keys[2 * i + 1] = h2;
-        counts[i] = 1;
+        words[at] = h1;
+        words[at + 1] = h2;
         this.size++;
         return i;
       }
-      if (keys[2 * i] === h1 && keys[2 * i + 1] === h2) {
-        if (count === 1) counts[i] = 2;
-        return i;
-      }
+      if (words[at] === h1 && words[at + 1] === h2) return i;
       i = (i + 1) & mask;
     }
   }
 
   /** Whether the address in `slot` was added more than once. */
   isDuplicate(slot: number): boolean {
-    return slot !== NO_SLOT && this.counts[slot] > 1;
+    return slot !== NO_SLOT && this.words[3 * slot + 2] === AGAIN;
   }
 }
 

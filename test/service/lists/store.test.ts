@@ -139,6 +139,27 @@ describe('DuplicateTable', () => {
     expect(table.isDuplicate(NO_SLOT)).toBe(false);
   });
 
+  it('marks each row whose address is met again, the first row once the second comes (addRow)', () => {
+    const table = new DuplicateTable(1000);
+    const duplicates = new Uint8Array(8);
+    // Rows 0..7: a, b, a, c, (no address), b, b, d; `add` beside them counts alike.
+    const hashes: [number, number][] = [
+      [1, 2],
+      [1, 3],
+      [1, 2],
+      [5, 5],
+      [0, 0],
+      [1, 3],
+      [1, 3],
+      [9, 9],
+    ];
+    hashes.forEach(([h1, h2], row) => table.addRow(h1, h2, row, duplicates));
+    expect([...duplicates]).toEqual([1, 1, 1, 0, 0, 1, 1, 0]);
+    expect(table.isDuplicate(table.add(1, 2))).toBe(true);
+    expect(table.isDuplicate(table.add(9, 9))).toBe(true); // counted twice now, once by addRow
+    expect(table.isDuplicate(table.add(7, 7))).toBe(false);
+  });
+
   it('holds as many distinct addresses as it was made for, with colliding slots', () => {
     const table = new DuplicateTable(5000);
     const slots = Array.from({ length: 5000 }, (_, i) => table.add(i * 2048, 7)); // same low bits: long probes
