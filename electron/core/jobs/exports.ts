@@ -46,6 +46,7 @@ import {
   STATUS_OTHER,
   STATUS_WORDS,
   ResultsProblem,
+  type BatchBuffers,
   type FrameHeader,
   type FramedBatch,
 } from './rowFramer.js';
@@ -307,9 +308,9 @@ class RowView implements ResultRow {
 
   constructor(private readonly columns: ReadonlyMap<string, number>) {}
 
-  /** The row of a batch whose record starts at `at` (row r's at `r * ROW_STRIDE`). */
-  set(batch: FramedBatch, at: number, status: string): void {
-    const { rows, window, starts, ends, quoted } = batch.set;
+  /** The row of a batch's buffers whose record starts at `at` (row r's at `r * ROW_STRIDE`). */
+  set(buffers: BatchBuffers, at: number, status: string): void {
+    const { rows, window, starts, ends, quoted } = buffers;
     this.buf = window;
     this.starts = starts;
     this.ends = ends;
@@ -440,11 +441,13 @@ export class FramedCounts {
     }
     const view = this.view;
     if (!view || !this.isCounting) return;
-    const rows = batch.set.rows;
+    const buffers = batch.set;
+    const rows = buffers.rows;
+    const others = batch.otherStatuses;
     const other = this.other;
     other.at = 0;
     for (let r = 0, at = 0; r < batch.rowCount; r++, at += ROW_STRIDE) {
-      view.set(batch, at, statusOf(rows[at + R_STATUS], batch.otherStatuses, other));
+      view.set(buffers, at, statusOf(rows[at + R_STATUS], others, other));
       this.counter.row(view, false);
     }
   }
@@ -558,10 +561,12 @@ export class ResultsExporter {
     rows: Int32Array,
     others: readonly string[] | undefined,
   ): Promise<void> {
-    const buf = batch.set.window;
+    const buffers = batch.set;
+    const buf = buffers.window;
+    const rowCount = batch.rowCount;
     const other = { at: 0 };
-    for (let r = 0, at = 0; r < batch.rowCount; r++, at += ROW_STRIDE) {
-      view.set(batch, at, statusOf(rows[at + R_STATUS], others, other));
+    for (let r = 0, at = 0; r < rowCount; r++, at += ROW_STRIDE) {
+      view.set(buffers, at, statusOf(rows[at + R_STATUS], others, other));
       this.rows++;
       if (view.isDuplicate) this.duplicates++;
       if (!this.isCounterShared) this.counter?.row(view);

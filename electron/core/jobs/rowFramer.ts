@@ -275,12 +275,13 @@ export class RowFramer {
     const tail = this.end - this.pos;
     const fresh = await this.out.take(tail);
     set.window.copy(fresh.window, 0, this.pos, this.end);
+    // Every batch has the same properties in the same order (one hidden class for the code that reads them).
     const batch: FramedBatch = {
       set,
       length: this.pos,
       rowCount: this.rowCount,
-      ...(this.header ? { header: this.header } : {}),
-      ...(this.otherStatuses.length > 0 ? { otherStatuses: this.otherStatuses } : {}),
+      header: this.header,
+      otherStatuses: this.otherStatuses.length > 0 ? this.otherStatuses : undefined,
     };
     this.set = fresh;
     this.end = tail;
