@@ -10,7 +10,8 @@ import { quoteField } from '../../../service/lists/read/scan.js';
 import { BufferedFile } from '../jobs/outputs.js';
 
 export interface RowWriter {
-  writeRow(fields: readonly string[]): Promise<void>;
+  /** Writes a row of fields; answers a promise only when the write must be waited for. */
+  writeRow(fields: readonly string[]): Promise<void> | undefined;
   /**
    * Writes a row of results text as its bytes, `buf[start, end)`, then the fields of `append`, when that
    * gives the bytes `writeRow` would give for its fields; answers false, writing nothing, when it would not.
@@ -61,12 +62,15 @@ class TextRowWriter implements RowWriter {
     if (this.style.bom) await this.file.writeText(this.style.bom);
   }
 
-  async writeRow(fields: readonly string[]): Promise<void> {
-    if (!this.isStarted) await this.start();
+  writeRow(fields: readonly string[]): Promise<void> | undefined {
+    if (!this.isStarted) return this.start().then(() => this.writeRow(fields));
     const { delimiter, newline } = this.style;
     let line = '';
     for (let i = 0; i < fields.length; i++) line += (i ? delimiter : '') + quoteField(fields[i], delimiter);
-    await this.file.writeText(line + newline);
+    line += newline;
+    // (Nearly always room in the buffer: no promise, no await, for each of a list's corrected rows.)
+    if (this.file.tryWriteText(line)) return undefined;
+    return this.file.writeText(line);
   }
 
   stage(buf: Buffer, length: number): void {

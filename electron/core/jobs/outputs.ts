@@ -136,6 +136,14 @@ export class BufferedFile {
     await this.file.write(newline);
   }
 
+  /** Appends text as UTF-8 when it surely fits (no await on the common path); false, writing nothing, if not. */
+  tryWriteText(text: string): boolean {
+    // A UTF-16 code unit takes at most three bytes of UTF-8.
+    if (this.at + text.length * 3 > this.buf.length) return false;
+    this.at += this.buf.write(text, this.at, 'utf8');
+    return true;
+  }
+
   /** Appends text as UTF-8. */
   async writeText(text: string): Promise<void> {
     // A UTF-16 code unit takes at most three bytes of UTF-8.
