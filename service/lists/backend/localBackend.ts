@@ -5,15 +5,16 @@
 // already learnt are kept in the journal and not asked again). One list runs at a time, as it always did.
 /* eslint-disable @typescript-eslint/require-await -- SQLite answers synchronously; the port is async for PostgreSQL */
 import {
+  createReadStream,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
+  rm,
   rmSync,
   statSync,
 } from 'node:fs';
-import { createReadStream } from 'node:fs';
 import { open as openFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -565,8 +566,9 @@ export class LocalListBackend implements ListBackend {
     if (!completion.isAwaitingPurchase) {
       const dir = listDir(this.dataDir, listId);
       // The results are all a list with Results needs: its input is not kept until the retention sweep (a
-      // list awaiting purchase keeps it, to run again with what is bought).
-      rmSync(join(dir, list.inputFile), { force: true });
+      // list awaiting purchase keeps it, to run again with what is bought). Removed off this thread: freeing a
+      // 1,000,000-row list's 80 MB held the request thread ~10 ms, just as its client asked for the results.
+      rm(join(dir, list.inputFile), { force: true }, () => undefined);
       // The archive holds everything: the parts' files are not needed any more.
       if (isZip) rmSync(join(dir, 'parts'), { recursive: true, force: true });
     }
@@ -624,8 +626,7 @@ export class LocalListBackend implements ListBackend {
     if (this.active === undefined) return;
     const [listId, run] = this.active.split(':').map(Number);
     const row = this.db.prepare('SELECT run, status FROM lists WHERE id = ?').get(listId) as
-      | { run: number; status: string }
-      | undefined;
+      { run: number; status: string } | undefined;
     if (!row || row.run !== run || (row.status !== 'Pending' && row.status !== 'Processing'))
       this.release(this.active);
   }
@@ -790,7 +791,8 @@ export class LocalListBackend implements ListBackend {
 /** The head (if any), then each file's bytes, in 1 MiB reads. */
 async function* concatFiles(head: Uint8Array | undefined, paths: readonly string[]): AsyncIterable<Buffer> {
   if (head && head.length > 0) yield Buffer.from(head);
-  for (const path of paths) yield* createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>;
+  for (const path of paths)
+    yield* createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>;
 }
 
 export type { PartBounds };
