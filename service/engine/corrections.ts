@@ -273,9 +273,8 @@ export function repairSyntax(address: string): string | undefined {
 export function correctionCandidate(address: string, code: number): string | undefined {
   const repaired = isSyntaxError(code) ? repairSyntax(address) : address;
   if (repaired === undefined) return undefined;
-  const at = lastIndexOfCode(repaired, 64 /* @ */);
-  const domain = correctDomain(repaired.slice(at + 1));
-  const candidate = domain === undefined ? repaired : repaired.slice(0, at + 1) + domain;
+  const domain = repaired.slice(lastIndexOfCode(repaired, 64 /* @ */) + 1);
+  const candidate = withCorrectedDomain(repaired, domain) ?? repaired;
   return candidate === address ? undefined : candidate;
 }
 
@@ -284,8 +283,12 @@ export function correctionCandidate(address: string, code: number): string | und
  * cut as `domain`: the same string, so its lookups reuse the hash the syntax check's computed.
  */
 export function domainCorrectionCandidate(address: string, domain: string): string | undefined {
-  const corrected = correctDomain(domain);
-  if (corrected === undefined) return undefined;
-  const candidate = address.slice(0, address.length - domain.length) + corrected;
+  const candidate = withCorrectedDomain(address, domain);
   return candidate === address ? undefined : candidate;
+}
+
+/** `address` with its domain (`domain`: what follows its last @) corrected, or undefined when none is. */
+function withCorrectedDomain(address: string, domain: string): string | undefined {
+  const corrected = correctDomain(domain);
+  return corrected === undefined ? undefined : address.slice(0, address.length - domain.length) + corrected;
 }

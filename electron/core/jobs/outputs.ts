@@ -146,12 +146,10 @@ export class BufferedFile {
 
   /** Appends text as UTF-8. */
   async writeText(text: string): Promise<void> {
-    // A UTF-16 code unit takes at most three bytes of UTF-8.
-    if (this.at + text.length * 3 > this.buf.length) {
-      await this.flush();
-      if (text.length * 3 > this.buf.length) return this.write(Buffer.from(text, 'utf8'));
-    }
-    this.at += this.buf.write(text, this.at, 'utf8');
+    if (this.tryWriteText(text)) return;
+    await this.flush();
+    // Longer than a whole buffer could surely hold: written as its own chunk.
+    if (!this.tryWriteText(text)) await this.write(Buffer.from(text, 'utf8'));
   }
 
   async flush(): Promise<void> {
