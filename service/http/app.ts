@@ -12,6 +12,7 @@ import { AuthFailureLimit } from './authFailures.js';
 import { queryEncodingProblem } from './params.js';
 import { answerUnmatched } from './routes.js';
 import { DEFAULT_REQUEST_TIMEOUTS, setRequestTimeouts, type RequestTimeouts } from './bodies.js';
+import { coalesceWrites, releaseWrites } from './coalesce.js';
 import { registerEv } from './routes/ev.js';
 import { registerStatus } from './routes/status.js';
 import { registerKeyInfo } from './routes/key.js';
@@ -102,6 +103,8 @@ const KEEP_ALIVE_MS = 72_000;
  * keeps its side open would otherwise hold the half-closed connection for good.
  */
 function writeRawError(socket: Socket, status: number, message: string): void {
+  // An answer the connection holds to the turn's end (coalesce.ts) goes first: destroyed, it would be lost.
+  releaseWrites(socket);
   const body = JSON.stringify({ error_code: status, error_msg: message });
   socket.write(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
@@ -160,6 +163,8 @@ export function buildService(options: ServiceOptions): Service {
   } as unknown as FastifyServerOptions);
 
   setRequestTimeouts(app, timeouts);
+  // The answers of one turn are written together at its end: a client on this machine is woken once for them.
+  coalesceWrites(app.server);
 
   const team = options.team;
   const localUsage = team ? undefined : new SqliteUsageMeter(options.db);

@@ -169,6 +169,23 @@ describe('E1 GET /v5/ev: protocol', () => {
     expect((await ev(`email=a%40example.com&api_key=${key}`)).status).toBe(200);
   });
 
+  it('answers pipelined requests in order, and a malformed one after an answer', async () => {
+    // The answers of one turn are held to its end (service/http/coalesce.ts): the malformed request's answer,
+    // written on the connection before it is destroyed, must not drop the answer before it.
+    const request = (email: string) =>
+      `GET /v5/ev?email=${email}%40example.com&api_key=${key} HTTP/1.1\r\nHost: x\r\n\r\n`;
+    const statusesOf = (answer: string) => answer.match(/HTTP\/1\.1 \d{3}/g);
+    const answers = await raw(svc.url, request('first') + request('second') + request('third'));
+    expect(statusesOf(answers)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
+    const order = ['first', 'second', 'third'].map((name) => answers.indexOf(`"${name}@example.com"`));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(order[0]).toBeGreaterThan(0);
+    // Node drops what it has not answered yet when it meets the malformed request, as without holding.
+    const withError = await raw(svc.url, request('first') + 'GARBAGE / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(statusesOf(withError)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
+    expect(withError).toMatch(/"first@example\.com".*"error_msg":"Malformed HTTP request\."/s);
+  });
+
   it('survives a fuzz loop of random queries and bodies', async () => {
     let seed = 42;
     const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
