@@ -75,7 +75,8 @@ export function idleBulkThreads(): number {
 }
 
 /**
- * The OS priority (nice value) of every bulk worker, on Linux. A little below the request thread's: the
+ * How far below the request thread's OS priority every bulk worker runs, in steps of nice, on Linux
+ * (service/threadPriority.ts: relative, so that a node run under `nice` keeps the gap). A little below: the
  * scheduler gives such a worker about two thirds of the time of a normal thread it shares a core with
  * (weight 655 against 1024), so bulk work yields to other requests. All workers alike, so that no request
  * waits on a slower worker than the others: with the first worker at the request thread's priority and the

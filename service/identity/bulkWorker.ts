@@ -1,15 +1,15 @@
 // A bulk worker: answers E4/E6 requests (bulkWork.ts) over its own read-only connection to the service
 // database, so that the request thread only receives bodies and sends the finished JSON (bulkPool.ts).
 import Database from 'better-sqlite3';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { answerBulk, type BulkOutcome, type BulkTask } from './bulkWork.js';
 import { IdentityStore } from './store.js';
+import { lowerThisThread } from '../threadPriority.js';
 
 export interface BulkWorkerData {
   readonly dbPath: string;
   readonly nativeBinding?: string | undefined;
-  /** The nice value this thread takes (Linux: its own; bulkPool.ts BULK_WORKER_NICE), 0 for normal. */
+  /** Steps of nice below its maker this thread takes (Linux; bulkPool.ts BULK_WORKER_NICE), 0 for none. */
   readonly nice: number;
 }
 export type BulkRequest = { readonly id: number; readonly task: BulkTask };
@@ -19,8 +19,8 @@ export type BulkReply =
 const port = parentPort;
 if (!port) throw new Error('bulkWorker.js runs as a worker thread');
 const { dbPath, nativeBinding, nice } = workerData as BulkWorkerData;
-// On Linux the nice value of the calling thread only (setpriority(2)); bulkPool.ts asks for it only there.
-if (nice !== 0) setPriority(nice);
+// On Linux the calling thread only (service/threadPriority.ts); bulkPool.ts asks for it only there.
+lowerThisThread(nice);
 const db = new Database(dbPath, {
   readonly: true,
   fileMustExist: true,

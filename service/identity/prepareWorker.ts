@@ -2,15 +2,15 @@
 // database, a lower OS priority where a thread can have its own (Linux), small transactions with a pause
 // between them so that the service's own writes get the database. Ends when nothing is left, or when told.
 import Database from 'better-sqlite3';
-import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { prepareAnswers } from './prepared.js';
+import { lowerThisThread } from '../threadPriority.js';
 
 export interface PrepareWorkerData {
   readonly dbPath: string;
   readonly nativeBinding?: string | undefined;
-  /** The nice value this thread takes (Linux: its own), 0 for normal. */
+  /** Steps of nice below its maker this thread takes (Linux; service/threadPriority.ts), 0 for none. */
   readonly nice: number;
 }
 /** What the worker posts: how many it prepared in all, once it ends. */
@@ -25,7 +25,7 @@ const PAUSE_MS = 5;
 const port = parentPort;
 if (!port) throw new Error('prepareWorker.js runs as a worker thread');
 const { dbPath, nativeBinding, nice } = workerData as PrepareWorkerData;
-if (nice !== 0) setPriority(nice);
+lowerThisThread(nice);
 const db = new Database(dbPath, { fileMustExist: true, ...(nativeBinding ? { nativeBinding } : {}) });
 db.pragma('busy_timeout = 5000');
 let isStopping = false;

@@ -10,7 +10,7 @@ import type { PrepareReply, PrepareWorkerData } from './prepareWorker.js';
 
 /** How often the service looks for answers to prepare, in ms. */
 const CHECK_MS = 60_000;
-/** The nice value of the worker on Linux: background work, behind every request. */
+/** Steps of nice the worker takes below the node's (Linux): background work, behind every request. */
 const PREPARE_NICE = 10;
 
 export class AnswerPreparer {
