@@ -7,8 +7,11 @@ import { getPriority, setPriority } from 'node:os';
 /** The lowest priority (highest nice value) a thread can have. */
 const LOWEST = 19;
 
-/** Lowers the calling thread's priority by `steps` of nice (0: left as it is). */
+/**
+ * Lowers the calling thread's priority by `steps` of nice (0: left as it is). On Linux only: elsewhere
+ * setpriority(2) would lower the whole process.
+ */
 export function lowerThisThread(steps: number): void {
-  if (steps <= 0) return;
+  if (steps <= 0 || process.platform !== 'linux') return;
   setPriority(Math.min(LOWEST, getPriority() + steps));
 }

@@ -10,11 +10,14 @@ import {
   RingReader,
   SIGNAL,
   THREAD,
+  WRITER_STEPS_BELOW,
   type RingBuffers,
 } from './logRing.js';
 import { writeAll } from '../fdWrite.js';
+import { lowerThisThread } from '../threadPriority.js';
 
 const { buffers, fd } = workerData as { buffers: RingBuffers; fd: number };
+lowerThisThread(WRITER_STEPS_BELOW);
 const control = new Int32Array(buffers.control);
 // The logging thread reads the ring itself when this thread did not start in time (the ring filled up first,
 // or the process was exiting).

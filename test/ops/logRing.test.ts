@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   jsonRequestLine,
   ringBuffers,
+  WRITER_STEPS_BELOW,
   RingReader,
   RingWriter,
   routeMember,
@@ -114,7 +115,7 @@ const loggingProcess = (requests: number) => `
   process.exit(0);
 `;
 
-function run(code: string, stdout: 'pipe' | number) {
+function run(code: string, stdout: 'pipe' | 'ignore' | number) {
   const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
     stdio: ['ignore', stdout, 'pipe'],
   });
@@ -144,6 +145,38 @@ describe('the JSON log of a node', () => {
       dir.remove();
     }
   }, 60_000);
+
+  it.runIf(process.platform === 'linux')(
+    'writes from a thread below the node’s priority',
+    async () => {
+      // The node's threads' nice values (Linux: /proc), once its writer thread has started (or after 2 s).
+      const code = `
+      const { createLogger } = await import(${JSON.stringify(logModule)});
+      const { readdirSync, readFileSync } = await import('node:fs');
+      const { getPriority } = await import('node:os');
+      const niceValues = () => readdirSync('/proc/self/task').flatMap((tid) => {
+        try {
+          return [Number(readFileSync('/proc/self/task/' + tid + '/stat', 'utf8').split(') ')[1].split(' ')[16])];
+        } catch {
+          return [];
+        }
+      });
+      const base = getPriority();
+      createLogger({ format: 'json' }).info('first');
+      for (let i = 0; i < 100 && !niceValues().includes(base + ${WRITER_STEPS_BELOW}); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      process.stderr.write(JSON.stringify({ base, nice: niceValues() }));
+      process.exit(0);
+    `;
+      const child = run(code, 'ignore');
+      expect(await child.exited, child.stderr()).toBe(0);
+      const { base, nice } = JSON.parse(child.stderr()) as { base: number; nice: number[] };
+      expect(WRITER_STEPS_BELOW).toBeGreaterThan(0);
+      expect(nice.filter((value) => value === base + WRITER_STEPS_BELOW)).toHaveLength(1);
+      expect(nice.filter((value) => value === base).length).toBeGreaterThan(1);
+    },
+    30_000,
+  );
 
   it('does not stop the node when its standard output is closed', async () => {
     const child = run(loggingProcess(300_000), 'pipe');
