@@ -166,22 +166,29 @@ function createKey(dataDir: string): string {
  * team operates it (issue 28): with `--metrics`, and its log a JSON line a request; or quiet: neither metrics
  * nor request lines (`--log-level warn`), what issue 28 measures observing against.
  */
-async function startService(dataDir: string, observed: boolean, logFile: string) {
+async function startService(dataDir: string, observed: boolean, logFile: string, attempts = 3) {
   const url = `http://127.0.0.1:${await freePort()}`;
   const options = observed
     ? ['--metrics', '--log-format', 'json']
     : ['--log-format', 'json', '--log-level', 'warn'];
-  const child = await spawnLogging(
-    process.execPath,
-    [cli, 'serve', '--port', new URL(url).port, '--data-dir', dataDir, ...options],
-    () =>
-      fetch(`${url}/healthz`).then(
-        (response) => response.ok,
-        () => false,
-      ),
-    logFile,
-  );
-  return { child, url };
+  try {
+    const child = await spawnLogging(
+      process.execPath,
+      [cli, 'serve', '--port', new URL(url).port, '--data-dir', dataDir, ...options],
+      () =>
+        fetch(`${url}/healthz`).then(
+          (response) => response.ok,
+          () => false,
+        ),
+      logFile,
+    );
+    return { child, url };
+  } catch (error) {
+    // The free port may have been taken meanwhile (a round's servers start together, the bare ones on port 0:
+    // `serve` then says so on standard error and exits): another port.
+    if (attempts <= 1) throw error;
+    return startService(dataDir, observed, logFile, attempts - 1);
+  }
 }
 
 /** Imports activity for every other ACTIVITY_ADDRESSES address into `dataDir` (a few events each). */
