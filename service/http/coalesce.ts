@@ -80,16 +80,11 @@ export function coalesceWrites(server: HttpServer | HttpsServer): void {
   const writes = new HeldWrites();
   function heldUncork(this: HoldingSocket): void {
     const hold = this[kHold]!;
+    // Not the last uncork (of a cork within one, held or not): undone as Node does, nothing written yet.
+    if (this.writableCorked !== 1) return uncork(this);
+    // Held already: the turn's end writes it.
     if (hold.isHeld) return;
-    if (
-      this.writableCorked !== 1 ||
-      hold.isPipelined ||
-      this.writableLength >= HOLD_MAX_BYTES ||
-      this.destroyed
-    ) {
-      uncork(this);
-      return;
-    }
+    if (hold.isPipelined || this.writableLength >= HOLD_MAX_BYTES || this.destroyed) return uncork(this);
     hold.isHeld = true;
     writes.hold(this);
   }

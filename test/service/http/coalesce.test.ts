@@ -119,6 +119,16 @@ describe('coalesceWrites: the answers of a turn written at its end', () => {
     expect(answer.endsWith('\r\n\r\nlast')).toBe(true);
   });
 
+  it('writes a held answer whose connection is corked and uncorked again in the turn', async () => {
+    const port = await serve((request, response) => {
+      response.end('held, then corked again');
+      request.socket.cork();
+      request.socket.uncork();
+    });
+    const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(5000) });
+    expect(await response.text()).toBe('held, then corked again');
+  });
+
   it('releaseWrites writes a held answer at once, before the connection is destroyed', async () => {
     const port = await serve((request, response) => {
       response.end('written before the end');
