@@ -4,14 +4,17 @@
 // value would put a node's workers 17 steps below a node run at -15, and above one run at 5.
 import { getPriority, setPriority } from 'node:os';
 
+/**
+ * Whether a thread can lower its own priority without lowering the whole process's: on Linux a thread's nice
+ * value is its own; elsewhere setpriority(2) would lower the whole process.
+ */
+export const canLowerThreadPriority = process.platform === 'linux';
+
 /** The lowest priority (highest nice value) a thread can have. */
 const LOWEST = 19;
 
-/**
- * Lowers the calling thread's priority by `steps` of nice (0: left as it is). On Linux only: elsewhere
- * setpriority(2) would lower the whole process.
- */
+/** Lowers the calling thread's priority by `steps` of nice (0, or where it cannot: left as it is). */
 export function lowerThisThread(steps: number): void {
-  if (steps <= 0 || process.platform !== 'linux') return;
+  if (steps <= 0 || !canLowerThreadPriority) return;
   setPriority(Math.min(LOWEST, getPriority() + steps));
 }

@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { workerScriptUrl } from '../workerUrl.js';
+import { canLowerThreadPriority } from '../threadPriority.js';
 import { answerBulk, type BulkOutcome, type BulkTask } from './bulkWork.js';
 import type { BulkReply, BulkRequest, BulkWorkerData } from './bulkWorker.js';
 import type { IdentityStore } from './store.js';
@@ -88,10 +89,10 @@ export function idleBulkThreads(): number {
 export const BULK_WORKER_NICE = 2;
 
 /**
- * Whether a worker thread can lower its own priority without lowering the whole process's: on Linux a
- * thread's nice value is its own. Elsewhere the extra workers follow the request thread's utilisation instead.
+ * Whether a worker thread can lower its own priority (service/threadPriority.ts). Where it cannot, the extra
+ * workers follow the request thread's utilisation instead.
  */
-export const canLowerWorkerPriority = process.platform === 'linux';
+export const canLowerWorkerPriority = canLowerThreadPriority;
 
 /** Event-loop utilisation of the request thread below which it counts as idle. */
 const IDLE_BELOW = 0.5;
@@ -223,7 +224,7 @@ export class BulkPool {
     const data: BulkWorkerData = {
       dbPath: this.options.dbPath,
       nativeBinding: this.options.nativeBinding,
-      nice: canLowerWorkerPriority ? BULK_WORKER_NICE : 0,
+      nice: BULK_WORKER_NICE,
     };
     const worker = new Worker(workerScriptUrl(import.meta.url, 'bulkWorker'), {
       workerData: data,

@@ -19,7 +19,7 @@ export type BulkReply =
 const port = parentPort;
 if (!port) throw new Error('bulkWorker.js runs as a worker thread');
 const { dbPath, nativeBinding, nice } = workerData as BulkWorkerData;
-// On Linux the calling thread only (service/threadPriority.ts); bulkPool.ts asks for it only there.
+// The calling thread only, on Linux; left as it is elsewhere (service/threadPriority.ts).
 lowerThisThread(nice);
 const db = new Database(dbPath, {
   readonly: true,

@@ -4,7 +4,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'better-sqlite3';
 import { workerScriptUrl } from '../workerUrl.js';
-import { canLowerWorkerPriority } from './bulkPool.js';
 import { hasAnswersWaiting } from './prepared.js';
 import type { PrepareReply, PrepareWorkerData } from './prepareWorker.js';
 
@@ -42,7 +41,7 @@ export class AnswerPreparer {
     const data: PrepareWorkerData = {
       dbPath: this.db.name,
       nativeBinding: this.options.nativeBinding,
-      nice: canLowerWorkerPriority ? PREPARE_NICE : 0,
+      nice: PREPARE_NICE,
     };
     const worker = new Worker(workerScriptUrl(import.meta.url, 'prepareWorker'), { workerData: data });
     // Background work does not keep the process alive.

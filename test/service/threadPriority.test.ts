@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { canLowerWorkerPriority } from '../../service/identity/bulkPool.js';
+import { canLowerThreadPriority } from '../../service/threadPriority.js';
 
 const MODULE = fileURLToPath(new URL('../../dist/service/threadPriority.js', import.meta.url));
 
@@ -40,7 +40,7 @@ function niceAfter(makerSteps: number, steps: number): Promise<{ maker: number; 
   });
 }
 
-describe.runIf(canLowerWorkerPriority)('lowerThisThread', () => {
+describe.runIf(canLowerThreadPriority)('lowerThisThread', () => {
   it('puts a thread the given steps below its maker, whatever the maker’s priority', async () => {
     for (const makerSteps of [0, 3]) {
       const { maker, thread } = await niceAfter(makerSteps, 2);
