@@ -3,6 +3,7 @@
 // revoke`, `mailsieve data import`, the desktop's import worker) moves PRAGMA data_version, and this
 // connection's own writes move total_changes().
 import type { Database, Statement } from 'better-sqlite3';
+import { performance } from 'node:perf_hooks';
 
 /** How long a cache may go without asking whether the database changed. */
 export const RECHECK_MS = 250;
@@ -11,13 +12,38 @@ export const RECHECK_MS = 250;
  * The request path's clock for rechecks: a count of TICK_MS ticks, moved by one timer of the process. Reading
  * the system clock costs about 0.1 µs here (a virtual machine's clock), and E1 asked it on every request for
  * the key cache alone; reading this count costs nothing. A recheck is therefore due up to TICK_MS late.
+ * The timer stops once nobody has read the count for IDLE_TICKS, and the next read starts it again, the ticks
+ * missed meanwhile added from the clock: an idle node (a machine runs several) is not woken 40 times a second.
  */
 const TICK_MS = 25;
+const IDLE_TICKS = 40;
 let ticks = 0;
+/** Ticks since the count was last read. */
+let unread = 0;
 let ticker: NodeJS.Timeout | undefined;
-function startTicker(): void {
-  ticker ??= setInterval(() => ticks++, TICK_MS).unref();
+/** When the ticker stopped (`performance.now()`). */
+let stoppedAt = 0;
+
+function tick(): void {
+  ticks++;
+  if (++unread < IDLE_TICKS) return;
+  clearInterval(ticker);
+  ticker = undefined;
+  stoppedAt = performance.now();
 }
+
+/** The tick count, the ticker started if it had stopped. */
+function readTicks(): number {
+  unread = 0;
+  if (ticker === undefined) {
+    ticks += Math.ceil((performance.now() - stoppedAt) / TICK_MS);
+    ticker = setInterval(tick, TICK_MS).unref();
+  }
+  return ticks;
+}
+
+/** Whether the clock's timer runs (for tests). */
+export const tickerRunning = (): boolean => ticker !== undefined;
 
 /**
  * A count that moves when the database changed, asked of the database at most every `recheckMs`: reading
@@ -38,13 +64,13 @@ export class ChangeWatch {
     this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck();
     this.recheckTicks = Math.ceil(recheckMs / TICK_MS);
-    if (this.recheckTicks > 0) startTicker();
   }
 
   /** The count of changes seen so far: a cache filled under another count is out of date. */
   generation(): number {
-    if (ticks - this.lastCheck < this.recheckTicks) return this.count;
-    this.lastCheck = ticks;
+    const now = this.recheckTicks > 0 ? readTicks() : 0;
+    if (now - this.lastCheck < this.recheckTicks) return this.count;
+    this.lastCheck = now;
     const dataVersion = this.dataVersion.get()!;
     const changes = this.totalChanges.get()!;
     if (dataVersion !== this.lastDataVersion || changes !== this.lastChanges) {

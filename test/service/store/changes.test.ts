@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChangeWatch } from '../../../service/store/changes.js';
+import { ChangeWatch, tickerRunning } from '../../../service/store/changes.js';
 import { openServiceDb, SERVICE_DB_FILE, type ServiceDb } from '../../../service/store/db.js';
 import { tempDir } from '../../helpers/service.js';
 
@@ -53,5 +53,25 @@ describe('ChangeWatch', () => {
     expect(watch.generation()).toBe(first);
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(watch.generation()).not.toBe(first);
+  });
+  it('stops its clock while nobody asks, and counts the time it stood still', async () => {
+    const { db, file } = open();
+    const often = new ChangeWatch(db, 1_500);
+    const seldom = new ChangeWatch(db, 3_600_000);
+    const first = often.generation();
+    const seldomFirst = seldom.generation();
+    expect(tickerRunning()).toBe(true);
+    // An idle process: after IDLE_TICKS (1 s) unread, its timer stops.
+    for (let i = 0; i < 40 && tickerRunning(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(tickerRunning()).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const other = new Database(file);
+    other.prepare("INSERT INTO ref_sources (name) VALUES ('elsewhere')").run();
+    other.close();
+    // Over 1.5 s went by, part of it uncounted by the timer: the first question after asks the database again…
+    expect(often.generation()).not.toBe(first);
+    expect(tickerRunning()).toBe(true);
+    // …while an hour has not gone by.
+    expect(seldom.generation()).toBe(seldomFirst);
   });
 });
