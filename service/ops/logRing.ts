@@ -40,11 +40,13 @@ export const FLUSH_MS = 200;
 /**
  * Steps of nice the writer thread runs below the node's request thread (Linux): its lines wait in the ring
  * (up to FLUSH_MS) anyway, so it yields the core it shares with the node's clients. It needs ~1.5% of a core
- * at 50,000 lines/s, and the ring holds 1.5 s of them: at nice 5 below a busy thread it still gets about a
- * quarter of their core. `serve --metrics --log-format json` against quiet, loaded one at a time (`wrk -t1 -c32`, eight
- * alternating rounds): 95.0% of quiet's requests/s at the node's priority, 96.4% at 5 below, 97.2% at 10.
+ * at 50,000 lines/s, and the ring holds 1.5 s of them: at 10 below a busy thread it still gets about a tenth
+ * of their core, and should the ring fill, the node waits for it (nothing is lost). `serve --metrics
+ * --log-format json` against quiet, loaded one at a time (`wrk -t1 -c32`, eight alternating rounds): 95.0% of
+ * quiet's requests/s at the node's priority, 96.4% at 5 below, 97.2% at 10; another eight, 92.2% at 5, 96.6%
+ * at 10, 94.8% at 19.
  */
-export const WRITER_STEPS_BELOW = 5;
+export const WRITER_STEPS_BELOW = 10;
 /** A request id longer than this is cut (Fastify's own are `req-` and a base-36 counter). */
 const MAX_ID_BYTES = 64;
 /** Request records are published to the writer this many at once. */
