@@ -281,17 +281,6 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
   ];
   const e1Servers = [...numbered('quiet'), ...numbered('observed'), 'kinds'];
   const isQuiet = (server: string) => server.startsWith('quiet');
-  /**
-   * E1's quiet and observed servers in the order a round starts and warms them: in pairs, which of a pair comes
-   * first turning from pair to pair and round to round. Before, all quiet ones were started and warmed first;
-   * with the same server in both places the bench then read E1 observed against E1 quiet 95.4% (observed in
-   * both) and 97.2% (quiet in both).
-   */
-  const e1Pairs = (round: number) =>
-    scenarios[QUIET].servers.flatMap((quiet, j) => {
-      const observed = scenarios[OBSERVED].servers[j];
-      return (round + j) % 2 === 0 ? [quiet, observed] : [observed, quiet];
-    });
   for (const server of e1Servers) cpSync(e1Store, join(dir, server), { recursive: true });
   /** Each service's log files, by server. */
   const logFiles = new Map<string, string[]>();
@@ -311,7 +300,7 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
         children.push(bare.child);
         urls.set(server, `http://127.0.0.1:${bare.match[1]}`);
       }),
-      ...[...e1Pairs(round), 'kinds', 'active'].map(async (server) => {
+      ...[...e1Servers, 'active'].map(async (server) => {
         const logFile = join(dir, `${server}-${round}.log`);
         logFiles.set(server, [...(logFiles.get(server) ?? []), logFile]);
         const store = server === 'active' ? activeStore : join(dir, server);
@@ -333,16 +322,8 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
     if (typeof (await answerOf(url('active'), keys.active, activityAddress(0))).engagement_score !== 'number')
       throw new Error('E1 gave no engagement_score for an address with activity');
     // Warm up (JIT, connections; the activity store's answers prepared in the background) before measuring.
-    const warmUps = [
-      ...scenarios[BARE].servers.map((server) => ({ server, scenario: scenarios[BARE] })),
-      ...e1Pairs(round).map((server) => ({
-        server,
-        scenario: scenarios[isQuiet(server) ? QUIET : OBSERVED],
-      })),
-      { server: 'kinds', scenario: scenarios[KINDS] },
-      { server: 'active', scenario: scenarios[ACTIVITY] },
-    ];
-    for (const { server, scenario } of warmUps) await load(url(server), scenario.paths, scenario.warmUp);
+    for (const scenario of scenarios)
+      for (const server of scenario.servers) await load(url(server), scenario.paths, scenario.warmUp);
     return url;
   }
   async function stopServers() {
