@@ -19,7 +19,7 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
     benchE1({
       seconds: Number(process.env.BENCH_SECONDS ?? 5),
-      // Eight: 48 quiet and 48 observed servers (e1.ts's PAIRS a round), whose E1 observed/quiet figure
+      // Eight: 40 quiet and 40 observed servers (e1.ts's PAIRS a round), whose E1 observed/quiet figure
       // moves by about 1% between runs (one server of each a round: ±5% a round).
       rounds: Number(process.env.BENCH_ROUNDS ?? 8),
     }),
