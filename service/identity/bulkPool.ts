@@ -88,12 +88,6 @@ export function idleBulkThreads(): number {
  */
 export const BULK_WORKER_NICE = 2;
 
-/**
- * Whether a worker thread can lower its own priority (service/threadPriority.ts). Where it cannot, the extra
- * workers follow the request thread's utilisation instead.
- */
-export const canLowerWorkerPriority = canLowerThreadPriority;
-
 /** Event-loop utilisation of the request thread below which it counts as idle. */
 const IDLE_BELOW = 0.5;
 /** How long a measure of the request thread's utilisation holds, in ms. */
@@ -141,11 +135,11 @@ export class BulkPool {
   }
 
   /**
-   * How many workers may take requests now: `idleThreads` where workers run at a lower priority (Linux);
-   * elsewhere `threads`, or `idleThreads` while the request thread idles.
+   * How many workers may take requests now: `idleThreads` where workers run at a lower priority (Linux:
+   * canLowerThreadPriority); elsewhere `threads`, or `idleThreads` while the request thread idles.
    */
   private workersNow(): number {
-    if (this.idleThreads === this.threads || canLowerWorkerPriority) return this.idleThreads;
+    if (this.idleThreads === this.threads || canLowerThreadPriority) return this.idleThreads;
     const now = performance.now();
     if (now - this.utilisationAt >= IDLE_WINDOW_MS) {
       const mark = performance.eventLoopUtilization();

@@ -12,9 +12,9 @@ import {
   BulkShareError,
   BULK_QUEUE_PER_KEY,
   BULK_WORKER_NICE,
-  canLowerWorkerPriority,
 } from '../../../service/identity/bulkPool.js';
 import { answerBulk } from '../../../service/identity/bulkWork.js';
+import { canLowerThreadPriority } from '../../../service/threadPriority.js';
 import { IdentityStore } from '../../../service/identity/store.js';
 import { openServiceDb, type ServiceDb } from '../../../service/store/db.js';
 import { startTestService, tempDir, type TestService } from '../../helpers/service.js';
@@ -70,7 +70,7 @@ describe('bulk pool', () => {
     }
   });
 
-  it.runIf(canLowerWorkerPriority)('runs both workers at a lower priority than the request thread', () => {
+  it.runIf(canLowerThreadPriority)('runs both workers at a lower priority than the request thread', () => {
     // Below the thread that made the pool (this one); test/service/threadPriority.test.ts: under `nice`.
     const base = getPriority();
     const nice = threadNiceValues();
