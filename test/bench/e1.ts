@@ -232,7 +232,15 @@ const median = (values: readonly number[]) => {
   return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-export async function benchE1(options: { seconds: number; rounds: number }): Promise<Record<string, number>> {
+/**
+ * `control`: both E1 places served alike, `observed` or `quiet` (BENCH_E1_CONTROL): what the bench reads of two
+ * places that differ in nothing but their place, which should be 100%.
+ */
+export async function benchE1(options: {
+  seconds: number;
+  rounds: number;
+  control?: 'observed' | 'quiet';
+}): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'mailsieve-bench-'));
   const wrk = findWrk();
   const load = wrk ? wrkLoad(wrk, dir) : autocannonLoad;
@@ -258,6 +266,8 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
     [OBSERVED, BARE, QUIET],
     [QUIET, BARE, OBSERVED],
   ];
+  /** The order of a round's `j`th triple (a server of each of the bare route, E1 quiet and E1 observed). */
+  const orderOf = (round: number, j: number) => ORDERS[((round - 1) * PAIRS + j) % ORDERS.length];
   // A scenario's runs go to its servers in turn. E1's observed servers serve E1 for one address only, as the
   // quiet ones do, so that both have seen the same requests: a server that had also answered the ten kinds
   // would run that address's checks in code compiled for all ten (V8 compiles what it has seen), which may
@@ -279,8 +289,15 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
       ...timed,
     },
   ];
-  const e1Servers = [...numbered('quiet'), ...numbered('observed'), 'kinds'];
-  const isQuiet = (server: string) => server.startsWith('quiet');
+  // Quiet and observed servers side by side, in every list of them (their stores' copies, their starts, their
+  // warm-ups), so that neither place is always the earlier.
+  const pairedServers = scenarios[QUIET].servers.flatMap((quiet, j) => [
+    quiet,
+    scenarios[OBSERVED].servers[j],
+  ]);
+  const e1Servers = [...pairedServers, 'kinds'];
+  const isQuiet = (server: string) =>
+    options.control ? options.control === 'quiet' : server.startsWith('quiet');
   for (const server of e1Servers) cpSync(e1Store, join(dir, server), { recursive: true });
   /** Each service's log files, by server. */
   const logFiles = new Map<string, string[]>();
@@ -321,9 +338,19 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
       throw new Error('E1 gave an engagement_score without activity data');
     if (typeof (await answerOf(url('active'), keys.active, activityAddress(0))).engagement_score !== 'number')
       throw new Error('E1 gave no engagement_score for an address with activity');
-    // Warm up (JIT, connections; the activity store's answers prepared in the background) before measuring.
-    for (const scenario of scenarios)
-      for (const server of scenario.servers) await load(url(server), scenario.paths, scenario.warmUp);
+    // Warm up (JIT, connections; the activity store's answers prepared in the background) before measuring:
+    // the ten kinds and activity first, then the bare route, E1 quiet and E1 observed server by server, in the
+    // round's first triple orders. The E1 servers warmed last answer 10–15% slower at their runs (the cause not
+    // found; not so with the bare route's servers last). Warmed in the scenarios' order, those were observed
+    // servers, and two places served alike (BENCH_E1_CONTROL) read 94.1–96.8% in four runs; warmed in pairs,
+    // they are of both places alike, and the same control read 102.2%.
+    for (const i of [KINDS, ACTIVITY])
+      await load(url(scenarios[i].servers[0]), scenarios[i].paths, scenarios[i].warmUp);
+    for (let j = 0; j < PAIRS; j++)
+      for (const i of orderOf(round, j)) {
+        const scenario = scenarios[i];
+        await load(url(scenario.servers[j]), scenario.paths, scenario.warmUp);
+      }
     return url;
   }
   async function stopServers() {
@@ -339,6 +366,10 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
       `  E1: ${ADDRESSES[0]}, whose answer is the bare route's body; serve --metrics --log-format json, its log to a file`,
     );
     console.log('  E1, quiet: the same, neither metrics nor request lines (serve --log-level warn)');
+    if (options.control)
+      console.log(
+        `  CONTROL (BENCH_E1_CONTROL=${options.control}): both E1 places served ${options.control}; "E1 with metrics and logs … of E1 quiet" reads the bench's own bias (100% is none)`,
+      );
     console.log(
       `  bare route, E1 and E1, quiet: ${PAIRS} servers each a round, warmed up ${PAIR_WARM_UP_SECONDS} s and run ${PAIR_SECONDS} s each, in triples of turning order (a process here runs a few % faster or slower than another all its life)`,
     );
@@ -365,10 +396,7 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
       // The bare route, E1 quiet and E1 observed in PAIRS triples, each triple in another of the six orders
       // than the one before, so that what drifts during a round, and what a run leaves to the next (a log's
       // pages still to write), falls on all three alike; each run on a server of its own (PAIRS).
-      const triples = Array.from(
-        { length: PAIRS },
-        (_, j) => ORDERS[((round - 1) * PAIRS + j) % ORDERS.length],
-      );
+      const triples = Array.from({ length: PAIRS }, (_, j) => orderOf(round, j));
       const order = [...triples.flat(), KINDS, ACTIVITY];
       const runs: LoadResult[][] = scenarios.map(() => []);
       for (const i of order) {
@@ -430,7 +458,8 @@ export async function benchE1(options: { seconds: number; rounds: number }): Pro
       `  serve logged ${fmt(logged)} lines (a line a request) to its log files; quiet, ${fmt(quietLines)}`,
     );
     if (logged < rounds.length * 1000) throw new Error(`serve logged only ${logged} lines`);
-    if (quietLines > 0) throw new Error(`the quiet serve logged ${quietLines} lines`);
+    if (quietLines > 0 && options.control !== 'observed')
+      throw new Error(`the quiet serve logged ${quietLines} lines`);
     return {
       logged_lines: logged,
       bare_rps: rps[BARE],

@@ -15,6 +15,13 @@ import { benchRealMta } from './realMta.js';
 import { benchHostile } from './hostile.js';
 import { benchOutcomes } from './outcomes.js';
 
+/** BENCH_E1_CONTROL: `observed` or `quiet` serves both of E1's places alike (e1.ts), unset the real comparison. */
+function e1Control(value: string | undefined): 'observed' | 'quiet' | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === 'observed' || value === 'quiet') return value;
+  throw new Error(`BENCH_E1_CONTROL is "observed" or "quiet", not "${value}"`);
+}
+
 const benches: Record<string, () => Promise<Record<string, number>>> = {
   e1: () =>
     benchE1({
@@ -22,6 +29,7 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       // Eight: 40 quiet and 40 observed servers (e1.ts's PAIRS a round), whose E1 observed/quiet figure
       // moves by about 1% between runs (one server of each a round: ±5% a round).
       rounds: Number(process.env.BENCH_ROUNDS ?? 8),
+      control: e1Control(process.env.BENCH_E1_CONTROL),
     }),
   identity: () =>
     benchIdentity({
