@@ -344,8 +344,8 @@ export async function benchE1(options: {
     // found; not so with the bare route's servers last). Warmed in the scenarios' order, those were observed
     // servers, and two places served alike (BENCH_E1_CONTROL) read 94.1–96.8% in four runs; warmed in pairs,
     // they are of both places alike, and the same control read 102.2%.
-    for (const i of [KINDS, ACTIVITY])
-      await load(url(scenarios[i].servers[0]), scenarios[i].paths, scenarios[i].warmUp);
+    for (const scenario of [scenarios[KINDS], scenarios[ACTIVITY]])
+      for (const server of scenario.servers) await load(url(server), scenario.paths, scenario.warmUp);
     for (let j = 0; j < PAIRS; j++)
       for (const i of orderOf(round, j)) {
         const scenario = scenarios[i];
