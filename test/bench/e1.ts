@@ -296,8 +296,11 @@ export async function benchE1(options: {
     scenarios[OBSERVED].servers[j],
   ]);
   const e1Servers = [...pairedServers, 'kinds'];
+  // A control serves the two places alike; the ten kinds and activity are served observed in every run.
   const isQuiet = (server: string) =>
-    options.control ? options.control === 'quiet' : server.startsWith('quiet');
+    options.control && pairedServers.includes(server)
+      ? options.control === 'quiet'
+      : server.startsWith('quiet');
   for (const server of e1Servers) cpSync(e1Store, join(dir, server), { recursive: true });
   /** Each service's log files, by server. */
   const logFiles = new Map<string, string[]>();
