@@ -287,27 +287,38 @@ export class RingReader {
 }
 
 const EMPTY = new Uint8Array(0);
-const LINE_START = encoder.encode('{"level":"info","time":"');
-const REQ_ID = encoder.encode('","reqId":');
-const STATUS = encoder.encode(',"status":');
-const MS = encoder.encode(',"ms":');
-const KEY_ID = encoder.encode(',"keyId":');
-const LINE_END = encoder.encode(',"msg":"request"}\n');
+const LINE_END_TEXT = ',"msg":"request"}\n';
+const LINE_END = encoder.encode(LINE_END_TEXT);
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+
+/** A number as JSON writes it. */
+const jsonNumber = (n: number) => (Number.isFinite(n) ? String(n) : 'null');
 
 /**
  * Request lines made as UTF-8 in one growing buffer: `{"level":"info","time":…,"reqId":…,"route":…,"status":…,
  * "ms":…,"keyId":…,"msg":"request"}`, the line pino writes for `logger.info({ reqId, route, status, ms, keyId },
  * 'request')` (`ms` to the hundredth). Made from bytes, not strings: the ring's records are bytes, and making
  * and joining strings to encode them again cost the writer thread five times as much (CPU the node's other
- * core spends for the E1 load it serves).
+ * core spends for the E1 load it serves). A line is three pieces made once and copied (its start up to the
+ * request id, made for each millisecond; its route and status; its key id and end: the lines of a busy node's
+ * millisecond share them), the request id and the time it took: 120 ns a line (`RingReader.take` of records 50 to
+ * a millisecond, the id and the line written), where a copy of each constant piece and each number written
+ * digit by digit took 205 ns.
  */
 export class LineBuilder {
   private buffer = new Uint8Array(1 << 16);
   private length = 0;
-  private timeMs = Number.NaN;
-  private readonly time = new Uint8Array(24);
+  /** `{"level":"info","time":…,"reqId":` of the millisecond `headMs`. */
+  private head = EMPTY;
+  private headMs = Number.NaN;
+  /** `,"route":…,"status":…,"ms":` of the route `middleRoute` and status `middleStatus`. */
+  private middle = EMPTY;
+  private middleRoute: Uint8Array | undefined;
+  private middleStatus = Number.NaN;
+  /** `,"keyId":…,"msg":"request"}\n` of the key id `tailKeyId` (null: no key, no member). */
+  private tail = LINE_END;
+  private tailKeyId: number | null = null;
 
   clear(): void {
     this.length = 0;
@@ -329,22 +340,27 @@ export class LineBuilder {
     ms: number,
     keyId: number | null,
   ): void {
-    this.room(160 + idLength * 6 + routeMember.length);
-    this.put(LINE_START);
-    // The ISO string of each millisecond is made once (a node answers many requests a millisecond).
     const millisecond = Math.floor(time);
-    if (millisecond !== this.timeMs) {
-      this.timeMs = millisecond;
-      const iso = new Date(millisecond).toISOString();
-      for (let i = 0; i < 24; i++) this.time[i] = iso.charCodeAt(i);
+    if (millisecond !== this.headMs) {
+      this.headMs = millisecond;
+      this.head = encoder.encode(`{"level":"info","time":"${new Date(millisecond).toISOString()}","reqId":`);
     }
-    this.put(this.time);
-    this.put(REQ_ID);
+    if (routeMember !== this.middleRoute || status !== this.middleStatus) {
+      this.middleRoute = routeMember;
+      this.middleStatus = status;
+      const statusMember = encoder.encode(`,"status":${jsonNumber(status)},"ms":`);
+      this.middle = new Uint8Array(routeMember.length + statusMember.length);
+      this.middle.set(routeMember);
+      this.middle.set(statusMember, routeMember.length);
+    }
+    if (keyId !== this.tailKeyId) {
+      this.tailKeyId = keyId;
+      this.tail = keyId === null ? LINE_END : encoder.encode(`,"keyId":${jsonNumber(keyId)}${LINE_END_TEXT}`);
+    }
+    this.room(this.head.length + idLength * 6 + 2 + this.middle.length + 32 + this.tail.length);
+    this.put(this.head);
     this.string(source, idStart, idLength);
-    this.put(routeMember);
-    this.put(STATUS);
-    this.number(status);
-    this.put(MS);
+    this.put(this.middle);
     const hundredths = Math.round(ms * 100);
     if (hundredths >= 0 && hundredths <= Number.MAX_SAFE_INTEGER) {
       const whole = Math.floor(hundredths / 100);
@@ -357,11 +373,7 @@ export class LineBuilder {
         if (part % 10 !== 0) buffer[this.length++] = 0x30 + (part % 10);
       }
     } else this.number(hundredths / 100);
-    if (keyId !== null) {
-      this.put(KEY_ID);
-      this.number(keyId);
-    }
-    this.put(LINE_END);
+    this.put(this.tail);
   }
 
   /** `length` bytes of `source` at `start`, as they are (a line, with its newline). */
