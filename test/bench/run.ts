@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchE1 } from './e1.js';
+import { benchE1, benchE1WarmUp } from './e1.js';
 import { benchIdentity } from './identity.js';
 import { benchOnline } from './online.js';
 import { benchOnlineList } from './onlineList.js';
@@ -30,6 +30,13 @@ const benches: Record<string, () => Promise<Record<string, number>>> = {
       // moves by about 1% between runs (one server of each a round: ±5% a round).
       rounds: Number(process.env.BENCH_ROUNDS ?? 8),
       control: e1Control(process.env.BENCH_E1_CONTROL),
+      // BENCH_E1_WARM_UP: seconds of warm-up of each server of the bare route and E1 (e1.ts; default 2).
+      ...(process.env.BENCH_E1_WARM_UP ? { pairWarmUp: Number(process.env.BENCH_E1_WARM_UP) } : {}),
+    }),
+  'e1-warm-up': () =>
+    benchE1WarmUp({
+      servers: Number(process.env.BENCH_SERVERS ?? 8),
+      seconds: Number(process.env.BENCH_SECONDS ?? 6),
     }),
   identity: () =>
     benchIdentity({
