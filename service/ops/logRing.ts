@@ -416,7 +416,7 @@ export class LineBuilder {
       for (let rest = n; rest > 0; rest = Math.floor(rest / 10)) buffer[--at] = 0x30 + (rest % 10);
       return;
     }
-    const text = Number.isFinite(n) ? String(n) : 'null';
+    const text = jsonNumber(n);
     for (let i = 0; i < text.length; i++) buffer[this.length++] = text.charCodeAt(i);
   }
 
