@@ -108,9 +108,13 @@ describe('lists across a restart', () => {
     const answer = await submit(svc.url, key, 'email\njane@example.com\n', { query: { header: 'true' } });
     const id = answer.json<{ list_id: number }>().list_id;
     await waitForList(svc.url, key, id);
+    // The service removes a finished list's input off its thread, after the list reads Results: wait for
+    // that removal, or it may remove the input written below.
+    const inputPath = join(svc.dataDir, 'lists', String(id), 'input.csv');
+    await expect.poll(() => existsSync(inputPath), { timeout: 5_000 }).toBe(false);
     // As the service leaves a list that was running when it stopped for the third time (its input still
     // stored: a list's input goes once it has its results).
-    writeFileSync(join(svc.dataDir, 'lists', String(id), 'input.csv'), 'email\njane@example.com\n');
+    writeFileSync(inputPath, 'email\njane@example.com\n');
     svc.db
       .prepare(
         "UPDATE lists SET status = 'Processing', service_status = 'Processing', attempts = 3 WHERE id = ?",
