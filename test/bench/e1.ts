@@ -510,6 +510,12 @@ export async function benchE1WarmUp(options: {
   servers: number;
   seconds: number;
 }): Promise<Record<string, number>> {
+  for (const [name, value] of [
+    ['BENCH_SERVERS', options.servers],
+    ['BENCH_SECONDS', options.seconds],
+  ] as const)
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error(`${name} is a whole number above 0, not ${value}`);
   const dir = mkdtempSync(join(tmpdir(), 'mailsieve-bench-'));
   const wrk = findWrk();
   const load = wrk ? wrkLoad(wrk, dir) : autocannonLoad;
