@@ -55,6 +55,40 @@ describe('the log ring', () => {
     }
   });
 
+  it('writes each line its own route, status and key when they interleave, past the key ids whose ends it keeps', () => {
+    const buffers = ringBuffers(1 << 20);
+    const writer = new RingWriter(buffers);
+    const reader = new RingReader(buffers);
+    const routes = ['/v5/ev', '/v5/lists/:id'].map((name) => ({ name, index: writer.route(name) }));
+    const time = Date.parse('2026-11-28T10:00:00.123Z');
+    const expected: string[] = [];
+    const seen: string[] = [];
+    // 6,000 keys, each twice (more than the 4,096 whose line ends a builder keeps), and lines without a key.
+    for (let i = 0; i < 14_000; i++) {
+      const route = routes[i % 2];
+      const status = [200, 400, 429][i % 3];
+      const keyId = i % 7 === 6 ? null : i % 6_000;
+      writer.request(route.index, `req-${i}`, status, 1.5, keyId, time);
+      const line = {
+        level: 'info',
+        time: '2026-11-28T10:00:00.123Z',
+        reqId: `req-${i}`,
+        route: route.name,
+        status,
+      };
+      expected.push(
+        JSON.stringify({ ...line, ms: 1.5, ...(keyId === null ? {} : { keyId }), msg: 'request' }),
+      );
+      if (i % 500 === 499) {
+        writer.publish();
+        seen.push(...linesOf(reader.take()));
+      }
+    }
+    writer.publish();
+    seen.push(...linesOf(reader.take()));
+    expect(seen).toEqual(expected);
+  });
+
   it('keeps every line whole and in order while the ring wraps many times', () => {
     const buffers = ringBuffers(1 << 14);
     const writer = new RingWriter(buffers);
