@@ -23,6 +23,7 @@ import {
 } from '../store/keys.js';
 import { addUsage } from './usage.js';
 import { inTransaction, type PgPool, type Queryable } from './db.js';
+import { KeyCache } from '../store/keyCache.js';
 
 interface KeyRow {
   id: number;
@@ -174,7 +175,9 @@ export async function setPgKeyChecks(db: Queryable, id: number, checks: ChecksLe
  * and one made before is seen here.
  */
 export async function lockActivePgKey(client: Queryable, id: number): Promise<boolean> {
-  const { rows } = await client.query('SELECT 1 FROM keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE', [id]);
+  const { rows } = await client.query('SELECT 1 FROM keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE', [
+    id,
+  ]);
   return rows.length > 0;
 }
 
@@ -235,7 +238,7 @@ const MAX_KNOWN = 100_000;
  * lookup: each unknown key costs one query, however often it is tried.
  */
 export class PgKeyRegistry {
-  private readonly cache = new Map<string, KeyRecord>();
+  private readonly cache = new KeyCache<KeyRecord>();
   private readonly misses = new Map<string, number>();
   private readonly pending = new Map<string, Promise<KeyRecord | undefined>>();
   /** Keys found valid on this node, for the limit of failed authentications (isKnown). */

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { listDir } from '../lists/names.js';
 import { ChangeWatch, RECHECK_MS } from './changes.js';
+import { KeyCache } from './keyCache.js';
 import type { ServiceDb } from './db.js';
 import { statement } from './statements.js';
 import { periodOf } from './usage.js';
@@ -234,7 +235,8 @@ function toRecord(db: ServiceDb, row: KeyRow): KeyRecord {
     fields: row.fields === null ? null : new Set(JSON.parse(row.fields) as KeyField[]),
     alternateMax: row.alternate_max,
     bulkLimit: row.bulk_limit,
-    quota: row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial === 1 },
+    quota:
+      row.quota === null ? null : { limit: row.quota, period: row.quota_period, isTrial: row.is_trial === 1 },
     knownBouncers: row.known_bouncers === 1,
     bounceMaxAgeDays: row.bounce_max_age_days,
     maxLists: row.max_lists,
@@ -250,8 +252,9 @@ export function getKeyById(db: ServiceDb, id: number): KeyRecord | undefined {
 
 /** The active (not revoked) key with this value, if any. */
 export function findActiveKey(db: ServiceDb, key: string): KeyRecord | undefined {
-  const row = statement(db, 'SELECT * FROM keys WHERE key_hash = ? AND revoked_at IS NULL').get(hashKey(key)) as
-    KeyRow | undefined;
+  const row = statement(db, 'SELECT * FROM keys WHERE key_hash = ? AND revoked_at IS NULL').get(
+    hashKey(key),
+  ) as KeyRow | undefined;
   return row ? toRecord(db, row) : undefined;
 }
 
@@ -335,12 +338,12 @@ export function revokeKey(db: ServiceDb, keyOrId: string, dataDir?: string): boo
 
 /**
  * Key lookups for the request path. Hits are cached, by the key as given (hashing it again on every request
- * cost more than the rest of the lookup); the cache is dropped whenever the database changed (ChangeWatch,
+ * cost more than the rest of the lookup; keyCache.ts); the cache is dropped whenever the database changed (ChangeWatch,
  * asked at most every `recheckMs`), so a key revoked by `mailsieve keys revoke` in another process stops
  * working within that time, without a database read on every request.
  */
 export class KeyRegistry {
-  private readonly cache = new Map<string, KeyRecord>();
+  private readonly cache = new KeyCache<KeyRecord>();
   private readonly changes: ChangeWatch;
   private generation = -1;
 
