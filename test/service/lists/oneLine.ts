@@ -59,8 +59,8 @@ export function median(values: readonly number[]): number {
 }
 
 /**
- * E1's p99 for `key`, at a steady pace, while `burst` runs, in rounds until one is under `target` ms (at most
- * three): other programs on a shared machine only ever add to E1's latency, so the best round is the node's
+ * E1's p99 for `key`, at a steady pace, while `burst` runs (again, until ten requests are measured), in rounds
+ * until one is under `target` ms (at most three): other programs on a shared machine only ever add to E1's latency, so the best round is the node's
  * own. The best p99, and each round's p99 and number of requests in words (for a failure's message).
  */
 export async function bestE1P99During(
@@ -73,8 +73,12 @@ export async function bestE1P99During(
   while (rounds.length < 3 && !rounds.some((round) => round.p99 < target)) {
     // (A first request opens the connection.)
     await e1LatenciesWhile(base, key, Promise.resolve());
-    const latencies = await e1LatenciesWhile(base, key, burst(), 5);
-    if (latencies.length < 10) throw new Error(`only ${latencies.length} E1 requests during the burst`);
+    // A burst the node takes in a tenth of a second sees a handful of requests (a faster machine, fewer): it
+    // is sent again, within the round, until ten E1 requests have been answered during bursts.
+    const latencies: number[] = [];
+    for (let bursts = 0; latencies.length < 10 && bursts < 10; bursts++)
+      latencies.push(...(await e1LatenciesWhile(base, key, burst(), 5)));
+    if (latencies.length < 10) throw new Error(`only ${latencies.length} E1 requests during ten bursts`);
     rounds.push({ p99: p99(latencies), requests: latencies.length });
   }
   return {
