@@ -1,4 +1,5 @@
 import { HttpError, printable } from '../requestError.js';
+import { isParsedQuery } from './query.js';
 
 export { printable } from '../requestError.js';
 
@@ -9,7 +10,21 @@ export const MAX_PARAMETER_LENGTH = 4096;
  * Reads a query string object into single string values, rejecting a parameter given more than once or
  * longer than MAX_PARAMETER_LENGTH with a 400 a person can act on.
  */
-export function singleValued(query: unknown): Record<string, string> {
+export function singleValued(query: unknown): Readonly<Record<string, string>> {
+  // The node's parsed query (query.ts) is given as it is when each parameter is a string within the length:
+  // a copy cost E1 a new object and a store of each parameter by a name known only at run time (hence the
+  // result is read-only).
+  if (isParsedQuery(query)) {
+    let isSingleValued = true;
+    for (const name in query) {
+      const value = query[name];
+      if (typeof value !== 'string' || value.length > MAX_PARAMETER_LENGTH) {
+        isSingleValued = false;
+        break;
+      }
+    }
+    if (isSingleValued) return query as Record<string, string>;
+  }
   const out: Record<string, string> = {};
   if (query === null || typeof query !== 'object') return out;
   const values = query as Record<string, unknown>;
@@ -32,7 +47,7 @@ export function singleValued(query: unknown): Record<string, string> {
 }
 
 /** Parses a number parameter; `undefined` when absent. */
-export function numberParam(params: Record<string, string>, name: string): number | undefined {
+export function numberParam(params: Readonly<Record<string, string>>, name: string): number | undefined {
   const raw = params[name];
   if (raw === undefined) return undefined;
   const value = raw.trim() === '' ? Number.NaN : Number(raw);
@@ -41,8 +56,13 @@ export function numberParam(params: Record<string, string>, name: string): numbe
   return value;
 }
 
-/** A `%` that does not start an escape of an ASCII byte (`%00`–`%7F`). */
-const NOT_AN_ASCII_ESCAPE = /%(?![0-7][0-9A-Fa-f])/;
+/** Whether the `%` at `at` starts an escape of an ASCII byte (`%00`–`%7F`). */
+function isAsciiEscape(url: string, at: number): boolean {
+  const high = url.charCodeAt(at + 1);
+  const low = url.charCodeAt(at + 2);
+  const letter = low | 0x20; // a-f and A-F alike
+  return high >= 0x30 && high <= 0x37 && ((low >= 0x30 && low <= 0x39) || (letter >= 0x61 && letter <= 0x66));
+}
 
 /**
  * Why a request's query string is not validly percent-encoded (`a%ZZb`, a lone `%`, `%FF` that is no UTF-8),
@@ -53,7 +73,10 @@ export function queryEncodingProblem(url: string): string | undefined {
   const question = url.indexOf('?');
   if (question < 0) return undefined;
   // Most queries escape ASCII alone (E1's `%40`): each such escape decodes, so the parts need no decoding.
-  if (!NOT_AN_ASCII_ESCAPE.test(url)) return undefined;
+  // (Found with indexOf, not a regular expression: a third of the cost, for E1's one `%`.)
+  let percent = url.indexOf('%', question);
+  while (percent !== -1 && isAsciiEscape(url, percent)) percent = url.indexOf('%', percent + 3);
+  if (percent === -1) return undefined;
   const query = url.slice(question + 1);
   for (const part of query.split('&')) {
     try {

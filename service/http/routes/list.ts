@@ -81,8 +81,7 @@ function mediaType(request: FastifyRequest): string {
 
 /** E7's query parameters, or an HttpError: 422 for an improper name (the spec's "improper name"), else 400. */
 function submitParams(query: unknown): SubmitListParams {
-  const raw = singleValued(query);
-  delete raw.api_key;
+  const { api_key: _key, ...raw } = singleValued(query);
   const parsed = submitListQuerySchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues;
