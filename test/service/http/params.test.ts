@@ -2,6 +2,7 @@
 // without decoding; every other query is judged by decoding its parts, and the two agree.
 import { describe, expect, it } from 'vitest';
 import { queryEncodingProblem } from '../../../service/http/params.js';
+import { randomQueries } from '../../helpers/randomQueries.js';
 
 /** Whether every part of the URL's query decodes (what queryEncodingProblem judges). */
 function decodes(url: string): boolean {
@@ -59,11 +60,7 @@ describe('queryEncodingProblem', () => {
       '+',
       'ü',
     ];
-    let seed = 7;
-    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
-    for (let i = 0; i < 5_000; i++) {
-      let query = '';
-      for (let n = next() % 6; n >= 0; n--) query += pieces[next() % pieces.length];
+    for (const query of randomQueries(pieces, 5_000, 6, 7)) {
       const url = `/v5/ev?${query}`;
       expect(queryEncodingProblem(url) === undefined, url).toBe(decodes(url));
     }

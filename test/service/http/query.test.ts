@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildService } from '../../../service/http/app.js';
 import { isParsedQuery, parseQuery } from '../../../service/http/query.js';
 import { openServiceDb } from '../../../service/store/db.js';
+import { randomQueries } from '../../helpers/randomQueries.js';
 import { tempDir } from '../../helpers/service.js';
 
 /** A parsed query as plain data (its own properties, in order), to compare two parsers' results. */
@@ -49,13 +50,8 @@ describe('parseQuery', () => {
       'ü',
       '__proto__',
     ];
-    let seed = 11;
-    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
-    for (let i = 0; i < 20_000; i++) {
-      let query = '';
-      for (let n = next() % 9; n >= 0; n--) query += pieces[next() % pieces.length];
+    for (const query of randomQueries(pieces, 20_000, 9, 11))
       expect(plain(parseQuery(query)), query).toEqual(plain(fastQuerystring(query)));
-    }
   });
 
   it("is the node's parser", async () => {
